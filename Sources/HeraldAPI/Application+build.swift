@@ -1,0 +1,50 @@
+import HeraldStore
+import Hummingbird
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// Builds the router with every route of the Open API, and the table of those routes.
+public func buildRouter(
+    configuration: APIConfiguration,
+    store: HeraldStore,
+    registry: PrometheusCollectorRegistry
+) -> (router: Router<HeraldRequestContext>, routes: RouteTable) {
+    let router = Router(context: HeraldRequestContext.self)
+    var routes = RouteRegistrar(router: router, table: RouteTable())
+    let auth = Authentication(store: store, adminToken: configuration.adminToken)
+    let body = JSONBody(maxSize: configuration.maxBodySize)
+
+    // Middleware is captured when a route is added, so it goes first. The error middleware
+    // reads the finished table through a box filled in below.
+    let table = RouteTableBox()
+    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: LogRequestsMiddleware(.debug))
+    router.add(middleware: ErrorMiddleware(routes: table))
+
+    OperationsRoutes(store: store, registry: registry).register(on: &routes)
+    AdminRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    AliasRoutes(store: store, auth: auth).register(on: &routes)
+    TagRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    table.set(routes.table)
+    return (router, routes.table)
+}
+
+/// The HTTP application: the router, served on the configured address, with the
+/// database client running as one of its services.
+public func buildApplication(
+    configuration: APIConfiguration,
+    store: HeraldStore,
+    registry: PrometheusCollectorRegistry,
+    services: [any Service] = [],
+    logger: Logger
+) -> some ApplicationProtocol {
+    let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
+        services: [store.client] + services,
+        logger: logger
+    )
+}

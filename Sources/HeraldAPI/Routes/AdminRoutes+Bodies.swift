@@ -1,0 +1,134 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+struct CreateAppRequest: Decodable {
+    var name: String
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case name }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+    }
+}
+
+struct SetAPNsCredentialsRequest: Decodable {
+    var type: String
+    var bundleID: String
+    var environment: String
+    var keyID: String?
+    var teamID: String?
+    var privateKey: String
+    var certificate: String?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case type, environment, certificate
+        case bundleID = "bundle_id"
+        case keyID = "key_id"
+        case teamID = "team_id"
+        case privateKey = "private_key"
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(String.self, forKey: .type)
+        bundleID = try container.decode(String.self, forKey: .bundleID)
+        environment = try container.decode(String.self, forKey: .environment)
+        keyID = try container.decodeIfPresent(String.self, forKey: .keyID)
+        teamID = try container.decodeIfPresent(String.self, forKey: .teamID)
+        privateKey = try container.decode(String.self, forKey: .privateKey)
+        certificate = try container.decodeIfPresent(String.self, forKey: .certificate)
+    }
+
+    func validated() throws(HeraldError) -> APNsCredentials {
+        guard let environment = APNsEnvironment(rawValue: environment) else {
+            throw .invalidField("environment", "must be production or sandbox")
+        }
+        switch type {
+        case "token":
+            guard let keyID else { throw .invalidField("key_id", "is required for token credentials") }
+            guard let teamID else { throw .invalidField("team_id", "is required for token credentials") }
+            if certificate != nil { throw .invalidField("certificate", "not used with token credentials") }
+            return try APNsCredentialValidator.tokenCredentials(
+                keyID: keyID, teamID: teamID, privateKeyPEM: privateKey, bundleID: bundleID, environment: environment
+            )
+        case "certificate":
+            guard let certificate else { throw .invalidField("certificate", "is required for certificate credentials") }
+            if keyID != nil || teamID != nil { throw .invalidField("key_id", "not used with certificate credentials") }
+            return try APNsCredentialValidator.certificateCredentials(
+                certificatePEM: certificate, privateKeyPEM: privateKey, bundleID: bundleID, environment: environment
+            )
+        default:
+            throw .invalidField("type", "must be token or certificate")
+        }
+    }
+}
+
+struct AppCreatedResponse: ResponseEncodable {
+    var appKey: String
+    var masterSecret: String
+    var name: String
+    var createdAt: Date
+
+    init(_ created: CreatedApp) {
+        appKey = created.app.appKey
+        masterSecret = created.masterSecret
+        name = created.app.name
+        createdAt = created.app.createdAt
+    }
+}
+
+struct AppResponse: ResponseEncodable {
+    var appKey: String
+    var name: String
+    var createdAt: Date
+    var apns: APNsStatusResponse?
+
+    init(_ app: AppRecord) {
+        appKey = app.appKey
+        name = app.name
+        createdAt = app.createdAt
+        apns = APNsStatusResponse(app)
+    }
+
+    enum CodingKeys: String, CodingKey { case appKey, name, createdAt, apns }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(appKey, forKey: .appKey)
+        try container.encode(name, forKey: .name)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(apns, forKey: .apns)
+    }
+}
+
+struct AppsResponse: ResponseEncodable {
+    var apps: [AppResponse]
+}
+
+struct APNsStatusResponse: ResponseEncodable {
+    var type: String
+    var bundleID: String
+    var environment: String
+    var keyID: String?
+    var teamID: String?
+    var certificateSubject: String?
+    var certificateExpiresAt: Date?
+    var updatedAt: Date
+
+    init?(_ app: AppRecord) {
+        guard let summary = app.apns, let updatedAt = app.apnsUpdatedAt else { return nil }
+        type = summary.type.rawValue
+        bundleID = summary.bundleID
+        environment = summary.environment.rawValue
+        keyID = summary.keyID
+        teamID = summary.teamID
+        certificateSubject = summary.certificateSubject
+        certificateExpiresAt = summary.certificateExpiresAt
+        self.updatedAt = updatedAt
+    }
+}

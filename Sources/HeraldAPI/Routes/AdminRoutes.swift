@@ -1,0 +1,80 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Hummingbird
+import Logging
+
+/// `/admin/v1`: apps and their APNs credentials, behind the admin token.
+struct AdminRoutes {
+    let store: HeraldStore
+    let auth: Authentication
+    let body: JSONBody
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.post, "/admin/v1/apps", use: createApp)
+        routes.on(.get, "/admin/v1/apps", use: listApps)
+        routes.on(.get, "/admin/v1/apps/{app_key}", use: getApp)
+        routes.on(.delete, "/admin/v1/apps/{app_key}", use: deleteApp)
+        routes.on(.put, "/admin/v1/apps/{app_key}/apns", use: setAPNs)
+        routes.on(.get, "/admin/v1/apps/{app_key}/apns", use: getAPNs)
+        routes.on(.delete, "/admin/v1/apps/{app_key}/apns", use: deleteAPNs)
+    }
+
+    @Sendable func createApp(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<AppCreatedResponse> {
+        try auth.requireAdmin(request)
+        let input = try await body.decode(CreateAppRequest.self, from: request)
+        let created = try await store.createApp(name: try Validation.appName(input.name))
+        context.logger.info("app created", metadata: ["herald.app_key": "\(created.app.appKey)"])
+        return EditedResponse(status: .created, response: AppCreatedResponse(created))
+    }
+
+    @Sendable func listApps(_ request: Request, context: HeraldRequestContext) async throws -> AppsResponse {
+        try auth.requireAdmin(request)
+        return AppsResponse(apps: try await store.listApps().map(AppResponse.init))
+    }
+
+    @Sendable func getApp(_ request: Request, context: HeraldRequestContext) async throws -> AppResponse {
+        try auth.requireAdmin(request)
+        return AppResponse(try await app(context))
+    }
+
+    @Sendable func deleteApp(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
+        try auth.requireAdmin(request)
+        let appKey = try context.parameter("app_key")
+        guard try await store.deleteApp(appKey: appKey) else { throw Self.appNotFound }
+        context.logger.info("app deleted", metadata: ["herald.app_key": "\(appKey)"])
+        return .noContent
+    }
+
+    @Sendable func setAPNs(_ request: Request, context: HeraldRequestContext) async throws -> APNsStatusResponse {
+        try auth.requireAdmin(request)
+        let appKey = try await app(context).appKey
+        let credentials = try await body.decode(SetAPNsCredentialsRequest.self, from: request).validated()
+        guard let app = try await store.setAPNsCredentials(credentials, appKey: appKey), let status = APNsStatusResponse(app) else {
+            throw Self.appNotFound
+        }
+        context.logger.info("APNs credentials set", metadata: ["herald.app_key": "\(appKey)", "herald.apns.type": "\(status.type)"])
+        return status
+    }
+
+    @Sendable func getAPNs(_ request: Request, context: HeraldRequestContext) async throws -> APNsStatusResponse {
+        try auth.requireAdmin(request)
+        guard let status = APNsStatusResponse(try await app(context)) else { throw Self.noCredentials }
+        return status
+    }
+
+    @Sendable func deleteAPNs(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
+        try auth.requireAdmin(request)
+        let appKey = try await app(context).appKey
+        guard try await store.deleteAPNsCredentials(appKey: appKey) else { throw Self.noCredentials }
+        return .noContent
+    }
+
+    private func app(_ context: HeraldRequestContext) async throws -> AppRecord {
+        guard let app = try await store.app(appKey: try context.parameter("app_key")) else { throw Self.appNotFound }
+        return app
+    }
+
+    static let appNotFound = HeraldError(.appNotFound, "app_key: no app with this key")
+    static let noCredentials = HeraldError(.apnsCredentialsNotFound, "the app has no APNs credentials")
+}

@@ -1,0 +1,185 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+struct RegisterDeviceRequest: Decodable {
+    var appKey: String
+    var platform: String
+    var apnsToken: String?
+    var voipToken: String?
+    var apnsEnvironment: String?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case platform
+        case appKey = "app_key"
+        case apnsToken = "apns_token"
+        case voipToken = "voip_token"
+        case apnsEnvironment = "apns_environment"
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        appKey = try container.decode(String.self, forKey: .appKey)
+        platform = try container.decode(String.self, forKey: .platform)
+        apnsToken = try container.decodeIfPresent(String.self, forKey: .apnsToken)
+        voipToken = try container.decodeIfPresent(String.self, forKey: .voipToken)
+        apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
+    }
+
+    func validated() throws(HeraldError) -> (appKey: String, registration: DeviceRegistration) {
+        guard Identifiers.isAppKey(appKey) else { throw .invalidField("app_key", "not an app key") }
+        guard let platform = Platform(rawValue: platform) else {
+            throw .invalidField("platform", "must be one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let environment = try apnsEnvironment.map { value throws(HeraldError) in
+            guard let environment = APNsEnvironment(rawValue: value) else {
+                throw .invalidField("apns_environment", "must be production or sandbox")
+            }
+            return environment
+        }
+        if !platform.usesAPNs, apnsToken != nil || voipToken != nil {
+            throw .invalidField("apns_token", "only Apple platforms have APNs tokens")
+        }
+        return (
+            appKey,
+            DeviceRegistration(
+                platform: platform,
+                apnsToken: try apnsToken.map { token throws(HeraldError) in try Validation.apnsToken(token, field: "apns_token") },
+                voipToken: try voipToken.map { token throws(HeraldError) in try Validation.apnsToken(token, field: "voip_token") },
+                apnsEnvironment: environment
+            )
+        )
+    }
+}
+
+/// `{"tags": {"add": [...], "remove": [...]} | "", "alias": "..." | "", "apns_token": "..." | null, ...}`
+struct UpdateDeviceRequest: Decodable {
+    enum Tags {
+        case clear
+        case change(add: [String], remove: [String])
+    }
+
+    var tags: Tags?
+    var alias: String?
+    var apnsToken: DeviceChange.Update<String>?
+    var voipToken: DeviceChange.Update<String>?
+    var apnsEnvironment: String?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case tags, alias
+        case apnsToken = "apns_token"
+        case voipToken = "voip_token"
+        case apnsEnvironment = "apns_environment"
+    }
+
+    struct TagChange: Decodable {
+        var add: [String]?
+        var remove: [String]?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case add, remove }
+
+        init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            add = try container.decodeIfPresent([String].self, forKey: .add)
+            remove = try container.decodeIfPresent([String].self, forKey: .remove)
+        }
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if container.contains(.tags) {
+            if let text = try? container.decode(String.self, forKey: .tags) {
+                guard text.isEmpty else { throw HeraldError.invalidField("tags", "expected an object with add/remove, or \"\" to clear") }
+                tags = .clear
+            } else {
+                let change = try container.decode(TagChange.self, forKey: .tags)
+                tags = .change(add: change.add ?? [], remove: change.remove ?? [])
+            }
+        }
+        alias = try container.decodeIfPresent(String.self, forKey: .alias)
+        apnsToken = try Self.nullable(container, .apnsToken)
+        voipToken = try Self.nullable(container, .voipToken)
+        apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
+    }
+
+    /// Absent: leave alone; `null`: clear; a string: set.
+    static func nullable(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> DeviceChange.Update<String>? {
+        guard container.contains(key) else { return nil }
+        if try container.decodeNil(forKey: key) { return .clear }
+        return .set(try container.decode(String.self, forKey: key))
+    }
+
+    func validated() throws(HeraldError) -> DeviceChange {
+        var change = DeviceChange()
+        switch tags {
+        case nil:
+            break
+        case .clear:
+            change.clearTags = true
+        case .change(let add, let remove):
+            change.addTags = try Validation.labels(add, field: "tags.add", max: Limits.maxTagsPerChange)
+            change.removeTags = try Validation.labels(remove, field: "tags.remove", max: Limits.maxTagsPerChange)
+            if let both = change.addTags.first(where: change.removeTags.contains) {
+                throw .invalidField("tags", "'\(both)' is both added and removed")
+            }
+        }
+        if let alias {
+            change.alias = alias.isEmpty ? .clear : .set(try Validation.label(alias, field: "alias"))
+        }
+        switch apnsToken {
+        case .set(let token): change.apnsToken = .set(try Validation.apnsToken(token, field: "apns_token"))
+        case .clear: change.apnsToken = .clear
+        case nil: break
+        }
+        switch voipToken {
+        case .set(let token): change.voipToken = .set(try Validation.apnsToken(token, field: "voip_token"))
+        case .clear: change.voipToken = .clear
+        case nil: break
+        }
+        if let apnsEnvironment {
+            guard let environment = APNsEnvironment(rawValue: apnsEnvironment) else {
+                throw .invalidField("apns_environment", "must be production or sandbox")
+            }
+            change.apnsEnvironment = environment
+        }
+        return change
+    }
+}
+
+struct RegisteredDeviceResponse: ResponseEncodable {
+    var registrationId: String
+    var deviceSecret: String
+
+    init(_ device: RegisteredDevice) {
+        registrationId = device.registrationID
+        deviceSecret = device.deviceSecret
+    }
+}
+
+struct DeviceResponse: ResponseEncodable {
+    var device: DeviceRecord
+
+    init(_ device: DeviceRecord) { self.device = device }
+
+    enum CodingKeys: String, CodingKey {
+        case registrationId, platform, alias, tags, apnsToken, apnsEnvironment, voipToken, tokenValid, createdAt, updatedAt
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(device.registrationID, forKey: .registrationId)
+        try container.encode(device.platform.rawValue, forKey: .platform)
+        try container.encode(device.alias, forKey: .alias)
+        try container.encode(device.tags, forKey: .tags)
+        try container.encode(device.apnsToken, forKey: .apnsToken)
+        try container.encode(device.apnsEnvironment?.rawValue, forKey: .apnsEnvironment)
+        try container.encode(device.voipToken, forKey: .voipToken)
+        try container.encode(device.tokenValid, forKey: .tokenValid)
+        try container.encode(device.createdAt, forKey: .createdAt)
+        try container.encode(device.updatedAt, forKey: .updatedAt)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Hummingbird
+import Logging
+
+/// `/v3/devices`: registration by the SDK, and the device API operators know from JPush.
+struct DeviceRoutes {
+    let store: HeraldStore
+    let auth: Authentication
+    let body: JSONBody
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.post, "/v3/devices", use: registerDevice)
+        routes.on(.get, "/v3/devices/{registration_id}", use: getDevice)
+        routes.on(.post, "/v3/devices/{registration_id}", use: updateDevice)
+        routes.on(.delete, "/v3/devices/{registration_id}", use: deleteDevice)
+    }
+
+    @Sendable func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<RegisteredDeviceResponse> {
+        let input = try await body.decode(RegisterDeviceRequest.self, from: request)
+        let (appKey, registration) = try input.validated()
+        let device = try await store.registerDevice(appKey: appKey, registration)
+        context.logger.debug("device registered", metadata: ["herald.registration_id": "\(device.registrationID)", "herald.created": "\(device.created)"])
+        return EditedResponse(status: device.created ? .created : .ok, response: RegisteredDeviceResponse(device))
+    }
+
+    @Sendable func getDevice(_ request: Request, context: HeraldRequestContext) async throws -> DeviceResponse {
+        let registrationID = try context.parameter("registration_id")
+        let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
+        guard let device = try await store.device(appID: principal.appID, registrationID: registrationID) else {
+            throw Self.notFound(registrationID)
+        }
+        return DeviceResponse(device)
+    }
+
+    @Sendable func updateDevice(_ request: Request, context: HeraldRequestContext) async throws -> DeviceResponse {
+        let registrationID = try context.parameter("registration_id")
+        let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
+        let change = try await body.decode(UpdateDeviceRequest.self, from: request).validated()
+        let device = try await store.updateDevice(appID: principal.appID, registrationID: registrationID, change)
+        return DeviceResponse(device)
+    }
+
+    @Sendable func deleteDevice(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
+        let registrationID = try context.parameter("registration_id")
+        let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
+        guard try await store.deleteDevice(appID: principal.appID, registrationID: registrationID) else {
+            throw Self.notFound(registrationID)
+        }
+        return .noContent
+    }
+
+    static func notFound(_ registrationID: String) -> HeraldError {
+        HeraldError(.deviceNotFound, "registration_id: no device \(registrationID) in this app")
+    }
+}

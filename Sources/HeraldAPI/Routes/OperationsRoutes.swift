@@ -1,0 +1,67 @@
+import HTTPTypes
+import HeraldCore
+import HeraldStore
+import Hummingbird
+import NIOCore
+import Prometheus
+
+/// Liveness, readiness, metrics and the API description.
+struct OperationsRoutes {
+    let store: HeraldStore
+    let registry: PrometheusCollectorRegistry
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/healthz", use: health)
+        routes.on(.get, "/readyz", use: ready)
+        routes.on(.get, "/metrics", use: metrics)
+        routes.on(.get, "/openapi.yaml", use: openAPI)
+    }
+
+    @Sendable func health(_ request: Request, context: HeraldRequestContext) async throws -> StatusResponse {
+        StatusResponse(status: "ok")
+    }
+
+    /// Ready when the database answers within two seconds.
+    @Sendable func ready(_ request: Request, context: HeraldRequestContext) async throws -> StatusResponse {
+        let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do {
+                    try await store.ping()
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(2))
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+        guard answered else { throw HeraldError(.unavailable, "the database is not reachable") }
+        return StatusResponse(status: "ready")
+    }
+
+    @Sendable func metrics(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        var bytes: [UInt8] = []
+        registry.emit(into: &bytes)
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes))
+        )
+    }
+
+    @Sendable func openAPI(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "application/yaml; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: EmbeddedDocuments.openAPI))
+        )
+    }
+}
+
+struct StatusResponse: ResponseEncodable {
+    var status: String
+}

@@ -1,0 +1,84 @@
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+/// `/v3/tags`: an app's tags and their devices, in bulk.
+struct TagRoutes {
+    let store: HeraldStore
+    let auth: Authentication
+    let body: JSONBody
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/v3/tags", use: listTags)
+        routes.on(.post, "/v3/tags/{tag}", use: changeMembers)
+        routes.on(.delete, "/v3/tags/{tag}", use: deleteTag)
+        routes.on(.get, "/v3/tags/{tag}/registration_ids/{registration_id}", use: membership)
+    }
+
+    @Sendable func listTags(_ request: Request, context: HeraldRequestContext) async throws -> TagsResponse {
+        let app = try await auth.requireApp(request)
+        return TagsResponse(tags: try await store.tags(appID: app.id))
+    }
+
+    @Sendable func changeMembers(_ request: Request, context: HeraldRequestContext) async throws -> TagMembersResponse {
+        let app = try await auth.requireApp(request)
+        let tag = try Validation.label(try context.parameter("tag"), field: "tag")
+        let input = try await body.decode(TagMembersRequest.self, from: request)
+        let add = try Validation.registrationIDs(input.registrationIDs.add ?? [], field: "registration_ids.add")
+        let remove = try Validation.registrationIDs(input.registrationIDs.remove ?? [], field: "registration_ids.remove")
+        if let both = add.first(where: remove.contains) {
+            throw HeraldError.invalidField("registration_ids", "\(both) is both added and removed")
+        }
+        let result = try await store.changeTagMembers(appID: app.id, tag: tag, add: add, remove: remove)
+        return TagMembersResponse(added: result.added, removed: result.removed)
+    }
+
+    @Sendable func deleteTag(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
+        let app = try await auth.requireApp(request)
+        let tag = try Validation.label(try context.parameter("tag"), field: "tag")
+        try await store.deleteTag(appID: app.id, tag: tag)
+        return .noContent
+    }
+
+    @Sendable func membership(_ request: Request, context: HeraldRequestContext) async throws -> MembershipResponse {
+        let app = try await auth.requireApp(request)
+        let tag = try Validation.label(try context.parameter("tag"), field: "tag")
+        let registrationID = try context.parameter("registration_id")
+        guard let member = try await store.hasTag(appID: app.id, tag: tag, registrationID: registrationID) else {
+            throw DeviceRoutes.notFound(registrationID)
+        }
+        return MembershipResponse(result: member)
+    }
+}
+
+struct TagMembersRequest: Decodable {
+    struct Change: Decodable {
+        var add: [String]?
+        var remove: [String]?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case add, remove }
+
+        init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            add = try container.decodeIfPresent([String].self, forKey: .add)
+            remove = try container.decodeIfPresent([String].self, forKey: .remove)
+        }
+    }
+
+    var registrationIDs: Change
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case registrationIDs = "registration_ids" }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        registrationIDs = try decoder.container(keyedBy: CodingKeys.self).decode(Change.self, forKey: .registrationIDs)
+    }
+}
+
+struct TagsResponse: ResponseEncodable { var tags: [String] }
+struct TagMembersResponse: ResponseEncodable {
+    var added: Int
+    var removed: Int
+}
+struct MembershipResponse: ResponseEncodable { var result: Bool }

@@ -1,0 +1,60 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+/// Reads the credentials of a request.
+struct Authentication: Sendable {
+    let store: HeraldStore
+    let adminToken: String
+
+    /// Requires `Authorization: Bearer <admin token>`.
+    func requireAdmin(_ request: Request) throws {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw HeraldError(.unauthorized, "Authorization: expected Bearer with the admin token")
+        }
+        let token = String(header.dropFirst("Bearer ".count))
+        guard SecretHash.matches(token, stored: SecretHash.digest(adminToken)) else {
+            throw HeraldError(.unauthorized, "Authorization: wrong admin token")
+        }
+    }
+
+    /// Requires Basic `app_key:master_secret`.
+    func requireApp(_ request: Request) async throws -> AppRecord {
+        let (user, password) = try basicCredentials(request)
+        guard let app = try await store.authenticateApp(appKey: user, masterSecret: password) else {
+            throw HeraldError(.unauthorized, "Authorization: wrong app_key or master_secret")
+        }
+        return app
+    }
+
+    /// Requires Basic `app_key:master_secret`, or the device's own `registration_id:device_secret`.
+    func requireAppOrDevice(_ request: Request, registrationID: String) async throws -> Principal {
+        let (user, password) = try basicCredentials(request)
+        if Identifiers.isRegistrationID(user) {
+            guard let principal = try await store.authenticateDevice(registrationID: user, deviceSecret: password) else {
+                throw HeraldError(.unauthorized, "Authorization: wrong registration_id or device_secret")
+            }
+            guard user == registrationID else {
+                throw HeraldError(.forbidden, "a device may only act on its own registration")
+            }
+            return principal
+        }
+        guard let app = try await store.authenticateApp(appKey: user, masterSecret: password) else {
+            throw HeraldError(.unauthorized, "Authorization: wrong app_key or master_secret")
+        }
+        return .app(appID: app.id, appKey: app.appKey)
+    }
+
+    private func basicCredentials(_ request: Request) throws -> (String, String) {
+        guard let header = request.headers[.authorization], header.hasPrefix("Basic "),
+            let data = Data(base64Encoded: String(header.dropFirst("Basic ".count)).trimmingCharacters(in: .whitespaces)),
+            let decoded = String(data: data, encoding: .utf8),
+            let colon = decoded.firstIndex(of: ":")
+        else {
+            throw HeraldError(.unauthorized, "Authorization: expected Basic app_key:master_secret")
+        }
+        return (String(decoded[..<colon]), String(decoded[decoded.index(after: colon)...]))
+    }
+}

@@ -1,0 +1,55 @@
+import HTTPTypes
+import HeraldCore
+import HeraldStore
+import Hummingbird
+import Logging
+import PostgresNIO
+
+/// Turns every error into Herald's JSON error shape with a stable code.
+///
+/// Bad input never becomes a 500; database text never reaches the client (it is logged
+/// with the request id instead); a database that is down is a 503 the caller can retry.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let routes: RouteTableBox
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let heraldError = translate(error, request: request, context: context)
+            return try heraldError.response(from: request, context: context)
+        }
+    }
+
+    func translate(_ error: any Error, request: Request, context: Context) -> HeraldError {
+        switch error {
+        case let error as HeraldError:
+            return error
+        case let error as any HTTPResponseError:
+            switch error.status {
+            case .notFound:
+                if routes.allowsOtherMethod(path: request.uri.path, than: request.method) {
+                    return HeraldError(.methodNotAllowed, "\(request.method) is not allowed on \(request.uri.path)")
+                }
+                return HeraldError(.routeNotFound, "no route \(request.method) \(request.uri.path)")
+            case .contentTooLarge:
+                return HeraldError(.payloadTooLarge, "body: larger than the server accepts")
+            case .unauthorized:
+                return HeraldError(.unauthorized, "missing or invalid credentials")
+            case .badRequest:
+                return HeraldError(.invalidJSON, "malformed request")
+            default:
+                context.logger.error("unexpected HTTP error", metadata: ["error": "\(error)"])
+                return HeraldError(.internalError, "internal error")
+            }
+        case let error as PSQLError where error.serverInfo == nil:
+            context.logger.error("database unavailable", metadata: ["error": "\(String(reflecting: error))"])
+            return HeraldError(.unavailable, "the database is unavailable; retry later")
+        case is DatabaseUnavailableError:
+            return HeraldError(.unavailable, "the database is unavailable; retry later")
+        default:
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            return HeraldError(.internalError, "internal error (request id \(context.id))")
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import Hummingbird
+import NIOCore
+
+extension HeraldError: HTTPResponseError {
+    public var status: HTTPResponse.Status { .init(code: code.httpStatus) }
+
+    /// `{"error": {"code": 1002, "message": "..."}}`
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let data = try JSONEncoder().encode(ErrorBody(error: .init(code: code.rawValue, message: message)))
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if code == .unauthorized {
+            headers[.wwwAuthenticate] = "Basic realm=\"herald\""
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// The JSON shape of every error response.
+struct ErrorBody: Codable {
+    struct Detail: Codable {
+        let code: Int
+        let message: String
+    }
+    let error: Detail
+}

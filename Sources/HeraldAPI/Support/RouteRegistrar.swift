@@ -1,0 +1,24 @@
+import HTTPTypes
+import Hummingbird
+
+/// Registers a route on the router and records it in the ``RouteTable``.
+struct RouteRegistrar {
+    let router: Router<HeraldRequestContext>
+    var table: RouteTable
+
+    mutating func on<Output: ResponseGenerator>(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        use handler: @escaping @Sendable (Request, HeraldRequestContext) async throws -> Output
+    ) {
+        table.add(method, path)
+        router.on(RouterPath(path), method: method, use: handler)
+    }
+}
+
+extension HeraldRequestContext {
+    /// A path parameter the route template guarantees.
+    func parameter(_ name: String) throws -> String {
+        try parameters.require(name)
+    }
+}

@@ -1,0 +1,41 @@
+import HTTPTypes
+import NIOConcurrencyHelpers
+
+/// Every route Herald serves, as (method, path template). The router is built from the
+/// same list that answers "does this path exist with another method" (405) and that the
+/// tests compare with `openapi.yaml`.
+public struct RouteTable: Sendable {
+    public struct Route: Sendable, Hashable {
+        public var method: HTTPRequest.Method
+        /// The path with `{name}` parameters, as in OpenAPI.
+        public var path: String
+    }
+
+    public private(set) var routes: [Route] = []
+
+    mutating func add(_ method: HTTPRequest.Method, _ path: String) {
+        routes.append(Route(method: method, path: path))
+    }
+
+    /// Whether `path` matches a route registered for some other method.
+    func allowsOtherMethod(path: String, than method: HTTPRequest.Method) -> Bool {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        return routes.contains { route in
+            guard route.method != method else { return false }
+            let template = route.path.split(separator: "/", omittingEmptySubsequences: true)
+            guard template.count == segments.count else { return false }
+            return zip(template, segments).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+        }
+    }
+}
+
+/// The route table, filled once the router is built, read by the error middleware.
+final class RouteTableBox: Sendable {
+    private let table = NIOLockedValueBox(RouteTable())
+
+    func set(_ value: RouteTable) { table.withLockedValue { $0 = value } }
+
+    func allowsOtherMethod(path: String, than method: HTTPRequest.Method) -> Bool {
+        table.withLockedValue { $0 }.allowsOtherMethod(path: path, than: method)
+    }
+}

@@ -1,0 +1,70 @@
+/// Validation of the values operators and devices send.
+public enum Validation {
+    /// A tag or alias: 1 to 40 bytes of UTF-8 with no control characters.
+    public static func label(_ value: String, field: String) throws(HeraldError) -> String {
+        if value.isEmpty { throw .invalidField(field, "must not be empty") }
+        if value.utf8.count > Limits.maxTagOrAliasBytes {
+            throw .limit(field, "at most \(Limits.maxTagOrAliasBytes) bytes (got \(value.utf8.count))")
+        }
+        if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw .invalidField(field, "must not contain control characters")
+        }
+        return value
+    }
+
+    /// A list of tags, deduplicated in order, at most `max` long.
+    public static func labels(_ values: [String], field: String, max: Int) throws(HeraldError) -> [String] {
+        if values.count > max { throw .limit(field, "at most \(max) per request (got \(values.count))") }
+        var seen = Set<String>()
+        var result: [String] = []
+        for (index, value) in values.enumerated() {
+            let label = try label(value, field: "\(field)[\(index)]")
+            if seen.insert(label).inserted { result.append(label) }
+        }
+        return result
+    }
+
+    /// Registration ids for a bulk call, deduplicated, at most `max` long.
+    public static func registrationIDs(_ values: [String], field: String, max: Int = Limits.maxIDsPerBulkCall) throws(HeraldError) -> [String] {
+        if values.count > max { throw .limit(field, "at most \(max) registration ids per request (got \(values.count))") }
+        var seen = Set<String>()
+        var result: [String] = []
+        for (index, value) in values.enumerated() {
+            guard Identifiers.isRegistrationID(value) else {
+                throw .invalidField("\(field)[\(index)]", "not a registration id")
+            }
+            if seen.insert(value).inserted { result.append(value) }
+        }
+        return result
+    }
+
+    /// An APNs device or VoIP token: hex, 8 to 200 bytes, returned lowercase.
+    public static func apnsToken(_ value: String, field: String) throws(HeraldError) -> String {
+        guard let bytes = Hex.decode(value), (8...200).contains(bytes.count) else {
+            throw .invalidField(field, "must be a hex string of 16 to 400 characters")
+        }
+        return Hex.encode(bytes)
+    }
+
+    /// An app name: 1 to 100 bytes, no control characters.
+    public static func appName(_ value: String) throws(HeraldError) -> String {
+        let trimmed = value.trimmingWhitespace()
+        if trimmed.isEmpty { throw .invalidField("name", "must not be empty") }
+        if trimmed.utf8.count > Limits.maxAppNameBytes {
+            throw .limit("name", "at most \(Limits.maxAppNameBytes) bytes")
+        }
+        if trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw .invalidField("name", "must not contain control characters")
+        }
+        return trimmed
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        return String(scalars)
+    }
+}

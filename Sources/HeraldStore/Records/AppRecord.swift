@@ -1,0 +1,20 @@
+import Foundation
+import HeraldCore
+
+/// An app as the store holds it (without its secrets).
+public struct AppRecord: Sendable, Hashable {
+    /// Internal row id: never leaves the server.
+    public var id: Int64
+    public var appKey: String
+    public var name: String
+    public var createdAt: Date
+    /// What operators may see of the APNs credentials, if any are set.
+    public var apns: APNsCredentialsSummary?
+    public var apnsUpdatedAt: Date?
+}
+
+/// A newly created app, with its master secret: the only time the secret exists in clear.
+public struct CreatedApp: Sendable {
+    public var app: AppRecord
+    public var masterSecret: String
+}

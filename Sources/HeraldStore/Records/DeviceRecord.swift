@@ -1,0 +1,74 @@
+import Foundation
+import HeraldCore
+
+/// A device as operators see it.
+public struct DeviceRecord: Sendable, Hashable {
+    public var registrationID: String
+    public var platform: Platform
+    public var alias: String?
+    public var tags: [String]
+    public var apnsToken: String?
+    public var apnsEnvironment: APNsEnvironment?
+    public var voipToken: String?
+    public var tokenValid: Bool
+    public var createdAt: Date
+    public var updatedAt: Date
+}
+
+/// The result of a registration: the device's identity and a fresh secret.
+public struct RegisteredDevice: Sendable, Hashable {
+    public var registrationID: String
+    public var deviceSecret: String
+    /// False when an existing device with the same token was found.
+    public var created: Bool
+}
+
+/// What a device registration carries.
+public struct DeviceRegistration: Sendable, Hashable {
+    public var platform: Platform
+    public var apnsToken: String?
+    public var voipToken: String?
+    public var apnsEnvironment: APNsEnvironment?
+
+    public init(platform: Platform, apnsToken: String? = nil, voipToken: String? = nil, apnsEnvironment: APNsEnvironment? = nil) {
+        self.platform = platform
+        self.apnsToken = apnsToken
+        self.voipToken = voipToken
+        self.apnsEnvironment = apnsEnvironment
+    }
+}
+
+/// A validated change to one device, applied atomically.
+public struct DeviceChange: Sendable, Hashable {
+    /// A value that is left alone, set, or cleared.
+    public enum Update<Value: Sendable & Hashable>: Sendable, Hashable {
+        case set(Value)
+        case clear
+    }
+
+    public var clearTags = false
+    public var addTags: [String] = []
+    public var removeTags: [String] = []
+    public var alias: Update<String>?
+    public var apnsToken: Update<String>?
+    public var voipToken: Update<String>?
+    public var apnsEnvironment: APNsEnvironment?
+
+    public init() {}
+
+    public var isEmpty: Bool { self == DeviceChange() }
+}
+
+/// Who an authenticated request acts for.
+public enum Principal: Sendable, Hashable {
+    /// An operator holding the app's master secret.
+    case app(appID: Int64, appKey: String)
+    /// A device holding its own secret.
+    case device(appID: Int64, registrationID: String)
+
+    public var appID: Int64 {
+        switch self {
+        case .app(let appID, _), .device(let appID, _): appID
+        }
+    }
+}

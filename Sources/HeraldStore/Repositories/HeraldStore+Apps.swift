@@ -1,0 +1,127 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+extension HeraldStore {
+    /// Creates an app with a fresh app key and master secret.
+    public func createApp(name: String) async throws -> CreatedApp {
+        let appKey = Identifiers.newAppKey()
+        let secret = Identifiers.newMasterSecret()
+        let rows = try await client.query(
+            """
+            INSERT INTO apps (app_key, name, master_secret_hash)
+            VALUES (\(appKey), \(name), \(Data(SecretHash.digest(secret))))
+            RETURNING id, created_at
+            """,
+            logger: logger
+        )
+        for try await (id, createdAt) in rows.decode((Int64, Date).self) {
+            return CreatedApp(app: AppRecord(id: id, appKey: appKey, name: name, createdAt: createdAt), masterSecret: secret)
+        }
+        throw HeraldError(.internalError, "app was not created")
+    }
+
+    /// Every app, oldest first.
+    public func listApps() async throws -> [AppRecord] {
+        let rows = try await client.query(
+            "SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at FROM apps ORDER BY id",
+            logger: logger
+        )
+        var apps: [AppRecord] = []
+        for try await row in rows.decode((Int64, String, String, Date, String?, Date?).self) {
+            apps.append(Self.app(row))
+        }
+        return apps
+    }
+
+    /// The app with `appKey`.
+    public func app(appKey: String) async throws -> AppRecord? {
+        guard Identifiers.isAppKey(appKey) else { return nil }
+        let rows = try await client.query(
+            "SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at FROM apps WHERE app_key = \(appKey)",
+            logger: logger
+        )
+        for try await row in rows.decode((Int64, String, String, Date, String?, Date?).self) {
+            return Self.app(row)
+        }
+        return nil
+    }
+
+    /// Deletes an app with all its devices, aliases and tags. False when there was none.
+    public func deleteApp(appKey: String) async throws -> Bool {
+        guard Identifiers.isAppKey(appKey) else { return false }
+        return try await client.query("DELETE FROM apps WHERE app_key = \(appKey) RETURNING id", logger: logger).count() > 0
+    }
+
+    /// The app whose key and master secret these are, or nil.
+    public func authenticateApp(appKey: String, masterSecret: String) async throws -> AppRecord? {
+        guard Identifiers.isAppKey(appKey) else { return nil }
+        let rows = try await client.query(
+            """
+            SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at, master_secret_hash
+            FROM apps WHERE app_key = \(appKey)
+            """,
+            logger: logger
+        )
+        for try await (id, key, name, createdAt, summary, updatedAt, hash) in rows.decode((Int64, String, String, Date, String?, Date?, Data).self) {
+            guard SecretHash.matches(masterSecret, stored: Array(hash)) else { return nil }
+            return Self.app((id, key, name, createdAt, summary, updatedAt))
+        }
+        return nil
+    }
+
+    /// Stores an app's APNs credentials, sealed; returns the updated app, or nil when there is no such app.
+    public func setAPNsCredentials(_ credentials: APNsCredentials, appKey: String) async throws -> AppRecord? {
+        guard Identifiers.isAppKey(appKey) else { return nil }
+        let sealed = try sealer.seal(Array(try JSONEncoder().encode(credentials)), context: appKey)
+        let summary = String(decoding: try Self.summaryEncoder.encode(credentials.summary), as: UTF8.self)
+        let updated = try await client.query(
+            """
+            UPDATE apps SET apns_credentials = \(Data(sealed.combined)), apns_credentials_key = \(sealed.keyID),
+                apns_summary = \(summary)::jsonb, apns_updated_at = now()
+            WHERE app_key = \(appKey) RETURNING id
+            """,
+            logger: logger
+        ).count()
+        return updated > 0 ? try await app(appKey: appKey) : nil
+    }
+
+    /// Removes an app's APNs credentials. False when the app had none (or doesn't exist).
+    public func deleteAPNsCredentials(appKey: String) async throws -> Bool {
+        guard Identifiers.isAppKey(appKey) else { return false }
+        return try await client.query(
+            """
+            UPDATE apps SET apns_credentials = NULL, apns_credentials_key = NULL, apns_summary = NULL, apns_updated_at = NULL
+            WHERE app_key = \(appKey) AND apns_credentials IS NOT NULL RETURNING id
+            """,
+            logger: logger
+        ).count() > 0
+    }
+
+    /// An app's APNs credentials, unsealed (for the APNs provider; never for a response).
+    public func apnsCredentials(appKey: String) async throws -> APNsCredentials? {
+        guard Identifiers.isAppKey(appKey) else { return nil }
+        let rows = try await client.query(
+            "SELECT apns_credentials, apns_credentials_key FROM apps WHERE app_key = \(appKey) AND apns_credentials IS NOT NULL",
+            logger: logger
+        )
+        for try await (combined, keyID) in rows.decode((Data, String).self) {
+            let plaintext = try sealer.open(SealedSecret(keyID: keyID, combined: Array(combined)), context: appKey)
+            return try JSONDecoder().decode(APNsCredentials.self, from: Data(plaintext))
+        }
+        return nil
+    }
+
+    static let summaryEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    static func app(_ row: (Int64, String, String, Date, String?, Date?)) -> AppRecord {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let summary = row.4.flatMap { try? decoder.decode(APNsCredentialsSummary.self, from: Data($0.utf8)) }
+        return AppRecord(id: row.0, appKey: row.1, name: row.2, createdAt: row.3, apns: summary, apnsUpdatedAt: row.5)
+    }
+}

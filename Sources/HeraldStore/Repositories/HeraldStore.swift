@@ -1,0 +1,39 @@
+import HeraldCore
+import Logging
+import PostgresNIO
+
+/// Herald's data in PostgreSQL: apps, devices, aliases and tags.
+///
+/// Every operation is scoped to one app id, so one app can never read or change another's
+/// devices. Domain failures (limits, unknown ids) are thrown as ``HeraldError`` and roll
+/// the transaction back: a request either applies whole or not at all.
+public struct HeraldStore: Sendable {
+    public let client: PostgresClient
+    let sealer: CredentialSealer
+    let logger: Logger
+
+    public init(client: PostgresClient, sealer: CredentialSealer, logger: Logger) {
+        self.client = client
+        self.sealer = sealer
+        self.logger = logger
+    }
+
+    /// Whether the database answers a trivial query.
+    public func ping() async throws {
+        try await client.query("SELECT 1", logger: logger)
+    }
+
+    /// SQLSTATE of a failed query, if the server sent one.
+    static func sqlState(_ error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+}
+
+extension PostgresRowSequence {
+    /// Number of rows, consuming the sequence.
+    func count() async throws -> Int {
+        var count = 0
+        for try await _ in self { count += 1 }
+        return count
+    }
+}
