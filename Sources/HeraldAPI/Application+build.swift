@@ -1,6 +1,7 @@
 import HeraldStore
 import Hummingbird
 import Logging
+import NIOCore
 import Prometheus
 import ServiceLifecycle
 
@@ -38,6 +39,7 @@ public func buildApplication(
     store: HeraldStore,
     registry: PrometheusCollectorRegistry,
     services: [any Service] = [],
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
     let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry)
@@ -45,6 +47,7 @@ public func buildApplication(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
         services: [store.client] + services,
+        onServerRunning: onServerRunning,
         logger: logger
     )
 }

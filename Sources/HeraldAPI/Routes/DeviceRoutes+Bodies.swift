@@ -54,7 +54,8 @@ struct RegisterDeviceRequest: Decodable {
     }
 }
 
-/// `{"tags": {"add": [...], "remove": [...]} | "", "alias": "..." | "", "apns_token": "..." | null, ...}`
+/// `{"tags": {"add": [...], "remove": [...]} | "", "alias": "..." | "" | null, "apns_token": "..." | null, ...}`
+/// An empty string or null clears a value; an absent key leaves it alone.
 struct UpdateDeviceRequest: Decodable {
     enum Tags {
         case clear
@@ -62,7 +63,7 @@ struct UpdateDeviceRequest: Decodable {
     }
 
     var tags: Tags?
-    var alias: String?
+    var alias: DeviceChange.Update<String>?
     var apnsToken: DeviceChange.Update<String>?
     var voipToken: DeviceChange.Update<String>?
     var apnsEnvironment: String?
@@ -100,7 +101,7 @@ struct UpdateDeviceRequest: Decodable {
                 tags = .change(add: change.add ?? [], remove: change.remove ?? [])
             }
         }
-        alias = try container.decodeIfPresent(String.self, forKey: .alias)
+        alias = try Self.nullable(container, .alias)
         apnsToken = try Self.nullable(container, .apnsToken)
         voipToken = try Self.nullable(container, .voipToken)
         apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
@@ -127,8 +128,10 @@ struct UpdateDeviceRequest: Decodable {
                 throw .invalidField("tags", "'\(both)' is both added and removed")
             }
         }
-        if let alias {
-            change.alias = alias.isEmpty ? .clear : .set(try Validation.label(alias, field: "alias"))
+        switch alias {
+        case .set(let alias) where !alias.isEmpty: change.alias = .set(try Validation.label(alias, field: "alias"))
+        case .set, .clear: change.alias = .clear
+        case nil: break
         }
         switch apnsToken {
         case .set(let token): change.apnsToken = .set(try Validation.apnsToken(token, field: "apns_token"))

@@ -9,7 +9,7 @@ extension HeraldError: HTTPResponseError {
 
     /// `{"error": {"code": 1002, "message": "..."}}`
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = try JSONEncoder().encode(ErrorBody(error: .init(code: code.rawValue, message: message)))
+        let data = try HeraldRequestContext.encoder.encode(ErrorBody(error: .init(code: code.rawValue, message: message)))
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if code == .unauthorized {
             headers[.wwwAuthenticate] = "Basic realm=\"herald\""

@@ -90,9 +90,8 @@ public struct EmbeddedPostgres: Sendable {
         if !configuration.durable {
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         }
-        var start = owner.command([pgctl, "start", "-D", data, "-l", base + "/server.log", "-w", "-t", "60", "-o", options])
-        if let setsid = ProcessRunner.which("setsid") { start = [setsid, "-w"] + start }
-        let started = try await ProcessRunner.run(start)
+        let start = owner.command([pgctl, "start", "-D", data, "-l", base + "/server.log", "-w", "-t", "60", "-o", options])
+        let started = try await ProcessRunner.run(start, newSession: true)
         guard started.status == 0 else {
             let log = (try? String(contentsOfFile: base + "/server.log", encoding: .utf8))?.split(separator: "\n").suffix(15).joined(separator: "\n") ?? ""
             throw EmbeddedPostgresError("pg_ctl start failed:\n\(started.text)\n\(log)")
@@ -120,6 +119,14 @@ public struct EmbeddedPostgres: Sendable {
         } catch {
             logger.error("cannot stop embedded PostgreSQL", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Stops the cluster immediately from the calling thread: for `atexit` handlers, where
+    /// nothing asynchronous can run any more.
+    public func stopImmediately() {
+        let data = URL(fileURLWithPath: configuration.directory).standardizedFileURL.path + "/data"
+        guard let owner = try? ClusterOwner.current() else { return }
+        _ = try? ProcessRunner.runBlocking(owner.command([binDirectory + "/pg_ctl", "stop", "-D", data, "-m", "immediate", "-w"]), newSession: false)
     }
 
     /// Creates `name` on the server unless it exists.

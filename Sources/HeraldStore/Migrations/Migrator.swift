@@ -73,12 +73,10 @@ public struct Migrator: Sendable {
                         logger: logger
                     )
                 }
-            } catch let error as PSQLError {
-                throw MigrationError.failed(
-                    version: migration.version,
-                    name: migration.name,
-                    reason: error.serverInfo?[.message] ?? "\(error.code)"
-                )
+            } catch {
+                let cause = (error as? PostgresTransactionError)?.underlying ?? error
+                let reason = (cause as? PSQLError).map { $0.serverInfo?[.message] ?? "\($0.code)" } ?? "\(cause)"
+                throw MigrationError.failed(version: migration.version, name: migration.name, reason: reason)
             }
             applied.append(migration)
         }

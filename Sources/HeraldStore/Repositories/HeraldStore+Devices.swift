@@ -74,7 +74,7 @@ extension HeraldStore {
     /// Applies `change` to a device in one transaction; returns the device afterwards.
     public func updateDevice(appID: Int64, registrationID: String, _ change: DeviceChange) async throws -> DeviceRecord {
         guard Identifiers.isRegistrationID(registrationID) else { throw Self.deviceNotFound(registrationID) }
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await transaction { connection in
             let locked = try await connection.query(
                 "SELECT id FROM devices WHERE app_id = \(appID) AND registration_id = \(registrationID) FOR UPDATE",
                 logger: logger

@@ -26,7 +26,7 @@ extension HeraldStore {
 
     /// Adds and removes devices of a tag in one transaction; every id must be a device of the app.
     public func changeTagMembers(appID: Int64, tag: String, add: [String], remove: [String]) async throws -> (added: Int, removed: Int) {
-        try await client.withTransaction(logger: logger) { connection in
+        try await transaction { connection in
             let wanted = Array(Set(add + remove))
             var ids: [String: Int64] = [:]
             let rows = try await connection.query(

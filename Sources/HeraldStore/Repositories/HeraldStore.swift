@@ -23,6 +23,23 @@ public struct HeraldStore: Sendable {
         try await client.query("SELECT 1", logger: logger)
     }
 
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws,
+    /// rethrowing its error as is (a ``HeraldError`` stays a ``HeraldError``).
+    func transaction<Result: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: logger)
+            let result: Result
+            do {
+                result = try await body(connection)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+            try await connection.query("COMMIT", logger: logger)
+            return result
+        }
+    }
+
     /// SQLSTATE of a failed query, if the server sent one.
     static func sqlState(_ error: any Error) -> String? {
         (error as? PSQLError)?.serverInfo?[.sqlState]
@@ -35,5 +52,12 @@ extension PostgresRowSequence {
         var count = 0
         for try await _ in self { count += 1 }
         return count
+    }
+}
+
+extension PostgresTransactionError {
+    /// The error that made the transaction fail.
+    var underlying: any Error {
+        closureError ?? beginError ?? commitError ?? self
     }
 }

@@ -1,0 +1,52 @@
+import Configuration
+import HeraldAPI
+import Logging
+
+/// Everything `herald serve` reads from configuration. Keys are documented in the README;
+/// environment variables are the keys upper-cased with a `HERALD_` prefix
+/// (`http.maxBodySize` → `HERALD_HTTP_MAX_BODY_SIZE`).
+struct HeraldConfiguration: Sendable {
+    /// `database.url`: PostgreSQL to use; nil starts the embedded cluster.
+    var databaseURL: String?
+    /// `database.poolSize`: connections in the pool.
+    var databasePoolSize: Int
+    /// `dataDir`: Herald's own files (embedded cluster, generated secrets).
+    var dataDirectory: String
+    /// `admin.token`: bearer token of the admin API; generated into the data dir when unset.
+    var adminToken: String?
+    /// `keyEncryptionKey`: base64 of 32 bytes sealing APNs credentials; generated when unset.
+    var keyEncryptionKey: String?
+    /// `http.host`, `http.port`, `http.maxBodySize`.
+    var httpHost: String
+    var httpPort: Int
+    var httpMaxBodySize: Int
+    /// `postgres.binDir`: PostgreSQL binaries for the embedded cluster.
+    var postgresBinDirectory: String?
+    /// `log.level`.
+    var logLevel: Logger.Level
+
+    static let secretVariables: Set<String> = ["HERALD_DATABASE_URL", "HERALD_ADMIN_TOKEN", "HERALD_KEY_ENCRYPTION_KEY"]
+
+    init(reader: ConfigReader) throws {
+        databaseURL = reader.string(forKey: "database.url", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
+        databasePoolSize = reader.int(forKey: "database.poolSize", default: 20)
+        dataDirectory = reader.string(forKey: "dataDir", default: ".herald")
+        adminToken = reader.string(forKey: "admin.token", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
+        keyEncryptionKey = reader.string(forKey: "keyEncryptionKey", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
+        httpHost = reader.string(forKey: "http.host", default: "0.0.0.0")
+        httpPort = reader.int(forKey: "http.port", default: 8080)
+        httpMaxBodySize = reader.int(forKey: "http.maxBodySize", default: 1 << 20)
+        postgresBinDirectory = reader.string(forKey: "postgres.binDir")
+        let level = reader.string(forKey: "log.level", default: "info")
+        guard let logLevel = Logger.Level(rawValue: level) else {
+            throw StartupError("log.level: unknown level '\(level)' (trace, debug, info, notice, warning, error, critical)")
+        }
+        self.logLevel = logLevel
+        guard (0...65535).contains(httpPort) else { throw StartupError("http.port: \(httpPort) is not a port") }
+        guard (1...1000).contains(databasePoolSize) else { throw StartupError("database.poolSize: must be 1 to 1000") }
+        guard httpMaxBodySize >= 1024 else { throw StartupError("http.maxBodySize: at least 1024 bytes") }
+        if let adminToken, adminToken.utf8.count < 16 {
+            throw StartupError("admin.token: at least 16 characters")
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import HeraldAPI
+import HeraldCore
+import HeraldStore
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+/// `herald serve`: the whole of Herald in one process.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run Herald (the default command).")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() async throws {
+        try await reportingStartupErrors {
+            let configuration = try HeraldConfiguration(reader: try await options.reader(environment: ProcessInfo.processInfo.environment))
+            let logger = LogSetup.bootstrap(level: configuration.logLevel)
+            let registry = Telemetry.bootstrap()
+            let dataDirectory = try DataDirectory(path: configuration.dataDirectory)
+            let adminToken = try configuration.adminToken ?? dataDirectory.secret(dataDirectory.adminTokenFile) { RandomToken.hex(byteCount: 24) }
+            let sealer = try keyEncryptionKey(configuration, dataDirectory: dataDirectory, logger: logger)
+
+            let database = try await DatabaseSetup.prepare(configuration, dataDirectory: dataDirectory, logger: logger)
+            do {
+                let client = PostgresClientFactory.make(database.url, poolSize: configuration.databasePoolSize, logger: logger)
+                let store = HeraldStore(client: client, sealer: sealer, logger: logger)
+                let api = APIConfiguration(
+                    host: configuration.httpHost,
+                    port: configuration.httpPort,
+                    maxBodySize: configuration.httpMaxBodySize,
+                    adminToken: adminToken
+                )
+                let banner = Banner(
+                    configuration: configuration,
+                    dataDirectory: dataDirectory,
+                    database: database,
+                    adminTokenFromFile: configuration.adminToken == nil
+                )
+                let app = buildApplication(
+                    configuration: api,
+                    store: store,
+                    registry: registry,
+                    onServerRunning: { channel in banner.print(port: channel.localAddress?.port ?? configuration.httpPort) },
+                    logger: logger
+                )
+                let group = ServiceGroup(
+                    configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                )
+                try await group.run()
+            } catch {
+                await database.stop(logger: logger)
+                throw error
+            }
+            await database.stop(logger: logger)
+        }
+    }
+
+    private func keyEncryptionKey(_ configuration: HeraldConfiguration, dataDirectory: DataDirectory, logger: Logger) throws -> CredentialSealer {
+        do {
+            if let configured = configuration.keyEncryptionKey {
+                return try CredentialSealer(base64Key: configured)
+            }
+            if configuration.databaseURL != nil {
+                logger.warning(
+                    "no key-encryption key configured; using one generated in the data directory. Every node must share it: set HERALD_KEY_ENCRYPTION_KEY",
+                    metadata: ["herald.file": "\(dataDirectory.keyEncryptionKeyFile)"]
+                )
+            }
+            return try CredentialSealer(base64Key: try dataDirectory.secret(dataDirectory.keyEncryptionKeyFile) { CredentialSealer.generateBase64Key() })
+        } catch let error as HeraldError {
+            throw StartupError("keyEncryptionKey: \(error.message)")
+        }
+    }
+}
+
+/// What `herald serve` prints once it listens: where, and how to make the first app.
+struct Banner: Sendable {
+    let configuration: HeraldConfiguration
+    let dataDirectory: DataDirectory
+    let database: DatabaseSetup
+    let adminTokenFromFile: Bool
+
+    func print(port: Int) {
+        let host = ["0.0.0.0", "::", ""].contains(configuration.httpHost) ? "127.0.0.1" : configuration.httpHost
+        let base = "http://\(host):\(port)"
+        let databaseLine =
+            database.embedded != nil
+            ? "embedded PostgreSQL in \(dataDirectory.postgresDirectory) (port \(database.url.port))"
+            : "\(database.url)"
+        let token = adminTokenFromFile ? "$(cat \(dataDirectory.adminTokenFile))" : "$HERALD_ADMIN_TOKEN"
+        let text = """
+
+            Herald is running.
+              API       \(base)   (description: \(base)/openapi.yaml)
+              Database  \(databaseLine)
+              Admin     token \(adminTokenFromFile ? "in \(dataDirectory.adminTokenFile)" : "from HERALD_ADMIN_TOKEN")
+
+            Create your first app:
+              curl -s -X POST \(base)/admin/v1/apps -H "Authorization: Bearer \(token)" \\
+                   -H 'Content-Type: application/json' -d '{"name": "My App"}'
+
+            Stop with Ctrl-C.
+
+            """
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,53 @@
+import HeraldAPI
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import PostgresNIO
+import Prometheus
+import Testing
+
+/// `openapi.yaml` and the server describe the same API.
+@Suite struct OpenAPIConformanceTests {
+    /// (METHOD, path) pairs under `paths:` in the embedded `openapi.yaml`.
+    static func specifiedRoutes() -> Set<String> {
+        var routes = Set<String>()
+        var inPaths = false
+        var currentPath: String?
+        for line in EmbeddedDocuments.openAPI.split(separator: "\n", omittingEmptySubsequences: false) {
+            if !line.hasPrefix(" "), !line.isEmpty {
+                inPaths = line.hasPrefix("paths:")
+                continue
+            }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), !line.hasPrefix("   ") {
+                currentPath = String(line.dropFirst(2).dropLast())
+            } else if line.hasPrefix("    "), !line.hasPrefix("     "), let currentPath {
+                let key = line.dropFirst(4).split(separator: ":").first.map(String.init) ?? ""
+                if ["get", "put", "post", "delete", "patch", "head", "options"].contains(key) {
+                    routes.insert("\(key.uppercased()) \(currentPath)")
+                }
+            }
+        }
+        return routes
+    }
+
+    @Test func everyRouteIsSpecifiedAndEverySpecifiedRouteExists() throws {
+        let url = try DatabaseURL("postgres://unused@127.0.0.1:1/unused")
+        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: TestDatabase.logger)
+        let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
+        let (_, table) = buildRouter(configuration: APIConfiguration(adminToken: "x"), store: store, registry: PrometheusCollectorRegistry())
+        let implemented = Set(table.routes.map { "\($0.method.rawValue) \($0.path)" })
+        let specified = Self.specifiedRoutes()
+        #expect(specified.count > 10)
+        #expect(implemented.subtracting(specified).sorted() == [], "implemented but not in openapi.yaml")
+        #expect(specified.subtracting(implemented).sorted() == [], "in openapi.yaml but not implemented")
+    }
+
+    @Test func theSpecListsEveryErrorCode() {
+        let spec = EmbeddedDocuments.openAPI
+        for code in HeraldError.Code.allCases {
+            #expect(spec.contains("\(code.rawValue)"), "code \(code.rawValue) missing")
+            #expect(spec.contains(code.name), "name \(code.name) missing")
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The PostgreSQL the tests run against: a throwaway embedded cluster started once per
+/// test process (or the server in `HERALD_TEST_DATABASE_URL`), with a fresh database
+/// per test, copied from a migrated template so every test starts from the real schema.
+public enum TestDatabase {
+    public static let logger: Logger = {
+        var logger = Logger(label: "herald.tests")
+        logger.logLevel = ProcessInfo.processInfo.environment["HERALD_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        return logger
+    }()
+
+    /// A sealer with a fixed test key.
+    public static let sealer = try! CredentialSealer(keyBytes: Array(repeating: 7, count: 32))
+
+    /// Runs `body` with the URL of a new database that exists only for it.
+    /// - Parameter migrated: whether the database has Herald's schema, or is empty.
+    public static func withDatabase<Result: Sendable>(
+        migrated: Bool = true,
+        _ body: @Sendable (DatabaseURL) async throws -> Result
+    ) async throws -> Result {
+        let server = try await Cluster.shared.server()
+        let name = "t_" + RandomToken.hex(byteCount: 8)
+        try await Cluster.shared.createDatabase(name, template: migrated ? Cluster.template : "template0")
+        let url = server.with(database: name)
+        do {
+            let result = try await body(url)
+            try? await Cluster.shared.dropDatabase(name)
+            return result
+        } catch {
+            try? await Cluster.shared.dropDatabase(name)
+            throw error
+        }
+    }
+
+    /// Runs `body` with a store on a new, migrated database; the client runs for the duration.
+    public static func withStore<Result: Sendable>(_ body: @Sendable (HeraldStore) async throws -> Result) async throws -> Result {
+        try await withDatabase { url in
+            try await withClient(url) { client in
+                try await body(HeraldStore(client: client, sealer: sealer, logger: logger))
+            }
+        }
+    }
+
+    /// Runs `body` with a running pooled client for `url`.
+    public static func withClient<Result: Sendable>(_ url: DatabaseURL, _ body: @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+}
+
+/// The cluster shared by every test in the process.
+actor Cluster {
+    static let shared = Cluster()
+    static let template = "herald_template"
+
+    private var started: Task<DatabaseURL, any Error>?
+
+    func server() async throws -> DatabaseURL {
+        if let started { return try await started.value }
+        let task = Task { try await Self.start() }
+        started = task
+        return try await task.value
+    }
+
+    func createDatabase(_ name: String, template: String) async throws {
+        let server = try await server()
+        // One CREATE DATABASE at a time: copying a template needs it to be unused.
+        try await DatabaseProbe.withConnection(to: server, logger: TestDatabase.logger) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: TestDatabase.logger)
+        }
+    }
+
+    func dropDatabase(_ name: String) async throws {
+        let server = try await server()
+        try await DatabaseProbe.withConnection(to: server, logger: TestDatabase.logger) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestDatabase.logger)
+        }
+    }
+
+    private static func start() async throws -> DatabaseURL {
+        let logger = TestDatabase.logger
+        let server: DatabaseURL
+        if let configured = ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE_URL"] {
+            server = try DatabaseURL(configured)
+        } else {
+            let directory = NSTemporaryDirectory() + "herald-tests-\(getpid())"
+            let cluster = try await EmbeddedPostgres.start(.init(directory: directory, durable: false, database: "postgres"), logger: logger)
+            ClusterCleanup.register(cluster, directory: directory)
+            server = cluster.url
+        }
+        try await DatabaseProbe.withConnection(to: server, logger: logger) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(template) WITH (FORCE)"), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(template)"), logger: logger)
+        }
+        _ = try await DatabaseProbe.withConnection(to: server.with(database: template), logger: logger) { connection in
+            try await Migrator().migrate(on: connection, logger: logger)
+        }
+        return server
+    }
+}
+
+/// Stops the test cluster and deletes it when the test process exits.
+enum ClusterCleanup {
+    private static let registered = Mutex<(cluster: EmbeddedPostgres, directory: String)?>(nil)
+
+    static func register(_ cluster: EmbeddedPostgres, directory: String) {
+        registered.withLock { $0 = (cluster, directory) }
+        atexit {
+            guard let (cluster, directory) = ClusterCleanup.registered.withLock({ $0 }) else { return }
+            cluster.stopImmediately()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+}
