@@ -8,7 +8,7 @@ let swiftSettings: [SwiftSetting] = [
 
 // Tests import what they use at the top level and not every module that defines a member.
 let testSwiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
@@ -51,7 +51,7 @@ let package = Package(
         .target(
             name: "HeraldMQTT",
             dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio")
             ],
             swiftSettings: swiftSettings
         ),

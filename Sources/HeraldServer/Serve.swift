@@ -70,7 +70,9 @@ struct Serve: AsyncParsableCommand {
                     metadata: ["herald.file": "\(dataDirectory.keyEncryptionKeyFile)"]
                 )
             }
-            return try CredentialSealer(base64Key: try dataDirectory.secret(dataDirectory.keyEncryptionKeyFile) { CredentialSealer.generateBase64Key() })
+            return try CredentialSealer(
+                base64Key: try dataDirectory.secret(dataDirectory.keyEncryptionKeyFile) { CredentialSealer.generateBase64Key() }
+            )
         } catch let error as HeraldError {
             throw StartupError("keyEncryptionKey: \(error.message)")
         }

@@ -104,8 +104,11 @@ import Testing
         try await APITest.run { api in
             let app = try await api.createApp()
             let reply = try await api.send(
-                .put, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin,
-                json: #"{"type": "token", "key_id": "ABC123DEFG", "team_id": "TEAM123456", "bundle_id": "com.example.app", "environment": "production", "private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"}"#
+                .put,
+                "/admin/v1/apps/\(app.appKey)/apns",
+                auth: .admin,
+                json:
+                    #"{"type": "token", "key_id": "ABC123DEFG", "team_id": "TEAM123456", "bundle_id": "com.example.app", "environment": "production", "private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"}"#
             )
             #expect(reply.status == 422)
             #expect(reply.errorCode == 1013)
@@ -141,19 +144,27 @@ import Testing
         try await APITest.run { api in
             let app = try await api.createApp()
             let noTeam = try await api.send(
-                .put, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin,
+                .put,
+                "/admin/v1/apps/\(app.appKey)/apns",
+                auth: .admin,
                 json: #"{"type": "token", "key_id": "ABC123DEFG", "bundle_id": "a.b", "environment": "production", "private_key": "x"}"#
             )
             #expect(noTeam.errorCode == 1002)
             #expect(noTeam.errorMessage?.hasPrefix("team_id") == true)
             let badEnvironment = try await api.send(
-                .put, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin,
-                json: #"{"type": "token", "key_id": "ABC123DEFG", "team_id": "TEAM123456", "bundle_id": "a.b", "environment": "staging", "private_key": "x"}"#
+                .put,
+                "/admin/v1/apps/\(app.appKey)/apns",
+                auth: .admin,
+                json:
+                    #"{"type": "token", "key_id": "ABC123DEFG", "team_id": "TEAM123456", "bundle_id": "a.b", "environment": "staging", "private_key": "x"}"#
             )
             #expect(badEnvironment.errorMessage == "environment: must be production or sandbox")
             let unknownApp = try await api.send(
-                .put, "/admin/v1/apps/\(String(repeating: "0", count: 24))/apns", auth: .admin,
-                json: #"{"type": "token", "key_id": "ABC123DEFG", "team_id": "TEAM123456", "bundle_id": "a.b", "environment": "production", "private_key": "x"}"#
+                .put,
+                "/admin/v1/apps/\(String(repeating: "0", count: 24))/apns",
+                auth: .admin,
+                json:
+                    #"{"type": "token", "key_id": "ABC123DEFG", "team_id": "TEAM123456", "bundle_id": "a.b", "environment": "production", "private_key": "x"}"#
             )
             #expect(unknownApp.errorCode == 1006)
         }

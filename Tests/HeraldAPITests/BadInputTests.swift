@@ -41,7 +41,13 @@ import Testing
 
     @Test func aBodyThatIsNotJSONIs415() async throws {
         try await APITest.run { api in
-            let reply = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: "name=x", headers: [.contentType: "application/x-www-form-urlencoded"])
+            let reply = try await api.send(
+                .post,
+                "/admin/v1/apps",
+                auth: .admin,
+                json: "name=x",
+                headers: [.contentType: "application/x-www-form-urlencoded"]
+            )
             #expect(reply.status == 415)
             #expect(reply.errorCode == 1014)
             #expect(try await api.store.listApps().isEmpty)

@@ -8,10 +8,18 @@ import Testing
         try await APITest.run { api in
             let app = try await api.createApp()
             let token = randomAPNsToken()
-            let first = try await api.send(.post, "/v3/devices", json: #"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "\#(token)"}"#)
+            let first = try await api.send(
+                .post,
+                "/v3/devices",
+                json: #"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "\#(token)"}"#
+            )
             #expect(first.status == 201)
             // Same token, other case: still the same device.
-            let again = try await api.send(.post, "/v3/devices", json: #"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "\#(token.uppercased())"}"#)
+            let again = try await api.send(
+                .post,
+                "/v3/devices",
+                json: #"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "\#(token.uppercased())"}"#
+            )
             #expect(again.status == 200)
             #expect(try again.string("registration_id") == first.string("registration_id"))
 
@@ -69,7 +77,9 @@ import Testing
             let app = try await api.createApp()
             let device = try await api.registerDevice(app, apnsToken: randomAPNsToken())
             let updated = try await api.send(
-                .post, "/v3/devices/\(device.registrationID)", auth: app.auth,
+                .post,
+                "/v3/devices/\(device.registrationID)",
+                auth: app.auth,
                 json: #"{"tags": {"add": ["vip", "beta", "vip"]}, "alias": "alice"}"#
             )
             #expect(updated.status == 200)
@@ -77,7 +87,9 @@ import Testing
             #expect(try updated.string("alias") == "alice")
 
             let removed = try await api.send(
-                .post, "/v3/devices/\(device.registrationID)", auth: app.auth,
+                .post,
+                "/v3/devices/\(device.registrationID)",
+                auth: app.auth,
                 json: #"{"tags": {"remove": ["beta"]}, "alias": ""}"#
             )
             #expect(try removed.strings("tags") == ["vip"])
@@ -95,7 +107,12 @@ import Testing
             let app = try await api.createApp()
             let me = try await api.registerDevice(app)
             let other = try await api.registerDevice(app)
-            let mine = try await api.send(.post, "/v3/devices/\(me.registrationID)", auth: me.auth, json: #"{"tags": {"add": ["sdk"]}, "alias": "me"}"#)
+            let mine = try await api.send(
+                .post,
+                "/v3/devices/\(me.registrationID)",
+                auth: me.auth,
+                json: #"{"tags": {"add": ["sdk"]}, "alias": "me"}"#
+            )
             #expect(mine.status == 200)
             let theirs = try await api.send(.post, "/v3/devices/\(other.registrationID)", auth: me.auth, json: #"{"alias": "hijack"}"#)
             #expect(theirs.status == 403)
@@ -114,7 +131,12 @@ import Testing
             let token = randomAPNsToken()
             let old = try await api.registerDevice(app, apnsToken: token)
             let new = try await api.registerDevice(app)
-            let moved = try await api.send(.post, "/v3/devices/\(new.registrationID)", auth: new.auth, json: #"{"apns_token": "\#(token)", "apns_environment": "sandbox"}"#)
+            let moved = try await api.send(
+                .post,
+                "/v3/devices/\(new.registrationID)",
+                auth: new.auth,
+                json: #"{"apns_token": "\#(token)", "apns_environment": "sandbox"}"#
+            )
             #expect(try moved.string("apns_token") == token)
             #expect(try moved.string("apns_environment") == "sandbox")
             let previous = try await api.send(.get, "/v3/devices/\(old.registrationID)", auth: app.auth)

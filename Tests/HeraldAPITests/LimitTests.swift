@@ -25,7 +25,10 @@ import Testing
             let reply = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"tags": {"add": [\#(tags)]}}"#)
             #expect(reply.errorCode == 1010)
             #expect(reply.errorMessage == "tags.add: at most 100 per request (got 101)")
-            let stored = try await api.store.device(appID: try #require(await api.store.app(appKey: app.appKey)).id, registrationID: device.registrationID)
+            let stored = try await api.store.device(
+                appID: try #require(await api.store.app(appKey: app.appKey)).id,
+                registrationID: device.registrationID
+            )
             #expect(stored?.tags == [])
         }
     }
@@ -40,7 +43,9 @@ import Testing
                 #expect(reply.status == 200)
             }
             let over = try await api.send(
-                .post, "/v3/devices/\(device.registrationID)", auth: app.auth,
+                .post,
+                "/v3/devices/\(device.registrationID)",
+                auth: app.auth,
                 json: #"{"tags": {"add": ["one-more"]}, "alias": "set-in-the-same-request"}"#
             )
             #expect(over.status == 400)
@@ -62,7 +67,9 @@ import Testing
                 #expect(reply.status == 200)
             }
             // Setting it again on a device that already has it is not an eleventh device.
-            #expect(try await api.send(.post, "/v3/devices/\(devices[0].registrationID)", auth: app.auth, json: #"{"alias": "family"}"#).status == 200)
+            #expect(
+                try await api.send(.post, "/v3/devices/\(devices[0].registrationID)", auth: app.auth, json: #"{"alias": "family"}"#).status == 200
+            )
             let eleventh = try await api.send(.post, "/v3/devices/\(devices[10].registrationID)", auth: app.auth, json: #"{"alias": "family"}"#)
             #expect(eleventh.errorCode == 1010)
             #expect(eleventh.errorMessage == "alias: an alias may be set on at most 10 devices")

@@ -26,7 +26,12 @@ import Testing
             registry.makeCounter(name: "herald_test_counter").increment(by: Int64(3))
             let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: TestDatabase.logger)
             let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
-            let app = buildApplication(configuration: APIConfiguration(adminToken: APITest.adminToken), store: store, registry: registry, logger: TestDatabase.logger)
+            let app = buildApplication(
+                configuration: APIConfiguration(adminToken: APITest.adminToken),
+                store: store,
+                registry: registry,
+                logger: TestDatabase.logger
+            )
             try await app.test(.router) { client in
                 let response = try await client.execute(uri: "/metrics", method: .get)
                 #expect(String(buffer: response.body).contains("herald_test_counter 3"))
@@ -38,7 +43,12 @@ import Testing
         let url = try DatabaseURL("postgres://herald:x@127.0.0.1:1/herald?sslmode=disable")
         let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: TestDatabase.logger)
         let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
-        let app = buildApplication(configuration: APIConfiguration(adminToken: APITest.adminToken), store: store, registry: PrometheusCollectorRegistry(), logger: TestDatabase.logger)
+        let app = buildApplication(
+            configuration: APIConfiguration(adminToken: APITest.adminToken),
+            store: store,
+            registry: PrometheusCollectorRegistry(),
+            logger: TestDatabase.logger
+        )
         try await app.test(.router) { client in
             let response = try await client.execute(uri: "/readyz", method: .get)
             #expect(response.status == .serviceUnavailable)

@@ -9,13 +9,20 @@ import Testing
             let a = try await api.registerDevice(app)
             let b = try await api.registerDevice(app)
             let added = try await api.send(
-                .post, "/v3/tags/news", auth: app.auth,
+                .post,
+                "/v3/tags/news",
+                auth: app.auth,
                 json: #"{"registration_ids": {"add": ["\#(a.registrationID)", "\#(b.registrationID)"]}}"#
             )
             #expect(try added.json["added"] as? Int == 2)
             #expect(try await api.send(.get, "/v3/tags/news/registration_ids/\(a.registrationID)", auth: app.auth).json["result"] as? Bool == true)
 
-            let removed = try await api.send(.post, "/v3/tags/news", auth: app.auth, json: #"{"registration_ids": {"remove": ["\#(a.registrationID)"]}}"#)
+            let removed = try await api.send(
+                .post,
+                "/v3/tags/news",
+                auth: app.auth,
+                json: #"{"registration_ids": {"remove": ["\#(a.registrationID)"]}}"#
+            )
             #expect(try removed.json["removed"] as? Int == 1)
             #expect(try await api.send(.get, "/v3/tags/news/registration_ids/\(a.registrationID)", auth: app.auth).json["result"] as? Bool == false)
             #expect(try await api.send(.get, "/v3/tags", auth: app.auth).strings("tags") == ["news"])
@@ -31,7 +38,9 @@ import Testing
             let known = try await api.registerDevice(app)
             let unknown = unknownRegistrationID()
             let reply = try await api.send(
-                .post, "/v3/tags/news", auth: app.auth,
+                .post,
+                "/v3/tags/news",
+                auth: app.auth,
                 json: #"{"registration_ids": {"add": ["\#(known.registrationID)", "\#(unknown)"]}}"#
             )
             #expect(reply.status == 404)
@@ -60,7 +69,10 @@ import Testing
             for device in [a, b] {
                 try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"alias": "bob"}"#)
             }
-            #expect(try await api.send(.get, "/v3/aliases/bob", auth: app.auth).strings("registration_ids") == [a.registrationID, b.registrationID].sorted())
+            #expect(
+                try await api.send(.get, "/v3/aliases/bob", auth: app.auth).strings("registration_ids")
+                    == [a.registrationID, b.registrationID].sorted()
+            )
             #expect(try await api.send(.delete, "/v3/aliases/bob", auth: app.auth).status == 204)
             #expect(try await api.send(.get, "/v3/aliases/bob", auth: app.auth).strings("registration_ids") == [])
             #expect(try await api.send(.get, "/v3/devices/\(a.registrationID)", auth: app.auth).json["alias"] is NSNull)

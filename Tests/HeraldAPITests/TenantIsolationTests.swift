@@ -8,7 +8,12 @@ import Testing
             let alpha = try await api.createApp("Alpha")
             let beta = try await api.createApp("Beta")
             let device = try await api.registerDevice(alpha, apnsToken: randomAPNsToken())
-            try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: alpha.auth, json: #"{"tags": {"add": ["secret"]}, "alias": "ceo"}"#)
+            try await api.send(
+                .post,
+                "/v3/devices/\(device.registrationID)",
+                auth: alpha.auth,
+                json: #"{"tags": {"add": ["secret"]}, "alias": "ceo"}"#
+            )
 
             let get = try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: beta.auth)
             #expect(get.errorCode == 1007)
@@ -16,7 +21,12 @@ import Testing
             #expect(update.errorCode == 1007)
             let delete = try await api.send(.delete, "/v3/devices/\(device.registrationID)", auth: beta.auth)
             #expect(delete.errorCode == 1007)
-            let tag = try await api.send(.post, "/v3/tags/secret", auth: beta.auth, json: #"{"registration_ids": {"remove": ["\#(device.registrationID)"]}}"#)
+            let tag = try await api.send(
+                .post,
+                "/v3/tags/secret",
+                auth: beta.auth,
+                json: #"{"registration_ids": {"remove": ["\#(device.registrationID)"]}}"#
+            )
             #expect(tag.errorCode == 1007)
             let member = try await api.send(.get, "/v3/tags/secret/registration_ids/\(device.registrationID)", auth: beta.auth)
             #expect(member.errorCode == 1007)

@@ -6,16 +6,26 @@ import Testing
 @Suite struct APNsCredentialValidatorTests {
     @Test func aP256KeyWithAppleIdentifiersIsAccepted() throws {
         let credentials = try APNsCredentialValidator.tokenCredentials(
-            keyID: "ABC123DEFG", teamID: "TEAM123456", privateKeyPEM: TestCredentials.p8(), bundleID: "com.example.app", environment: .sandbox
+            keyID: "ABC123DEFG",
+            teamID: "TEAM123456",
+            privateKeyPEM: TestCredentials.p8(),
+            bundleID: "com.example.app",
+            environment: .sandbox
         )
-        #expect(credentials.summary == APNsCredentialsSummary(type: .token, bundleID: "com.example.app", environment: .sandbox, keyID: "ABC123DEFG", teamID: "TEAM123456"))
+        #expect(
+            credentials.summary
+                == APNsCredentialsSummary(type: .token, bundleID: "com.example.app", environment: .sandbox, keyID: "ABC123DEFG", teamID: "TEAM123456")
+        )
     }
 
     @Test func aKeyThatDoesNotParseIsA422ThatSaysSo() {
         let error = #expect(throws: HeraldError.self) {
             try APNsCredentialValidator.tokenCredentials(
-                keyID: "ABC123DEFG", teamID: "TEAM123456", privateKeyPEM: "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----",
-                bundleID: "com.example.app", environment: .production
+                keyID: "ABC123DEFG",
+                teamID: "TEAM123456",
+                privateKeyPEM: "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----",
+                bundleID: "com.example.app",
+                environment: .production
             )
         }
         #expect(error?.code == .invalidAPNsCredentials)
@@ -25,17 +35,32 @@ import Testing
 
     @Test func malformedIdentifiersNameTheField() {
         #expect(throws: HeraldError.invalidField("key_id", "must be the 10-character key id Apple shows for the key")) {
-            try APNsCredentialValidator.tokenCredentials(keyID: "short", teamID: "TEAM123456", privateKeyPEM: TestCredentials.p8(), bundleID: "a.b", environment: .production)
+            try APNsCredentialValidator.tokenCredentials(
+                keyID: "short",
+                teamID: "TEAM123456",
+                privateKeyPEM: TestCredentials.p8(),
+                bundleID: "a.b",
+                environment: .production
+            )
         }
         #expect(throws: HeraldError.self) {
-            try APNsCredentialValidator.tokenCredentials(keyID: "ABC123DEFG", teamID: "TEAM123456", privateKeyPEM: TestCredentials.p8(), bundleID: "bad bundle", environment: .production)
+            try APNsCredentialValidator.tokenCredentials(
+                keyID: "ABC123DEFG",
+                teamID: "TEAM123456",
+                privateKeyPEM: TestCredentials.p8(),
+                bundleID: "bad bundle",
+                environment: .production
+            )
         }
     }
 
     @Test func aCertificateWithItsKeyIsAcceptedAndSummarised() throws {
         let (certificate, key) = try TestCredentials.certificate()
         let credentials = try APNsCredentialValidator.certificateCredentials(
-            certificatePEM: certificate, privateKeyPEM: key, bundleID: "com.example.app", environment: .production
+            certificatePEM: certificate,
+            privateKeyPEM: key,
+            bundleID: "com.example.app",
+            environment: .production
         )
         #expect(credentials.summary.type == .certificate)
         #expect(credentials.summary.certificateSubject?.contains("Apple Push Services") == true)
@@ -46,21 +71,39 @@ import Testing
         let (certificate, _) = try TestCredentials.certificate()
         let (_, otherKey) = try TestCredentials.certificate()
         #expect(throws: HeraldError(.invalidAPNsCredentials, "private_key: does not belong to the certificate")) {
-            try APNsCredentialValidator.certificateCredentials(certificatePEM: certificate, privateKeyPEM: otherKey, bundleID: "a.b", environment: .production)
+            try APNsCredentialValidator.certificateCredentials(
+                certificatePEM: certificate,
+                privateKeyPEM: otherKey,
+                bundleID: "a.b",
+                environment: .production
+            )
         }
     }
 
     @Test func anExpiredCertificateIsRefused() throws {
-        let (certificate, key) = try TestCredentials.certificate(notBefore: Date(timeIntervalSinceNow: -86400 * 30), notAfter: Date(timeIntervalSinceNow: -86400))
+        let (certificate, key) = try TestCredentials.certificate(
+            notBefore: Date(timeIntervalSinceNow: -86400 * 30),
+            notAfter: Date(timeIntervalSinceNow: -86400)
+        )
         let error = #expect(throws: HeraldError.self) {
-            try APNsCredentialValidator.certificateCredentials(certificatePEM: certificate, privateKeyPEM: key, bundleID: "a.b", environment: .production)
+            try APNsCredentialValidator.certificateCredentials(
+                certificatePEM: certificate,
+                privateKeyPEM: key,
+                bundleID: "a.b",
+                environment: .production
+            )
         }
         #expect(error?.message.hasPrefix("certificate: expired") == true)
     }
 
     @Test func garbageCertificateIsRefused() {
         #expect(throws: HeraldError(.invalidAPNsCredentials, "certificate: not a PEM-encoded X.509 certificate")) {
-            try APNsCredentialValidator.certificateCredentials(certificatePEM: "junk", privateKeyPEM: TestCredentials.p8(), bundleID: "a.b", environment: .production)
+            try APNsCredentialValidator.certificateCredentials(
+                certificatePEM: "junk",
+                privateKeyPEM: TestCredentials.p8(),
+                bundleID: "a.b",
+                environment: .production
+            )
         }
     }
 }

@@ -40,7 +40,11 @@ struct MQTTMalformedPacketTests {
         .init("string length field cut short", packet(0x30, [0x00]), .truncatedPacket),
         .init("packet id cut short", packet(0x40, [0x01]), .truncatedPacket),
         .init("PUBLISH QoS 1 without packet id", packet(0x32, field("a")), .truncatedPacket),
-        .init("binary password runs past the packet", packet(0x10, connectBody(flags: 0xC2, rest: field("u") + [0x00, 0x05, 0x01])), .truncatedPacket),
+        .init(
+            "binary password runs past the packet",
+            packet(0x10, connectBody(flags: 0xC2, rest: field("u") + [0x00, 0x05, 0x01])),
+            .truncatedPacket
+        ),
         .init("invalid UTF-8 sequence", packet(0x30, field([0xC3, 0x28])), .invalidUTF8String),
         .init("overlong UTF-8 encoding of NUL", packet(0x30, field([0xC0, 0x80])), .invalidUTF8String),
         .init("UTF-8 encoded surrogate", packet(0x30, field([0xED, 0xA0, 0x80])), .invalidUTF8String),

@@ -31,12 +31,20 @@ struct MQTTPacketEncoderTests {
         .init("topic with U+0000", .publish(.init(topic: "a\u{0}b", payload: ByteBuffer())), .stringContainsNull),
         .init("topic over 65,535 bytes", .publish(.init(topic: String(repeating: "a", count: 65536), payload: ByteBuffer())), .fieldTooLong),
         .init("password without user name", .connect(.init(clientID: "c", password: ByteBuffer(string: "p"))), .passwordWithoutUsername),
-        .init("password over 65,535 bytes", .connect(.init(clientID: "c", username: "u", password: ByteBuffer(repeating: 0, count: 65536))), .fieldTooLong),
+        .init(
+            "password over 65,535 bytes",
+            .connect(.init(clientID: "c", username: "u", password: ByteBuffer(repeating: 0, count: 65536))),
+            .fieldTooLong
+        ),
         .init("will to a wildcard topic", .connect(.init(clientID: "c", will: .init(topic: "#", message: ByteBuffer()))), .invalidTopicName),
         .init("session present with a refusal", .connAck(.init(sessionPresent: true, returnCode: .notAuthorized)), .invalidConnAckFlags),
         .init("SUBSCRIBE without filters", .subscribe(.init(packetID: 1, subscriptions: [])), .emptySubscribe),
         .init("SUBSCRIBE packet id 0", .subscribe(.init(packetID: 0, subscriptions: [.init(topicFilter: "a", qos: .atMostOnce)])), .invalidPacketID),
-        .init("SUBSCRIBE bad filter", .subscribe(.init(packetID: 1, subscriptions: [.init(topicFilter: "a/#/b", qos: .atMostOnce)])), .invalidTopicFilter),
+        .init(
+            "SUBSCRIBE bad filter",
+            .subscribe(.init(packetID: 1, subscriptions: [.init(topicFilter: "a/#/b", qos: .atMostOnce)])),
+            .invalidTopicFilter
+        ),
         .init("SUBACK without codes", .subAck(.init(packetID: 1, returnCodes: [])), .emptySubAck),
         .init("UNSUBSCRIBE without filters", .unsubscribe(.init(packetID: 1, topicFilters: [])), .emptyUnsubscribe),
         .init("UNSUBSCRIBE empty filter", .unsubscribe(.init(packetID: 1, topicFilters: [""])), .invalidTopicFilter),

@@ -65,7 +65,10 @@ import Testing
                 await #expect(throws: MigrationError.self) {
                     try await Migrator(migrations: [broken]).migrate(on: connection, logger: logger)
                 }
-                let rows = try await connection.query("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('half', 'oops')", logger: logger)
+                let rows = try await connection.query(
+                    "SELECT count(*) FROM information_schema.tables WHERE table_name IN ('half', 'oops')",
+                    logger: logger
+                )
                 for try await count in rows.decode(Int.self) { #expect(count == 0) }
                 let applied = try await connection.query("SELECT count(*) FROM herald_schema_migrations", logger: logger)
                 for try await count in applied.decode(Int.self) { #expect(count == 0) }

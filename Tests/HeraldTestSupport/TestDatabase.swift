@@ -48,7 +48,10 @@ public enum TestDatabase {
     }
 
     /// Runs `body` with a running pooled client for `url`.
-    public static func withClient<Result: Sendable>(_ url: DatabaseURL, _ body: @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+    public static func withClient<Result: Sendable>(
+        _ url: DatabaseURL,
+        _ body: @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
         let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }

@@ -54,13 +54,20 @@ struct SetAPNsCredentialsRequest: Decodable {
             guard let teamID else { throw .invalidField("team_id", "is required for token credentials") }
             if certificate != nil { throw .invalidField("certificate", "not used with token credentials") }
             return try APNsCredentialValidator.tokenCredentials(
-                keyID: keyID, teamID: teamID, privateKeyPEM: privateKey, bundleID: bundleID, environment: environment
+                keyID: keyID,
+                teamID: teamID,
+                privateKeyPEM: privateKey,
+                bundleID: bundleID,
+                environment: environment
             )
         case "certificate":
             guard let certificate else { throw .invalidField("certificate", "is required for certificate credentials") }
             if keyID != nil || teamID != nil { throw .invalidField("key_id", "not used with certificate credentials") }
             return try APNsCredentialValidator.certificateCredentials(
-                certificatePEM: certificate, privateKeyPEM: privateKey, bundleID: bundleID, environment: environment
+                certificatePEM: certificate,
+                privateKeyPEM: privateKey,
+                bundleID: bundleID,
+                environment: environment
             )
         default:
             throw .invalidField("type", "must be token or certificate")

@@ -21,7 +21,10 @@ struct DeviceRoutes {
         let input = try await body.decode(RegisterDeviceRequest.self, from: request)
         let (appKey, registration) = try input.validated()
         let device = try await store.registerDevice(appKey: appKey, registration)
-        context.logger.debug("device registered", metadata: ["herald.registration_id": "\(device.registrationID)", "herald.created": "\(device.created)"])
+        context.logger.debug(
+            "device registered",
+            metadata: ["herald.registration_id": "\(device.registrationID)", "herald.created": "\(device.created)"]
+        )
         return EditedResponse(status: device.created ? .created : .ok, response: RegisteredDeviceResponse(device))
     }
 

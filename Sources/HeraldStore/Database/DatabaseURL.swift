@@ -81,7 +81,12 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
             case .require: .require(.makeClientConfiguration())
             }
         var configuration = PostgresClient.Configuration(
-            host: host, port: port, username: username, password: password, database: database, tls: tls
+            host: host,
+            port: port,
+            username: username,
+            password: password,
+            database: database,
+            tls: tls
         )
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
@@ -97,7 +102,12 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
             case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
             }
         var configuration = PostgresConnection.Configuration(
-            host: host, port: port, username: username, password: password, database: database, tls: tls
+            host: host,
+            port: port,
+            username: username,
+            password: password,
+            database: database,
+            tls: tls
         )
         configuration.options.connectTimeout = .seconds(5)
         return configuration

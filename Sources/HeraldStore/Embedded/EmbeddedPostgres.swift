@@ -93,7 +93,8 @@ public struct EmbeddedPostgres: Sendable {
         let start = owner.command([pgctl, "start", "-D", data, "-l", base + "/server.log", "-w", "-t", "60", "-o", options])
         let started = try await ProcessRunner.run(start, newSession: true)
         guard started.status == 0 else {
-            let log = (try? String(contentsOfFile: base + "/server.log", encoding: .utf8))?.split(separator: "\n").suffix(15).joined(separator: "\n") ?? ""
+            let log =
+                (try? String(contentsOfFile: base + "/server.log", encoding: .utf8))?.split(separator: "\n").suffix(15).joined(separator: "\n") ?? ""
             throw EmbeddedPostgresError("pg_ctl start failed:\n\(started.text)\n\(log)")
         }
 
@@ -133,7 +134,10 @@ public struct EmbeddedPostgres: Sendable {
     public static func createDatabaseIfMissing(_ name: String, on connection: PostgresConnection, logger: Logger) async throws {
         let rows = try await connection.query("SELECT 1 FROM pg_database WHERE datname = \(name)", logger: logger)
         for try await _ in rows { return }
-        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name.replacingOccurrences(of: "\"", with: "\"\""))\""), logger: logger)
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name.replacingOccurrences(of: "\"", with: "\"\""))\""),
+            logger: logger
+        )
     }
 
     /// The newest `/usr/lib/postgresql/N/bin`, `pg_config --bindir`, or `initdb` on PATH.

@@ -52,7 +52,7 @@ enum ProcessRunner {
         #endif
 
         let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
         guard spawned == 0 else { throw EmbeddedPostgresError("cannot run \(arguments[0]) (error \(spawned))") }

@@ -48,7 +48,10 @@ public enum SQLScript {
                 var end = index + 1
                 while end < chars.count {
                     if chars[end] == char {
-                        if end + 1 < chars.count, chars[end + 1] == char { end += 2; continue }
+                        if end + 1 < chars.count, chars[end + 1] == char {
+                            end += 2
+                            continue
+                        }
                         break
                     }
                     end += 1

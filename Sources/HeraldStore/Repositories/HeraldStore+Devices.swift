@@ -26,9 +26,9 @@ extension HeraldStore {
                 ""
             }
         var query: PostgresQuery = try """
-            INSERT INTO devices (app_id, registration_id, platform, secret_hash, apns_token, apns_environment, voip_token)
-            VALUES (\(appID), \(newID), \(platform), \(secretHash), \(registration.apnsToken), \(environment), \(registration.voipToken))
-            """
+        INSERT INTO devices (app_id, registration_id, platform, secret_hash, apns_token, apns_environment, voip_token)
+        VALUES (\(appID), \(newID), \(platform), \(secretHash), \(registration.apnsToken), \(environment), \(registration.voipToken))
+        """
         if !conflictTarget.isEmpty {
             query.sql += """
                  \(conflictTarget) DO UPDATE SET
@@ -45,7 +45,7 @@ extension HeraldStore {
             for try await registrationID in rows.decode(String.self) {
                 return RegisteredDevice(registrationID: registrationID, deviceSecret: secret, created: registrationID == newID)
             }
-        } catch where Self.sqlState(error) == "23505" {
+        } catch  where Self.sqlState(error) == "23505" {
             throw HeraldError(.conflict, "voip_token: registered to another device of this app")
         }
         throw HeraldError(.internalError, "device was not registered")
