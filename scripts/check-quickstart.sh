@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs the README's quick start, as written, against a freshly started `herald serve`
+# (embedded PostgreSQL, own data directory, a free port), and fails if any request does.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+herald="$(cd "$root" && swift build --show-bin-path)/herald"
+work="$(mktemp -d /tmp/herald-quickstart.XXXXXX)"
+chmod 755 "$work"
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+
+cleanup() {
+    if [ -n "${server:-}" ]; then
+        kill -INT "$server" 2> /dev/null || true
+        wait "$server" 2> /dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+cd "$work"
+"$herald" serve --http-port "$port" --http-host 127.0.0.1 > server.out 2> server.err &
+server=$!
+for _ in $(seq 1 120); do
+    grep -q "Herald is running" server.out 2> /dev/null && break
+    if ! kill -0 "$server" 2> /dev/null; then
+        cat server.err >&2
+        exit 1
+    fi
+    sleep 0.5
+done
+grep -q "Herald is running" server.out || { echo "herald did not start" >&2; cat server.err >&2; exit 1; }
+
+# The block between the quickstart markers, with the README's port replaced by ours.
+sed -n '/<!-- quickstart -->/,/<!-- \/quickstart -->/p' "$root/README.md" \
+    | sed -n '/^```sh$/,/^```$/p' | grep -v '^```' \
+    | sed "s|http://127.0.0.1:8080|http://127.0.0.1:$port|" > quickstart.sh
+[ -s quickstart.sh ] || { echo "no quick start found in README.md" >&2; exit 1; }
+
+# Every request must succeed: curl fails on HTTP errors here (showing the error body).
+output="$(bash -c 'set -euo pipefail; curl() { command curl --fail-with-body "$@"; }; source ./quickstart.sh' 2>&1)" || {
+    echo "$output" >&2
+    echo "README quick start failed" >&2
+    exit 1
+}
+echo "$output" | grep -q '"result":true' || { echo "$output" >&2; echo "quick start did not show the tag membership" >&2; exit 1; }
+echo "README quick start: ok ($(grep -c '^curl' quickstart.sh) requests)"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system packages Herald's run and test commands need, when they are missing:
+# the PostgreSQL 15 server binaries (the embedded database). Debian/Ubuntu (apt-get).
+set -euo pipefail
+
+missing=()
+if ! ls /usr/lib/postgresql/*/bin/initdb > /dev/null 2>&1 && ! command -v initdb > /dev/null 2>&1; then
+    missing+=(postgresql-15)
+fi
+if ! command -v swift > /dev/null 2>&1; then
+    echo "error: no Swift toolchain on PATH; install Swift 6.2 or newer (https://www.swift.org/install/)" >&2
+    exit 1
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get > /dev/null 2>&1; then
+    echo "error: missing ${missing[*]} and no apt-get to install it; install it with your package manager" >&2
+    exit 1
+fi
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "==> installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine: installs what is missing, checks formatting,
+# builds, runs every test against a real PostgreSQL (started by the tests themselves),
+# then checks the README's quick start against a running server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+echo "==> swift format lint"
+swift format lint --strict -r Sources Tests Plugins Fuzz Package.swift
+
+echo "==> swift build --build-tests"
+swift build --build-tests
+
+echo "==> README quick start"
+scripts/check-quickstart.sh
+
+echo "==> swift test"
+swift test --skip-build
