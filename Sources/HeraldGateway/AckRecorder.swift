@@ -1,0 +1,85 @@
+import HeraldStore
+import Logging
+import NIOConcurrencyHelpers
+
+/// Writes acknowledgements and presence to the store in batches.
+///
+/// MQTT requires PUBACKs in the order of the PUBLISHes, so one "acknowledged through"
+/// position per device is all there is to write; many PUBACKs become one row update, and
+/// many devices one statement. A final flush on shutdown loses nothing acknowledged.
+final class AckRecorder: Sendable {
+    private struct Pending {
+        var acks: [Int64: Int64] = [:]
+        var connected: Set<Int64> = []
+        var disconnected: Set<Int64> = []
+        var isEmpty: Bool { acks.isEmpty && connected.isEmpty && disconnected.isEmpty }
+    }
+
+    private let store: HeraldStore
+    private let nodeID: String
+    private let interval: Duration
+    private let logger: Logger
+    private let pending = NIOLockedValueBox(Pending())
+
+    init(store: HeraldStore, nodeID: String, interval: Duration = .milliseconds(20), logger: Logger) {
+        self.store = store
+        self.nodeID = nodeID
+        self.interval = interval
+        self.logger = logger
+    }
+
+    func acknowledged(deviceID: Int64, through seq: Int64) {
+        pending.withLockedValue { $0.acks[deviceID] = max($0.acks[deviceID] ?? 0, seq) }
+    }
+
+    /// An acknowledgement recorded but not yet written, so a replay doesn't resend it.
+    func pendingAcknowledgement(deviceID: Int64) -> Int64? {
+        pending.withLockedValue { $0.acks[deviceID] }
+    }
+
+    func connected(deviceID: Int64) {
+        pending.withLockedValue {
+            $0.disconnected.remove(deviceID)
+            $0.connected.insert(deviceID)
+        }
+    }
+
+    func disconnected(deviceID: Int64) {
+        pending.withLockedValue {
+            $0.connected.remove(deviceID)
+            $0.disconnected.insert(deviceID)
+        }
+    }
+
+    /// Writes batches until cancelled. The owner calls ``flush()`` once more after it has
+    /// closed every connection, so the last acknowledgements are written too.
+    func flushPeriodically() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            guard !Task.isCancelled else { return }
+            await flush()
+        }
+    }
+
+    /// Writes everything recorded so far.
+    func flush() async {
+        let batch = pending.withLockedValue { pending -> Pending in
+            defer { pending = Pending() }
+            return pending
+        }
+        guard !batch.isEmpty else { return }
+        do {
+            try await store.acknowledge(batch.acks)
+            try await store.updatePresence(connected: Array(batch.connected), disconnected: Array(batch.disconnected), nodeID: nodeID)
+        } catch {
+            if !(error is CancellationError) {
+                logger.error("cannot record acknowledgements; retrying", metadata: ["error": "\(error)"])
+            }
+            pending.withLockedValue { pending in
+                for (device, seq) in batch.acks { pending.acks[device] = max(pending.acks[device] ?? 0, seq) }
+                pending.connected.formUnion(batch.connected.subtracting(pending.disconnected))
+                pending.disconnected.formUnion(batch.disconnected.subtracting(pending.connected))
+            }
+        }
+    }
+}

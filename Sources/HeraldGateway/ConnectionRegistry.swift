@@ -1,0 +1,40 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// A live, authenticated connection, reachable from any thread.
+struct ConnectionHandle: Sendable {
+    let id: ObjectIdentifier
+    let deviceID: Int64
+    let eventLoop: any EventLoop
+    let handler: NIOLoopBound<MQTTConnectionHandler>
+}
+
+/// Which device holds which connection on this node. A new connection for a device
+/// takes over: the registry hands back the one it replaced so it can be closed.
+final class ConnectionRegistry: Sendable {
+    private let connections = NIOLockedValueBox([String: ConnectionHandle]())
+
+    /// Registers `handle`; returns the connection it replaces, if any.
+    func register(_ registrationID: String, _ handle: ConnectionHandle) -> ConnectionHandle? {
+        connections.withLockedValue { connections in
+            let previous = connections[registrationID]
+            connections[registrationID] = handle
+            return previous
+        }
+    }
+
+    /// Removes the entry, unless another connection has taken over since.
+    func remove(_ registrationID: String, id: ObjectIdentifier) {
+        connections.withLockedValue { connections in
+            if connections[registrationID]?.id == id { connections[registrationID] = nil }
+        }
+    }
+
+    func connection(_ registrationID: String) -> ConnectionHandle? {
+        connections.withLockedValue { $0[registrationID] }
+    }
+
+    var count: Int { connections.withLockedValue { $0.count } }
+
+    func all() -> [ConnectionHandle] { connections.withLockedValue { Array($0.values) } }
+}

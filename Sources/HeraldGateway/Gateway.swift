@@ -1,0 +1,149 @@
+import Foundation
+import HeraldMQTT
+import HeraldStore
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// The MQTT 3.1.1 gateway: devices hold long-lived connections here, and Herald delivers
+/// to them through ``deliver(_:to:ackTimeout:)``.
+///
+/// Every stored message is in the device's inbox before it is sent; acknowledged ones are
+/// recorded (in batches); a device that reconnects is replayed, in order, what it hasn't
+/// acknowledged and what hasn't expired. A second connection with the same client id
+/// takes over from the first. On graceful shutdown it stops accepting, closes every
+/// connection and writes the last acknowledgements.
+public final class Gateway: Service, Sendable {
+    private let context: GatewayContext
+    private let group: any EventLoopGroup
+    private let listening: EventLoopPromise<SocketAddress>
+    private let tokens = NIOLockedValueBox<UInt64>(0)
+
+    public init(
+        configuration: GatewayConfiguration,
+        store: HeraldStore,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        onDeviceEvent: @escaping @Sendable (GatewayDevice, ByteBuffer) -> Void = { _, _ in },
+        logger: Logger
+    ) {
+        var sweepers: [ObjectIdentifier: LoopSweeper] = [:]
+        for loop in eventLoopGroup.makeIterator() { sweepers[ObjectIdentifier(loop)] = LoopSweeper(eventLoop: loop) }
+        self.context = GatewayContext(
+            configuration: configuration,
+            store: store,
+            authenticator: DeviceAuthenticator(store: store, ttl: configuration.authCacheTTL),
+            registry: ConnectionRegistry(),
+            acks: AckRecorder(store: store, nodeID: configuration.nodeID, logger: logger),
+            metrics: GatewayMetrics(),
+            sweepers: sweepers,
+            onDeviceEvent: onDeviceEvent,
+            logger: logger
+        )
+        self.group = eventLoopGroup
+        self.listening = eventLoopGroup.any().makePromise(of: SocketAddress.self)
+    }
+
+    /// The address the gateway listens on, once it does.
+    public var localAddress: SocketAddress {
+        get async throws { try await listening.futureResult.get() }
+    }
+
+    /// Devices connected to this node.
+    public var connectionCount: Int { context.registry.count }
+
+    /// Whether a device is connected to this node.
+    public func isConnected(_ registrationID: String) -> Bool {
+        context.registry.connection(registrationID) != nil
+    }
+
+    /// Delivers a message to a device and waits for the outcome.
+    ///
+    /// A message with a time to live is stored in the device's inbox first, so it reaches
+    /// the device on its next connection if it isn't acknowledged now. A message with a
+    /// time to live of zero is only sent to a device connected now.
+    public func deliver(_ message: GatewayMessage, to device: GatewayDevice, ackTimeout: Duration = .seconds(10)) async throws -> DeliveryOutcome {
+        var seq: Int64?
+        if message.timeToLive > .zero {
+            let expiresAt = Date().addingTimeInterval(Double(message.timeToLive.components.seconds))
+            let stored = try await context.store.enqueue(
+                deviceID: device.deviceID,
+                messageID: message.messageID,
+                payload: Array(buffer: message.payload),
+                expiresAt: expiresAt
+            )
+            seq = stored?.seq
+        }
+        guard let handle = context.registry.connection(device.registrationID) else { return .notConnected }
+        let token = tokens.withLockedValue { token -> UInt64 in
+            token &+= 1
+            return token
+        }
+        let outgoing = Outgoing(seq: seq, messageID: message.messageID, payload: message.payload, dup: false, token: token)
+        let promise = handle.eventLoop.makePromise(of: DeliveryOutcome.self)
+        handle.eventLoop.execute {
+            handle.handler.value.deliver(outgoing, promise: promise, timeout: ackTimeout)
+        }
+        return try await promise.futureResult.get()
+    }
+
+    /// Delivers to a device by registration id (looked up in the store).
+    public func deliver(
+        _ message: GatewayMessage,
+        toRegistrationID registrationID: String,
+        ackTimeout: Duration = .seconds(10)
+    ) async throws -> DeliveryOutcome {
+        guard let device = try await context.store.gatewayDevice(registrationID: registrationID) else { return .notConnected }
+        return try await deliver(message, to: device, ackTimeout: ackTimeout)
+    }
+
+    public func run() async throws {
+        let context = self.context
+        let configuration = context.configuration
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 4096)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.maxMessagesPerRead, value: UInt(configuration.acceptsPerTick))
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65536))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(MQTTPacketDecoder(maximumPacketSize: configuration.maxPacketSize))
+                    )
+                    try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MQTTPacketEncoder()))
+                    try channel.pipeline.syncOperations.addHandler(MQTTConnectionHandler(context: context))
+                }
+            }
+
+        let server: any Channel
+        do {
+            server = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+        } catch {
+            listening.fail(error)
+            throw error
+        }
+        if let address = server.localAddress { listening.succeed(address) }
+        context.logger.info("MQTT gateway listening", metadata: ["herald.mqtt.address": "\(server.localAddress?.description ?? "?")"])
+        let sweeps = context.sweepers.values.map { $0.start() }
+
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await context.acks.flushPeriodically() }
+            try? await gracefulShutdown()
+            // Stop accepting, close every connection, then let the recorder write the last acks.
+            try? await server.close()
+            for sweeper in context.sweepers.values { _ = try? await sweeper.closeAll().get() }
+            for _ in 0..<50 {
+                var open = 0
+                for sweeper in context.sweepers.values { open += (try? await sweeper.count().get()) ?? 0 }
+                if open == 0 { break }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            for sweep in sweeps { sweep.cancel() }
+            group.cancelAll()
+        }
+        await context.acks.flush()
+    }
+}

@@ -1,0 +1,61 @@
+/// Settings of the MQTT gateway.
+public struct GatewayConfiguration: Sendable {
+    /// Address and port of the plain TCP listener (port 0 picks a free one).
+    public var host: String
+    public var port: Int
+    /// This node's name in the presence table.
+    public var nodeID: String
+    /// The CONNECT must arrive this soon after the TCP accept.
+    public var connectTimeout: Duration
+    /// Keepalive bounds: a client's keepalive is enforced at 1.5× its value, within these.
+    public var minimumKeepAlive: Duration
+    public var maximumKeepAlive: Duration
+    /// Unacknowledged messages in flight per connection.
+    public var maxInFlight: Int
+    /// Messages queued per connection behind the in-flight window; more closes the connection
+    /// (stored messages wait in the inbox for the next connection).
+    public var maxQueued: Int
+    /// Largest MQTT packet accepted from a device.
+    public var maxPacketSize: Int
+    /// How long authentication results are cached, so a reconnect storm doesn't become a query storm.
+    public var authCacheTTL: Duration
+    /// A connection whose outbound buffer stays full this long is closed.
+    public var slowConsumerTimeout: Duration
+    /// Connections accepted per event-loop tick (NIO's default is 4).
+    public var acceptsPerTick: Int
+
+    public init(
+        host: String = "0.0.0.0",
+        port: Int = 1883,
+        nodeID: String = "node-1",
+        connectTimeout: Duration = .seconds(5),
+        minimumKeepAlive: Duration = .seconds(10),
+        maximumKeepAlive: Duration = .seconds(1800),
+        maxInFlight: Int = 32,
+        maxQueued: Int = 1000,
+        maxPacketSize: Int = 64 * 1024,
+        authCacheTTL: Duration = .seconds(60),
+        slowConsumerTimeout: Duration = .seconds(30),
+        acceptsPerTick: Int = 256
+    ) {
+        self.host = host
+        self.port = port
+        self.nodeID = nodeID
+        self.connectTimeout = connectTimeout
+        self.minimumKeepAlive = minimumKeepAlive
+        self.maximumKeepAlive = maximumKeepAlive
+        self.maxInFlight = maxInFlight
+        self.maxQueued = maxQueued
+        self.maxPacketSize = maxPacketSize
+        self.authCacheTTL = authCacheTTL
+        self.slowConsumerTimeout = slowConsumerTimeout
+        self.acceptsPerTick = acceptsPerTick
+    }
+
+    /// The silence after which a client with `keepAlive` seconds is disconnected.
+    func keepAliveDeadline(clientKeepAlive: UInt16) -> Duration {
+        guard clientKeepAlive > 0 else { return maximumKeepAlive }
+        let enforced = Duration.milliseconds(Int64(clientKeepAlive) * 1500)
+        return min(max(enforced, minimumKeepAlive), maximumKeepAlive)
+    }
+}

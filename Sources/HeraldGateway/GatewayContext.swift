@@ -1,0 +1,57 @@
+import HeraldStore
+import Logging
+import NIOCore
+
+/// What every connection of a gateway shares.
+struct GatewayContext: Sendable {
+    let configuration: GatewayConfiguration
+    let store: HeraldStore
+    let authenticator: DeviceAuthenticator
+    let registry: ConnectionRegistry
+    let acks: AckRecorder
+    let metrics: GatewayMetrics
+    let sweepers: [ObjectIdentifier: LoopSweeper]
+    let onDeviceEvent: @Sendable (GatewayDevice, ByteBuffer) -> Void
+    let logger: Logger
+
+    func sweeper(for eventLoop: any EventLoop) -> LoopSweeper {
+        sweepers[ObjectIdentifier(eventLoop)]!
+    }
+}
+
+/// The connections of one event loop, checked about once a second for CONNECT and
+/// keepalive timeouts and slow consumers: one timer per loop, not one per connection.
+final class LoopSweeper: Sendable {
+    private let connections: NIOLoopBoundBox<[ObjectIdentifier: MQTTConnectionHandler]>
+    let eventLoop: any EventLoop
+
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+        self.connections = .makeBoxSendingValue([:], eventLoop: eventLoop)
+    }
+
+    func add(_ handler: MQTTConnectionHandler) { connections.value[ObjectIdentifier(handler)] = handler }
+    func remove(_ handler: MQTTConnectionHandler) { connections.value[ObjectIdentifier(handler)] = nil }
+
+    /// Starts sweeping; returns the task to cancel.
+    func start(every interval: TimeAmount = .seconds(1)) -> RepeatedTask {
+        eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+            let now = NIODeadline.now()
+            for handler in self.connections.value.values { handler.sweep(now: now) }
+        }
+    }
+
+    /// Closes every connection of the loop (on the loop).
+    func closeAll() -> EventLoopFuture<Int> {
+        eventLoop.submit {
+            let handlers = Array(self.connections.value.values)
+            for handler in handlers { handler.shutdown() }
+            return handlers.count
+        }
+    }
+
+    /// Connections still open on the loop.
+    func count() -> EventLoopFuture<Int> {
+        eventLoop.submit { self.connections.value.count }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import NIOCore
+
+/// A message for one device's long connection.
+public struct GatewayMessage: Sendable {
+    /// The id the device deduplicates by (the push's `msg_id`).
+    public var messageID: String
+    /// The PUBLISH payload.
+    public var payload: ByteBuffer
+    /// How long the message may wait for the device; zero means online devices only,
+    /// sent without being stored.
+    public var timeToLive: Duration
+
+    public init(messageID: String, payload: ByteBuffer, timeToLive: Duration) {
+        self.messageID = messageID
+        self.payload = payload
+        self.timeToLive = timeToLive
+    }
+}
+
+/// What became of a delivery over the long connection.
+public enum DeliveryOutcome: Sendable, Hashable {
+    /// The device acknowledged it (PUBACK).
+    case acknowledged
+    /// The device has no connection here; a stored message waits for it.
+    case notConnected
+    /// Sent, but not acknowledged within the timeout; a stored message is replayed on reconnect.
+    case noAcknowledgement
+}
+
+/// A message queued on one connection.
+struct Outgoing: Sendable {
+    /// Position in the device's inbox; nil for a message that is not stored (TTL 0).
+    var seq: Int64?
+    var messageID: String
+    var payload: ByteBuffer
+    /// Sent before on an earlier connection (MQTT DUP).
+    var dup: Bool
+    /// Identifies who waits for the outcome of a message that has no seq.
+    var token: UInt64
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

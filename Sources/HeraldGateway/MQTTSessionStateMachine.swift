@@ -1,0 +1,283 @@
+import DequeModule
+import HeraldMQTT
+import HeraldStore
+import NIOCore
+
+/// The protocol logic of one device connection, without I/O: packets and events in,
+/// actions out. The channel handler executes the actions.
+///
+/// Lifecycle: awaiting CONNECT → authenticating → replaying (loading the inbox; live
+/// stored messages are held back so order is kept) → active → closed.
+struct MQTTSessionStateMachine {
+    enum CloseReason: String, Sendable {
+        case clientDisconnected = "client_disconnect"
+        case protocolViolation = "protocol_violation"
+        case authenticationFailed = "auth_failed"
+        case keepaliveExpired = "keepalive_timeout"
+        case connectTimeout = "connect_timeout"
+        case takenOver = "takeover"
+        case slowConsumer = "slow_consumer"
+        case serverShutdown = "shutdown"
+        case unsupportedQoS = "unsupported_qos"
+    }
+
+    enum Action {
+        case none
+        case authenticate(clientID: String, username: String, password: String, keepAlive: UInt16)
+        /// CONNACK accepted, then register the session and load the inbox.
+        case acceptSession(registrationID: String)
+        case send([MQTTPacket])
+        case sendAndClose(MQTTPacket, CloseReason)
+        case close(CloseReason)
+        /// A message was acknowledged; `ackedThrough` is the new inbox position, if it moved.
+        case acknowledged(Outgoing, ackedThrough: Int64?, then: [MQTTPacket])
+        /// A device event on its events topic; `reply` acknowledges a QoS 1 publish.
+        case deviceEvent(ByteBuffer, reply: MQTTPacket?)
+    }
+
+    enum State {
+        case awaitingConnect
+        case authenticating
+        case replaying(Session)
+        case active(Session)
+        case closed
+    }
+
+    struct Session {
+        var registrationID: String
+        var inFlight: [UInt16: Outgoing] = [:]
+        /// Packet ids in the order their messages were sent.
+        var inFlightOrder: Deque<UInt16> = []
+        var queue: Deque<Outgoing> = []
+        var heldBack: [Outgoing] = []
+        var nextPacketID: UInt16 = 1
+        /// Highest inbox seq queued on this connection: a later copy of it is dropped.
+        var highestQueuedSeq: Int64 = 0
+        /// Highest inbox seq acknowledged in order on this connection.
+        var ackedThrough: Int64 = 0
+        /// Seqs acknowledged out of order, waiting for the gap below them to close.
+        var ackedAhead: Set<Int64> = []
+        var sentSeqs: Deque<Int64> = []
+    }
+
+    private(set) var state: State = .awaitingConnect
+    let maxInFlight: Int
+    let maxQueued: Int
+
+    init(maxInFlight: Int, maxQueued: Int) {
+        self.maxInFlight = maxInFlight
+        self.maxQueued = maxQueued
+    }
+
+    var registrationID: String? {
+        switch state {
+        case .replaying(let session), .active(let session): session.registrationID
+        default: nil
+        }
+    }
+
+    var isOpen: Bool {
+        if case .closed = state { return false }
+        return true
+    }
+
+    // MARK: Packets from the device
+
+    mutating func packetReceived(_ packet: MQTTPacket) -> Action {
+        switch state {
+        case .awaitingConnect:
+            guard case .connect(let connect) = packet else { return closeNow(.protocolViolation) }
+            guard let username = connect.username, let passwordBuffer = connect.password else {
+                state = .closed
+                return .sendAndClose(.connAck(.init(returnCode: .badUsernameOrPassword)), .authenticationFailed)
+            }
+            guard !connect.clientID.isEmpty else {
+                state = .closed
+                return .sendAndClose(.connAck(.init(returnCode: .identifierRejected)), .authenticationFailed)
+            }
+            state = .authenticating
+            return .authenticate(
+                clientID: connect.clientID,
+                username: username,
+                password: String(buffer: passwordBuffer),
+                keepAlive: connect.keepAlive
+            )
+        case .authenticating:
+            // Nothing may come before the CONNACK.
+            return closeNow(.protocolViolation)
+        case .replaying(var session):
+            let action = sessionPacket(packet, &session)
+            if isOpen { state = .replaying(session) }
+            return action
+        case .active(var session):
+            let action = sessionPacket(packet, &session)
+            if isOpen { state = .active(session) }
+            return action
+        case .closed:
+            return .none
+        }
+    }
+
+    private mutating func sessionPacket(_ packet: MQTTPacket, _ session: inout Session) -> Action {
+        switch packet {
+        case .pingReq:
+            return .send([.pingResp])
+        case .disconnect:
+            return closeNow(.clientDisconnected)
+        case .pubAck(let packetID):
+            guard let outgoing = session.inFlight.removeValue(forKey: packetID) else {
+                return closeNow(.protocolViolation)
+            }
+            if let index = session.inFlightOrder.firstIndex(of: packetID) { session.inFlightOrder.remove(at: index) }
+            var moved: Int64?
+            if let seq = outgoing.seq {
+                session.ackedAhead.insert(seq)
+                while let first = session.sentSeqs.first, session.ackedAhead.remove(first) != nil {
+                    session.sentSeqs.removeFirst()
+                    session.ackedThrough = first
+                    moved = first
+                }
+            }
+            let next = isActive ? drain(&session) : []
+            return .acknowledged(outgoing, ackedThrough: moved, then: next)
+        case .subscribe(let subscribe):
+            let own = ["herald/\(session.registrationID)/push", "herald/\(session.registrationID)/#"]
+            let codes = subscribe.subscriptions.map { subscription -> MQTTPacket.SubAck.ReturnCode in
+                guard own.contains(subscription.topicFilter) else { return .failure }
+                return subscription.qos == .atMostOnce ? .grantedQoS0 : .grantedQoS1
+            }
+            return .send([.subAck(.init(packetID: subscribe.packetID, returnCodes: codes))])
+        case .unsubscribe(let unsubscribe):
+            return .send([.unsubAck(packetID: unsubscribe.packetID)])
+        case .publish(let publish):
+            guard publish.topic == "herald/\(session.registrationID)/events" else { return closeNow(.protocolViolation) }
+            switch publish.qos {
+            case .atMostOnce: return .deviceEvent(publish.payload, reply: nil)
+            case .atLeastOnce: return .deviceEvent(publish.payload, reply: .pubAck(packetID: publish.packetID ?? 0))
+            case .exactlyOnce: return closeNow(.unsupportedQoS)
+            }
+        case .pubRec, .pubRel, .pubComp:
+            return closeNow(.unsupportedQoS)
+        case .connect, .connAck, .subAck, .unsubAck, .pingResp:
+            return closeNow(.protocolViolation)
+        }
+    }
+
+    private var isActive: Bool {
+        if case .active = state { return true }
+        return false
+    }
+
+    // MARK: Events from Herald
+
+    mutating func authenticated(_ result: AuthResult) -> Action {
+        guard case .authenticating = state else { return .none }
+        switch result {
+        case .accepted(let device):
+            state = .replaying(Session(registrationID: device.registrationID))
+            return .acceptSession(registrationID: device.registrationID)
+        case .refused(let code):
+            state = .closed
+            return .sendAndClose(.connAck(.init(returnCode: code)), .authenticationFailed)
+        }
+    }
+
+    /// The inbox was loaded: send it (DUP), then what arrived meanwhile, in order.
+    mutating func replayLoaded(_ messages: [Outgoing]) -> Action {
+        guard case .replaying(var session) = state else { return .none }
+        let held = session.heldBack
+        session.heldBack = []
+        for message in messages { enqueue(message, into: &session) }
+        for message in held { enqueue(message, into: &session) }
+        if session.queue.count > maxQueued { return closeNow(.slowConsumer) }
+        let packets = drain(&session)
+        state = .active(session)
+        return packets.isEmpty ? .none : .send(packets)
+    }
+
+    /// A live message for this device.
+    mutating func deliver(_ message: Outgoing) -> Action {
+        switch state {
+        case .replaying(var session):
+            if message.seq != nil {
+                session.heldBack.append(message)
+                state = .replaying(session)
+                return .none
+            }
+            return deliverNow(message, &session, replaying: true)
+        case .active(var session):
+            return deliverNow(message, &session, replaying: false)
+        default:
+            return .none
+        }
+    }
+
+    private mutating func deliverNow(_ message: Outgoing, _ session: inout Session, replaying: Bool) -> Action {
+        enqueue(message, into: &session)
+        if session.queue.count > maxQueued { return closeNow(.slowConsumer) }
+        let packets = drain(&session)
+        state = replaying ? .replaying(session) : .active(session)
+        return packets.isEmpty ? .none : .send(packets)
+    }
+
+    /// Sends queued messages the in-flight window allows (after the channel became writable again).
+    mutating func resume() -> Action {
+        guard case .active(var session) = state else { return .none }
+        let packets = drain(&session)
+        state = .active(session)
+        return packets.isEmpty ? .none : .send(packets)
+    }
+
+    mutating func close(_ reason: CloseReason) -> Action {
+        guard isOpen else { return .none }
+        return closeNow(reason)
+    }
+
+    /// Messages never acknowledged on this connection (their senders learn "no ack").
+    mutating func unacknowledged() -> [Outgoing] {
+        switch state {
+        case .replaying(let session), .active(let session):
+            return Array(session.inFlightOrder.compactMap { session.inFlight[$0] }) + Array(session.queue) + session.heldBack
+        default:
+            return []
+        }
+    }
+
+    private mutating func closeNow(_ reason: CloseReason) -> Action {
+        state = .closed
+        return .close(reason)
+    }
+
+    private func enqueue(_ message: Outgoing, into session: inout Session) {
+        if let seq = message.seq {
+            guard seq > session.highestQueuedSeq else { return }
+            session.highestQueuedSeq = seq
+        }
+        session.queue.append(message)
+    }
+
+    private func drain(_ session: inout Session) -> [MQTTPacket] {
+        var packets: [MQTTPacket] = []
+        while session.inFlight.count < maxInFlight, let message = session.queue.popFirst() {
+            var packetID = session.nextPacketID
+            while session.inFlight[packetID] != nil { packetID = packetID == .max ? 1 : packetID + 1 }
+            session.nextPacketID = packetID == .max ? 1 : packetID + 1
+            session.inFlight[packetID] = message
+            session.inFlightOrder.append(packetID)
+            if let seq = message.seq { session.sentSeqs.append(seq) }
+            packets.append(
+                .publish(
+                    .init(
+                        topic: "herald/\(session.registrationID)/push",
+                        payload: message.payload,
+                        qos: .atLeastOnce,
+                        packetID: packetID,
+                        retain: false,
+                        dup: message.dup
+                    )
+                )
+            )
+        }
+        return packets
+    }
+}

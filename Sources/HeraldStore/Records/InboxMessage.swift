@@ -1,0 +1,42 @@
+import Foundation
+
+/// A message waiting in a device's inbox for the long connection.
+public struct InboxMessage: Sendable, Hashable {
+    /// Position in the device's sequence.
+    public var seq: Int64
+    /// The message id the device deduplicates by.
+    public var messageID: String
+    /// What is sent to the device (the PUBLISH payload).
+    public var payload: [UInt8]
+    public var expiresAt: Date
+
+    public init(seq: Int64, messageID: String, payload: [UInt8], expiresAt: Date) {
+        self.seq = seq
+        self.messageID = messageID
+        self.payload = payload
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A device as the gateway knows it once it has authenticated.
+public struct GatewayDevice: Sendable, Hashable {
+    public var deviceID: Int64
+    public var appID: Int64
+    public var registrationID: String
+
+    public init(deviceID: Int64, appID: Int64, registrationID: String) {
+        self.deviceID = deviceID
+        self.appID = appID
+        self.registrationID = registrationID
+    }
+}
+
+/// Why a device's CONNECT was refused.
+public enum GatewayAuthFailure: Error, Sendable, Hashable {
+    /// No such device: MQTT "identifier rejected".
+    case unknownDevice
+    /// Wrong secret: MQTT "bad user name or password".
+    case badCredentials
+    /// The device belongs to another app: MQTT "not authorised".
+    case notAuthorised
+}

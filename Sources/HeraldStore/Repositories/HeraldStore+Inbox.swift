@@ -1,0 +1,119 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+extension HeraldStore {
+    /// Checks a device's MQTT credentials: client id = registration id, user name = app
+    /// key, password = device secret.
+    public func authenticateGatewayDevice(
+        registrationID: String,
+        appKey: String,
+        deviceSecret: String
+    ) async throws -> Result<GatewayDevice, GatewayAuthFailure> {
+        guard Identifiers.isRegistrationID(registrationID) else { return .failure(.unknownDevice) }
+        let rows = try await client.query(
+            """
+            SELECT d.id, d.app_id, a.app_key, d.secret_hash FROM devices d JOIN apps a ON a.id = d.app_id
+            WHERE d.registration_id = \(registrationID)
+            """,
+            logger: logger
+        )
+        for try await (deviceID, appID, key, hash) in rows.decode((Int64, Int64, String, Data).self) {
+            guard key == appKey else { return .failure(.notAuthorised) }
+            guard SecretHash.matches(deviceSecret, stored: Array(hash)) else { return .failure(.badCredentials) }
+            return .success(GatewayDevice(deviceID: deviceID, appID: appID, registrationID: registrationID))
+        }
+        return .failure(.unknownDevice)
+    }
+
+    /// Stores a message in a device's inbox under the device's next sequence number.
+    public func enqueue(deviceID: Int64, messageID: String, payload: [UInt8], expiresAt: Date) async throws -> InboxMessage? {
+        let rows = try await client.query(
+            """
+            WITH next AS (UPDATE devices SET inbox_seq = inbox_seq + 1 WHERE id = \(deviceID) RETURNING id, inbox_seq)
+            INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
+            SELECT id, inbox_seq, \(messageID), \(ByteBuffer(bytes: payload)), \(expiresAt) FROM next
+            RETURNING seq
+            """,
+            logger: logger
+        )
+        for try await seq in rows.decode(Int64.self) {
+            return InboxMessage(seq: seq, messageID: messageID, payload: payload, expiresAt: expiresAt)
+        }
+        return nil
+    }
+
+    /// Unacknowledged, unexpired messages of a device, oldest first.
+    public func pendingMessages(deviceID: Int64, limit: Int = 1000, now: Date = Date()) async throws -> [InboxMessage] {
+        let rows = try await client.query(
+            """
+            SELECT m.seq, m.message_id, m.payload, m.expires_at FROM device_messages m JOIN devices d ON d.id = m.device_id
+            WHERE m.device_id = \(deviceID) AND m.seq > d.acked_seq AND m.expires_at > \(now)
+            ORDER BY m.seq LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        var messages: [InboxMessage] = []
+        for try await (seq, messageID, payload, expiresAt) in rows.decode((Int64, String, ByteBuffer, Date).self) {
+            messages.append(InboxMessage(seq: seq, messageID: messageID, payload: Array(buffer: payload), expiresAt: expiresAt))
+        }
+        return messages
+    }
+
+    /// Records, for many devices at once, that each acknowledged its inbox through `seq`.
+    public func acknowledge(_ positions: [Int64: Int64]) async throws {
+        guard !positions.isEmpty else { return }
+        let ids = Array(positions.keys)
+        let seqs = ids.map { positions[$0]! }
+        try await client.query(
+            """
+            UPDATE devices d SET acked_seq = GREATEST(d.acked_seq, v.seq)
+            FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq) WHERE d.id = v.id
+            """,
+            logger: logger
+        )
+    }
+
+    /// The sequence number a device has acknowledged through.
+    public func acknowledgedSeq(deviceID: Int64) async throws -> Int64? {
+        let rows = try await client.query("SELECT acked_seq FROM devices WHERE id = \(deviceID)", logger: logger)
+        for try await seq in rows.decode(Int64.self) { return seq }
+        return nil
+    }
+
+    /// Records which node holds the connections of these devices (nil: none any more).
+    public func updatePresence(connected: [Int64], disconnected: [Int64], nodeID: String) async throws {
+        if !connected.isEmpty {
+            try await client.query(
+                """
+                INSERT INTO device_presence (device_id, node_id) SELECT id, \(nodeID) FROM unnest(\(connected)::bigint[]) AS id
+                ON CONFLICT (device_id) DO UPDATE SET node_id = EXCLUDED.node_id, connected_at = now()
+                """,
+                logger: logger
+            )
+        }
+        if !disconnected.isEmpty {
+            try await client.query(
+                "DELETE FROM device_presence WHERE device_id = ANY(\(disconnected)) AND node_id = \(nodeID)",
+                logger: logger
+            )
+        }
+    }
+
+    /// The node holding a device's connection, if any.
+    public func presence(deviceID: Int64) async throws -> String? {
+        let rows = try await client.query("SELECT node_id FROM device_presence WHERE device_id = \(deviceID)", logger: logger)
+        for try await node in rows.decode(String.self) { return node }
+        return nil
+    }
+
+    /// The device id of a registration id (any app).
+    public func gatewayDevice(registrationID: String) async throws -> GatewayDevice? {
+        guard Identifiers.isRegistrationID(registrationID) else { return nil }
+        let rows = try await client.query("SELECT id, app_id FROM devices WHERE registration_id = \(registrationID)", logger: logger)
+        for try await (deviceID, appID) in rows.decode((Int64, Int64).self) {
+            return GatewayDevice(deviceID: deviceID, appID: appID, registrationID: registrationID)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import HeraldGateway
+import HeraldMQTT
+import HeraldStore
+import NIOCore
+import Testing
+
+@Suite struct GatewayConnectTests {
+    @Test func aDeviceWithItsCredentialsIsAccepted() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret) = try await test.device()
+            let (client, code) = try await TestMQTTClient.connect(
+                to: test.address,
+                clientID: device.registrationID,
+                username: test.appKey,
+                password: secret
+            )
+            #expect(code == .accepted)
+            #expect(try await test.eventually { test.gateway.isConnected(device.registrationID) })
+            #expect(try await test.eventually { try await test.store.presence(deviceID: device.deviceID) == "test-node" })
+            await client.close()
+            #expect(try await test.eventually { try await test.store.presence(deviceID: device.deviceID) == nil })
+        }
+    }
+
+    @Test func refusalsUseTheMQTTReturnCodes() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret) = try await test.device()
+            let wrongPassword = try await TestMQTTClient.connect(
+                to: test.address,
+                clientID: device.registrationID,
+                username: test.appKey,
+                password: "nope"
+            )
+            #expect(wrongPassword.1 == .badUsernameOrPassword)
+            #expect(try await wrongPassword.0.waitForClose())
+
+            let unknown = try await TestMQTTClient.connect(
+                to: test.address,
+                clientID: "00000000000000000000",
+                username: test.appKey,
+                password: secret
+            )
+            #expect(unknown.1 == .identifierRejected)
+
+            let other = try await test.store.createApp(name: "Other")
+            let wrongApp = try await TestMQTTClient.connect(
+                to: test.address,
+                clientID: device.registrationID,
+                username: other.app.appKey,
+                password: secret
+            )
+            #expect(wrongApp.1 == .notAuthorized)
+
+            let noPassword = try await TestMQTTClient.connect(to: test.address, clientID: device.registrationID, username: nil, password: nil)
+            #expect(noPassword.1 == .badUsernameOrPassword)
+            #expect(!test.gateway.isConnected(device.registrationID))
+        }
+    }
+
+    @Test func anUnsupportedProtocolLevelGetsReturnCode1() async throws {
+        try await GatewayTest.run { test in
+            let client = try await TestMQTTClient.connect(to: test.address)
+            // CONNECT with protocol name "MQIsdp" level 3 (MQTT 3.1).
+            let body: [UInt8] = [0x00, 0x06] + Array("MQIsdp".utf8) + [0x03, 0x02, 0x00, 0x3C, 0x00, 0x01, 0x61]
+            try await client.sendRaw([0x10, UInt8(body.count)] + body)
+            guard case .connAck(let ack) = try await client.next() else {
+                Issue.record("no CONNACK")
+                return
+            }
+            #expect(ack.returnCode == .unacceptableProtocolVersion)
+            #expect(try await client.waitForClose())
+        }
+    }
+
+    @Test func aSecondConnectionWithTheSameClientIDTakesOver() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret, first) = try await test.connectedDevice()
+            let second = try await test.connect(device, secret: secret)
+            #expect(try await first.waitForClose())
+            #expect(second.channel.isActive)
+            async let outcome = test.gateway.deliver(test.message("to the new one"), to: device)
+            #expect(try await second.nextPublish().map { String(buffer: $0.payload) } == "to the new one")
+            #expect(try await outcome == .acknowledged)
+            #expect(try await test.eventually { try await test.store.presence(deviceID: device.deviceID) == "test-node" })
+        }
+    }
+
+    @Test func aConnectionThatNeverSendsCONNECTIsClosed() async throws {
+        try await GatewayTest.run({ $0.connectTimeout = .seconds(1) }) { test in
+            let client = try await TestMQTTClient.connect(to: test.address)
+            #expect(try await client.waitForClose(timeout: .seconds(10)))
+        }
+    }
+
+    @Test func aSilentClientIsClosedAfterOneAndAHalfKeepalives() async throws {
+        try await GatewayTest.run({ $0.minimumKeepAlive = .seconds(1) }) { test in
+            let (_, _, client) = try await test.connectedDevice(keepAlive: 1)
+            #expect(try await client.waitForClose(timeout: .seconds(10)))
+        }
+    }
+
+    @Test func pingsKeepAConnectionAlive() async throws {
+        try await GatewayTest.run({ $0.minimumKeepAlive = .seconds(1) }) { test in
+            let (_, _, client) = try await test.connectedDevice(keepAlive: 1)
+            for _ in 0..<8 {
+                try await client.send(.pingReq)
+                #expect(try await client.next() == .pingResp)
+                try await Task.sleep(for: .milliseconds(400))
+            }
+            #expect(client.channel.isActive)
+        }
+    }
+
+    @Test func malformedInputClosesOnlyThatConnection() async throws {
+        try await GatewayTest.run { test in
+            let (goodDevice, _, good) = try await test.connectedDevice()
+            let (_, _, bad) = try await test.connectedDevice()
+            try await bad.sendRaw([0xF0, 0x00])  // reserved packet type 15
+            #expect(try await bad.waitForClose())
+            let outcome = try await test.gateway.deliver(test.message("still here"), to: goodDevice)
+            let publish = try await good.nextPublish()
+            #expect(publish.map { String(buffer: $0.payload) } == "still here")
+            _ = outcome
+        }
+    }
+
+    @Test func packetsBeforeCONNECTAndQoS2AreProtocolViolations() async throws {
+        try await GatewayTest.run { test in
+            let early = try await TestMQTTClient.connect(to: test.address)
+            try await early.send(.pingReq)
+            #expect(try await early.waitForClose())
+
+            let (device, _, client) = try await test.connectedDevice()
+            try await client.send(
+                .publish(.init(topic: "herald/\(device.registrationID)/events", payload: ByteBuffer(string: "x"), qos: .exactlyOnce, packetID: 1))
+            )
+            #expect(try await client.waitForClose())
+        }
+    }
+
+    @Test func aClientMaySubscribeToItsOwnTopicsOnly() async throws {
+        try await GatewayTest.run { test in
+            let (device, _, client) = try await test.connectedDevice()
+            try await client.send(
+                .subscribe(
+                    .init(
+                        packetID: 7,
+                        subscriptions: [
+                            .init(topicFilter: "herald/\(device.registrationID)/push", qos: .exactlyOnce),
+                            .init(topicFilter: "herald/someone-else/push", qos: .atLeastOnce),
+                            .init(topicFilter: "#", qos: .atMostOnce),
+                        ]
+                    )
+                )
+            )
+            #expect(try await client.next() == .subAck(.init(packetID: 7, returnCodes: [.grantedQoS1, .failure, .failure])))
+        }
+    }
+
+    @Test func deviceEventsAreAcknowledgedAndHandedOn() async throws {
+        try await GatewayTest.run { test in
+            let (device, _, client) = try await test.connectedDevice()
+            try await client.send(
+                .publish(
+                    .init(
+                        topic: "herald/\(device.registrationID)/events",
+                        payload: ByteBuffer(string: #"{"event":"opened"}"#),
+                        qos: .atLeastOnce,
+                        packetID: 9
+                    )
+                )
+            )
+            #expect(try await client.next() == .pubAck(packetID: 9))
+            #expect(test.events.withLockedValue { $0 } == [#"\#(device.registrationID):{"event":"opened"}"#])
+            // Publishing anywhere else is a violation.
+            try await client.send(.publish(.init(topic: "herald/x/events", payload: ByteBuffer(), qos: .atMostOnce)))
+            #expect(try await client.waitForClose())
+        }
+    }
+}

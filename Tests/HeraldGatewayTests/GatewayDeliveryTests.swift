@@ -1,0 +1,144 @@
+import Foundation
+import HeraldGateway
+import HeraldMQTT
+import HeraldStore
+import HeraldTestSupport
+import NIOCore
+import ServiceLifecycle
+import Testing
+
+@Suite struct GatewayDeliveryTests {
+    @Test func aConnectedDeviceReceivesAcknowledgesAndTheStoreRecordsIt() async throws {
+        try await GatewayTest.run { test in
+            let (device, _, client) = try await test.connectedDevice()
+            async let outcome = test.gateway.deliver(test.message("hello", id: "m1"), to: device)
+            let publish = try #require(try await client.nextPublish())
+            #expect(publish.topic == "herald/\(device.registrationID)/push")
+            #expect(publish.qos == .atLeastOnce)
+            #expect(!publish.dup)
+            #expect(String(buffer: publish.payload) == "hello")
+            #expect(try await outcome == .acknowledged)
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.store.pendingMessages(deviceID: device.deviceID).isEmpty)
+        }
+    }
+
+    @Test func anOfflineDeviceGetsWhatItMissedInOrderWithDUPAndNothingExpired() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret) = try await test.device()
+            for text in ["one", "two", "three"] {
+                #expect(try await test.gateway.deliver(test.message(text), to: device) == .notConnected)
+            }
+            _ = try await test.store.enqueue(
+                deviceID: device.deviceID,
+                messageID: "old",
+                payload: Array("expired".utf8),
+                expiresAt: Date(timeIntervalSinceNow: -1)
+            )
+            #expect(try await test.gateway.deliver(test.message("four"), to: device) == .notConnected)
+
+            let client = try await test.connect(device, secret: secret)
+            var received: [String] = []
+            while let publish = try await client.nextPublish(timeout: .seconds(2)) {
+                #expect(publish.dup)
+                received.append(String(buffer: publish.payload))
+            }
+            #expect(received == ["one", "two", "three", "four"])
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 5 })
+        }
+    }
+
+    @Test func anUnacknowledgedMessageIsReplayedOnTheNextConnection() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret, client) = try await test.connectedDevice()
+            async let outcome = test.gateway.deliver(test.message("ack me"), to: device, ackTimeout: .milliseconds(300))
+            let first = try await client.nextPublish(acknowledge: false)
+            #expect(first.map { String(buffer: $0.payload) } == "ack me")
+            #expect(try await outcome == .noAcknowledgement)
+            await client.close()
+
+            let again = try await test.connect(device, secret: secret)
+            let replayed = try #require(try await again.nextPublish())
+            #expect(String(buffer: replayed.payload) == "ack me")
+            #expect(replayed.dup)
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+        }
+    }
+
+    @Test func timeToLiveZeroIsForOnlineDevicesOnlyAndNeverStored() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret) = try await test.device()
+            #expect(try await test.gateway.deliver(test.message("now or never", ttl: .zero), to: device) == .notConnected)
+            let client = try await test.connect(device, secret: secret)
+            #expect(try await client.nextPublish(timeout: .milliseconds(500)) == nil)
+
+            async let outcome = test.gateway.deliver(test.message("live", ttl: .zero), to: device)
+            #expect(try await client.nextPublish().map { String(buffer: $0.payload) } == "live")
+            #expect(try await outcome == .acknowledged)
+            let rows = try await test.store.client.query("SELECT count(*) FROM device_messages")
+            for try await count in rows.decode(Int.self) { #expect(count == 0) }
+        }
+    }
+
+    @Test func atMostNMessagesAreInFlightPerConnection() async throws {
+        try await GatewayTest.run({ $0.maxInFlight = 2 }) { test in
+            let (device, _, client) = try await test.connectedDevice()
+            let outcomes = Task {
+                try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
+                    for index in 0..<5 {
+                        group.addTask { try await test.gateway.deliver(test.message("m\(index)", ttl: .zero), to: device) }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            var unacknowledged: [MQTTPacket.Publish] = []
+            while let publish = try await client.nextPublish(acknowledge: false, timeout: .milliseconds(500)) { unacknowledged.append(publish) }
+            #expect(unacknowledged.count == 2)
+            for publish in unacknowledged { try await client.send(.pubAck(packetID: publish.packetID!)) }
+            var rest = 0
+            while try await client.nextPublish(timeout: .seconds(1)) != nil { rest += 1 }
+            #expect(rest == 3)
+            #expect(try await outcomes.value.filter { $0 == .acknowledged }.count == 5)
+        }
+    }
+
+    @Test func aBogusPUBACKIsAProtocolViolation() async throws {
+        try await GatewayTest.run { test in
+            let (_, _, client) = try await test.connectedDevice()
+            try await client.send(.pubAck(packetID: 4242))
+            #expect(try await client.waitForClose())
+        }
+    }
+
+    @Test func gracefulShutdownClosesConnectionsAndKeepsEveryAcknowledgement() async throws {
+        try await TestDatabase.withStore { store in
+            let app = try await store.createApp(name: "Shutdown")
+            let registered = try await store.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let device = try #require(try await store.gatewayDevice(registrationID: registered.registrationID))
+            // A long flush interval would lose acks if shutdown didn't flush.
+            let gateway = Gateway(configuration: GatewayConfiguration(host: "127.0.0.1", port: 0), store: store, logger: TestDatabase.logger)
+            let group = ServiceGroup(services: [gateway], logger: TestDatabase.logger)
+            let running = Task { try await group.run() }
+            let address = try await gateway.localAddress
+            let (client, code) = try await TestMQTTClient.connect(
+                to: address,
+                clientID: device.registrationID,
+                username: app.app.appKey,
+                password: registered.deviceSecret
+            )
+            #expect(code == .accepted)
+            for _ in 0..<200 where !gateway.isConnected(device.registrationID) { try await Task.sleep(for: .milliseconds(5)) }
+            async let outcome = gateway.deliver(
+                GatewayMessage(messageID: "m", payload: ByteBuffer(string: "bye"), timeToLive: .seconds(60)),
+                to: device
+            )
+            _ = try await client.nextPublish()
+            #expect(try await outcome == .acknowledged)
+
+            await group.triggerGracefulShutdown()
+            try await running.value
+            #expect(try await client.waitForClose())
+            #expect(try await store.acknowledgedSeq(deviceID: device.deviceID) == 1)
+        }
+    }
+}
