@@ -116,6 +116,7 @@ let package = Package(
             dependencies: [
                 "HeraldAPI",
                 "HeraldCore",
+                "HeraldGateway",
                 "HeraldStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -18,7 +18,7 @@ cleanup() {
 trap cleanup EXIT
 
 cd "$work"
-"$herald" serve --http-port "$port" --http-host 127.0.0.1 > server.out 2> server.err &
+"$herald" serve --http-port "$port" --http-host 127.0.0.1 --mqtt-port 0 > server.out 2> server.err &
 server=$!
 for _ in $(seq 1 120); do
     grep -q "Herald is running" server.out 2> /dev/null && break

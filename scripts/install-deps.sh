@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Installs the system packages Herald's run and test commands need, when they are missing:
-# the PostgreSQL 15 server binaries (the embedded database). Debian/Ubuntu (apt-get).
+# the PostgreSQL 15 server binaries (the embedded database) and, with --test, the
+# mosquitto command-line clients (interoperability tests). Debian/Ubuntu (apt-get).
 set -euo pipefail
 
 missing=()
 if ! ls /usr/lib/postgresql/*/bin/initdb > /dev/null 2>&1 && ! command -v initdb > /dev/null 2>&1; then
     missing+=(postgresql-15)
+fi
+# Real MQTT clients nobody here wrote, for the gateway's interoperability tests.
+if [ "${1:-}" = "--test" ] && ! command -v mosquitto_sub > /dev/null 2>&1; then
+    missing+=(mosquitto-clients)
 fi
 if ! command -v swift > /dev/null 2>&1; then
     echo "error: no Swift toolchain on PATH; install Swift 6.2 or newer (https://www.swift.org/install/)" >&2

@@ -4,7 +4,7 @@
 # then checks the README's quick start against a running server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --test
 
 echo "==> swift format lint"
 swift format lint --strict -r Sources Tests Plugins Fuzz Package.swift

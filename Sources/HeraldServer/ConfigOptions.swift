@@ -21,6 +21,9 @@ struct ConfigOptions: ParsableArguments {
     @Option(help: "HTTP port (HERALD_HTTP_PORT, default 8080).")
     var httpPort: Int?
 
+    @Option(help: "MQTT gateway port (HERALD_MQTT_PORT, default 1883).")
+    var mqttPort: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (HERALD_LOG_LEVEL).")
     var logLevel: String?
 
@@ -31,6 +34,7 @@ struct ConfigOptions: ParsableArguments {
         if let dataDir { values["dataDir"] = .init(.string(dataDir), isSecret: false) }
         if let httpHost { values["http.host"] = .init(.string(httpHost), isSecret: false) }
         if let httpPort { values["http.port"] = .init(.int(httpPort), isSecret: false) }
+        if let mqttPort { values["mqtt.port"] = .init(.int(mqttPort), isSecret: false) }
         if let logLevel { values["log.level"] = .init(.string(logLevel), isSecret: false) }
 
         let environmentProvider = KeyMappingProvider(

@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import HeraldAPI
 import Logging
 
@@ -20,6 +21,11 @@ struct HeraldConfiguration: Sendable {
     var httpHost: String
     var httpPort: Int
     var httpMaxBodySize: Int
+    /// `mqtt.host`, `mqtt.port`: the device gateway's listener.
+    var mqttHost: String
+    var mqttPort: Int
+    /// `nodeID`: this node's name in the presence table.
+    var nodeID: String
     /// `postgres.binDir`: PostgreSQL binaries for the embedded cluster.
     var postgresBinDirectory: String?
     /// `log.level`.
@@ -37,12 +43,16 @@ struct HeraldConfiguration: Sendable {
         httpPort = reader.int(forKey: "http.port", default: 8080)
         httpMaxBodySize = reader.int(forKey: "http.maxBodySize", default: 1 << 20)
         postgresBinDirectory = reader.string(forKey: "postgres.binDir")
+        mqttHost = reader.string(forKey: "mqtt.host", default: "0.0.0.0")
+        mqttPort = reader.int(forKey: "mqtt.port", default: 1883)
+        nodeID = reader.string(forKey: "nodeID", default: ProcessInfo.processInfo.hostName)
         let level = reader.string(forKey: "log.level", default: "info")
         guard let logLevel = Logger.Level(rawValue: level) else {
             throw StartupError("log.level: unknown level '\(level)' (trace, debug, info, notice, warning, error, critical)")
         }
         self.logLevel = logLevel
         guard (0...65535).contains(httpPort) else { throw StartupError("http.port: \(httpPort) is not a port") }
+        guard (0...65535).contains(mqttPort) else { throw StartupError("mqtt.port: \(mqttPort) is not a port") }
         guard (1...1000).contains(databasePoolSize) else { throw StartupError("database.poolSize: must be 1 to 1000") }
         guard httpMaxBodySize >= 1024 else { throw StartupError("http.maxBodySize: at least 1024 bytes") }
         if let adminToken, adminToken.utf8.count < 16 {

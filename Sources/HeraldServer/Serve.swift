@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldAPI
 import HeraldCore
+import HeraldGateway
 import HeraldStore
 import Hummingbird
 import Logging
@@ -40,11 +41,20 @@ struct Serve: AsyncParsableCommand {
                     database: database,
                     adminTokenFromFile: configuration.adminToken == nil
                 )
+                let gateway = Gateway(
+                    configuration: GatewayConfiguration(host: configuration.mqttHost, port: configuration.mqttPort, nodeID: configuration.nodeID),
+                    store: store,
+                    logger: logger
+                )
                 let app = buildApplication(
                     configuration: api,
                     store: store,
                     registry: registry,
-                    onServerRunning: { channel in banner.print(port: channel.localAddress?.port ?? configuration.httpPort) },
+                    services: [gateway],
+                    onServerRunning: { channel in
+                        let mqttPort = (try? await gateway.localAddress)?.port ?? configuration.mqttPort
+                        banner.print(port: channel.localAddress?.port ?? configuration.httpPort, mqttPort: mqttPort)
+                    },
                     logger: logger
                 )
                 let group = ServiceGroup(
@@ -86,7 +96,7 @@ struct Banner: Sendable {
     let database: DatabaseSetup
     let adminTokenFromFile: Bool
 
-    func print(port: Int) {
+    func print(port: Int, mqttPort: Int) {
         let host = ["0.0.0.0", "::", ""].contains(configuration.httpHost) ? "127.0.0.1" : configuration.httpHost
         let base = "http://\(host):\(port)"
         let databaseLine =
@@ -98,6 +108,7 @@ struct Banner: Sendable {
 
             Herald is running.
               API       \(base)   (description: \(base)/openapi.yaml)
+              Devices   mqtt://\(host):\(mqttPort)   (MQTT 3.1.1, see docs/protocol.md)
               Database  \(databaseLine)
               Admin     token \(adminTokenFromFile ? "in \(dataDirectory.adminTokenFile)" : "from HERALD_ADMIN_TOKEN")
 

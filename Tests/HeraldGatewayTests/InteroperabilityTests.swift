@@ -1,0 +1,82 @@
+import Foundation
+import HeraldGateway
+import NIOCore
+import Testing
+
+/// Real MQTT clients nobody here wrote, against the gateway. They run where installed
+/// (the test command installs Debian's mosquitto-clients).
+@Suite(.enabled(if: Mosquitto.subscriber != nil, "mosquitto_sub is not installed"))
+struct InteroperabilityTests {
+    @Test func mosquittoSubReceivesAMessageTheGatewayDelivers() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret) = try await test.device()
+            let subscriber = try Mosquitto.subscribe(
+                port: try #require(test.address.port),
+                clientID: device.registrationID,
+                username: test.appKey,
+                password: secret,
+                topic: "herald/\(device.registrationID)/push"
+            )
+            #expect(try await test.eventually { test.gateway.isConnected(device.registrationID) })
+            let outcome = try await test.gateway.deliver(test.message(#"{"alert":"hello from herald"}"#), to: device)
+            #expect(outcome == .acknowledged)
+            let result = try await subscriber.finish()
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains(#"{"alert":"hello from herald"}"#))
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+        }
+    }
+
+    @Test func mosquittoSubWithAWrongPasswordIsRefusedWithCode4() async throws {
+        try await GatewayTest.run { test in
+            let (device, _) = try await test.device()
+            let subscriber = try Mosquitto.subscribe(
+                port: try #require(test.address.port),
+                clientID: device.registrationID,
+                username: test.appKey,
+                password: "wrong",
+                topic: "herald/\(device.registrationID)/push"
+            )
+            let result = try await subscriber.finish()
+            #expect(result.status != 0)
+            #expect(result.output.lowercased().contains("bad user name or password"), "\(result.output)")
+            #expect(!test.gateway.isConnected(device.registrationID))
+        }
+    }
+}
+
+enum Mosquitto {
+    static let subscriber: String? = ["/usr/bin/mosquitto_sub", "/usr/local/bin/mosquitto_sub"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    struct Running: @unchecked Sendable {
+        // Process is not Sendable; this one is only waited on and read after it exits.
+        let process: Process
+        let output: URL
+
+        func finish() async throws -> (status: Int32, output: String) {
+            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(at: output)
+            return (process.terminationStatus, text)
+        }
+    }
+
+    /// `mosquitto_sub` for one message at QoS 1, giving up after 10 seconds.
+    static func subscribe(port: Int, clientID: String, username: String, password: String, topic: String) throws -> Running {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("mosquitto-\(UUID().uuidString).out")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: subscriber!)
+        process.arguments = [
+            "-h", "127.0.0.1", "-p", "\(port)", "-V", "mqttv311", "-i", clientID, "-u", username, "-P", password,
+            "-t", topic, "-q", "1", "-C", "1", "-W", "10",
+        ]
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return Running(process: process, output: output)
+    }
+}
