@@ -18,6 +18,8 @@ let package = Package(
         .executable(name: "herald", targets: ["HeraldServer"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldMQTT", targets: ["HeraldMQTT"]),
+        .library(name: "HeraldClient", targets: ["HeraldClient"]),
+        .executable(name: "herald-device", targets: ["herald-device"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -110,6 +112,29 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The device SDK: registration over HTTP, the long connection, events.
+        .target(
+            name: "HeraldClient",
+            dependencies: [
+                "HeraldMQTT",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `herald-device`: registers, connects and prints what it receives.
+        .executableTarget(
+            name: "herald-device",
+            dependencies: [
+                "HeraldClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The `herald` executable: configuration, subcommands, composition root.
         .executableTarget(
             name: "HeraldServer",
@@ -151,6 +176,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                "HeraldMQTT",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/HeraldTestSupport",
             swiftSettings: swiftSettings
@@ -183,6 +212,25 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "HeraldClientTests",
+            dependencies: [
+                "HeraldAPI",
+                "HeraldClient",
+                "HeraldGateway",
+                "HeraldMQTT",
+                "HeraldStore",
+                "HeraldTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: testSwiftSettings
         ),

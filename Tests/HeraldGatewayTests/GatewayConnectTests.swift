@@ -2,6 +2,7 @@ import Foundation
 import HeraldGateway
 import HeraldMQTT
 import HeraldStore
+import HeraldTestSupport
 import NIOCore
 import Testing
 

@@ -5,8 +5,8 @@ import NIOCore
 import NIOPosix
 
 /// A bare MQTT client for tests: sends packets as given and records what arrives.
-final class TestMQTTClient: Sendable {
-    let channel: any Channel
+public final class TestMQTTClient: Sendable {
+    public let channel: any Channel
     private let received: NIOLockedValueBox<[MQTTPacket]>
 
     private init(channel: any Channel, received: NIOLockedValueBox<[MQTTPacket]>) {
@@ -14,7 +14,7 @@ final class TestMQTTClient: Sendable {
         self.received = received
     }
 
-    static func connect(to address: SocketAddress) async throws -> TestMQTTClient {
+    public static func connect(to address: SocketAddress) async throws -> TestMQTTClient {
         let received = NIOLockedValueBox<[MQTTPacket]>([])
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
@@ -29,7 +29,7 @@ final class TestMQTTClient: Sendable {
     }
 
     /// Connects and sends CONNECT; returns the CONNACK's return code.
-    static func connect(
+    public static func connect(
         to address: SocketAddress,
         clientID: String,
         username: String?,
@@ -41,7 +41,12 @@ final class TestMQTTClient: Sendable {
         return (client, code)
     }
 
-    func sendConnect(clientID: String, username: String?, password: String?, keepAlive: UInt16 = 60) async throws -> MQTTPacket.ConnAck.ReturnCode? {
+    public func sendConnect(
+        clientID: String,
+        username: String?,
+        password: String?,
+        keepAlive: UInt16 = 60
+    ) async throws -> MQTTPacket.ConnAck.ReturnCode? {
         try await send(
             .connect(
                 .init(
@@ -57,11 +62,11 @@ final class TestMQTTClient: Sendable {
         return ack.returnCode
     }
 
-    func send(_ packet: MQTTPacket) async throws {
+    public func send(_ packet: MQTTPacket) async throws {
         try await channel.writeAndFlush(packet)
     }
 
-    func sendRaw(_ bytes: [UInt8]) async throws {
+    public func sendRaw(_ bytes: [UInt8]) async throws {
         // Bypass the encoder: write bytes below it.
         try await channel.pipeline.context(handlerType: MessageToByteHandler<MQTTPacketEncoder>.self).flatMap { context in
             context.writeAndFlush(NIOAny(ByteBuffer(bytes: bytes)))
@@ -69,7 +74,7 @@ final class TestMQTTClient: Sendable {
     }
 
     /// The next packet received, waiting up to `timeout`; nil when none came (or the connection closed).
-    func next(timeout: Duration = .seconds(5)) async throws -> MQTTPacket? {
+    public func next(timeout: Duration = .seconds(5)) async throws -> MQTTPacket? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let packet = received.withLockedValue({ $0.isEmpty ? nil : $0.removeFirst() }) { return packet }
@@ -80,7 +85,7 @@ final class TestMQTTClient: Sendable {
     }
 
     /// The next PUBLISH, acknowledging it unless told not to.
-    func nextPublish(acknowledge: Bool = true, timeout: Duration = .seconds(5)) async throws -> MQTTPacket.Publish? {
+    public func nextPublish(acknowledge: Bool = true, timeout: Duration = .seconds(5)) async throws -> MQTTPacket.Publish? {
         while let packet = try await next(timeout: timeout) {
             guard case .publish(let publish) = packet else { continue }
             if acknowledge, let id = publish.packetID { try await send(.pubAck(packetID: id)) }
@@ -90,7 +95,7 @@ final class TestMQTTClient: Sendable {
     }
 
     /// Waits until the server closes the connection; true if it did within `timeout`.
-    func waitForClose(timeout: Duration = .seconds(10)) async throws -> Bool {
+    public func waitForClose(timeout: Duration = .seconds(10)) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if !channel.isActive { return true }
@@ -99,7 +104,7 @@ final class TestMQTTClient: Sendable {
         return false
     }
 
-    func close() async {
+    public func close() async {
         try? await channel.close()
     }
 

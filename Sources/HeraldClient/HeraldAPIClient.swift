@@ -1,0 +1,58 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The few HTTP calls a device makes: register, set its alias, change its tags.
+public struct HeraldAPIClient: Sendable {
+    public let baseURL: URL
+    public let appKey: String
+    private let session: URLSession
+
+    public init(baseURL: URL, appKey: String, session: URLSession = .shared) {
+        self.baseURL = baseURL
+        self.appKey = appKey
+        self.session = session
+    }
+
+    /// Registers this installation; the same APNs token gives back the same registration id.
+    public func register(platform: String, apnsToken: String? = nil, apnsEnvironment: String? = nil) async throws -> DeviceCredentials {
+        var body: [String: String] = ["app_key": appKey, "platform": platform]
+        body["apns_token"] = apnsToken
+        body["apns_environment"] = apnsEnvironment
+        let data = try await send("POST", "/v3/devices", body: body, credentials: nil)
+        return try JSONDecoder().decode(DeviceCredentials.self, from: data)
+    }
+
+    /// Sets the device's alias (`""` clears it).
+    public func setAlias(_ alias: String, credentials: DeviceCredentials) async throws {
+        _ = try await send("POST", "/v3/devices/\(credentials.registrationID)", body: ["alias": alias], credentials: credentials)
+    }
+
+    /// Adds and removes tags of the device.
+    public func updateTags(add: [String] = [], remove: [String] = [], credentials: DeviceCredentials) async throws {
+        _ = try await send(
+            "POST",
+            "/v3/devices/\(credentials.registrationID)",
+            body: ["tags": ["add": add, "remove": remove]],
+            credentials: credentials
+        )
+    }
+
+    private func send(_ method: String, _ path: String, body: some Encodable, credentials: DeviceCredentials?) async throws -> Data {
+        var request = URLRequest(url: baseURL.appendingPathComponent(path), timeoutInterval: 30)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let credentials {
+            let basic = Data("\(credentials.registrationID):\(credentials.deviceSecret)".utf8).base64EncodedString()
+            request.setValue("Basic \(basic)", forHTTPHeaderField: "Authorization")
+        }
+        request.httpBody = try JSONEncoder().encode(body)
+        let (data, response) = try await session.data(for: request)
+        guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
+            throw HeraldClientError("\(method) \(path) failed: \(String(decoding: data, as: UTF8.self))")
+        }
+        return data
+    }
+}

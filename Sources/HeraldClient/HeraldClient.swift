@@ -1,0 +1,175 @@
+import Foundation
+import HeraldMQTT
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// The device side of Herald: holds the long connection, reconnects with jittered
+/// backoff, acknowledges every delivery, and hands the app each message once.
+///
+/// ```swift
+/// let client = HeraldClient(configuration: .init(host: "push.example.com", appKey: key), credentials: creds, logger: logger)
+/// async let running: Void = client.run()
+/// for await event in client.events { ... }
+/// ```
+public final class HeraldClient: Sendable {
+    public struct Configuration: Sendable {
+        /// The gateway's host and MQTT port.
+        public var host: String
+        public var port: Int
+        /// The app key (the MQTT user name).
+        public var appKey: String
+        /// Seconds between keepalive pings.
+        public var keepAlive: UInt16
+        public var backoff: Backoff
+
+        public init(host: String, port: Int = 1883, appKey: String, keepAlive: UInt16 = 60, backoff: Backoff = Backoff()) {
+            self.host = host
+            self.port = port
+            self.appKey = appKey
+            self.keepAlive = keepAlive
+            self.backoff = backoff
+        }
+    }
+
+    /// What a device reports about itself.
+    public enum Report: Sendable, Hashable {
+        case opened(messageID: String)
+        case clicked(messageID: String)
+        case foreground
+        case background
+
+        var json: String {
+            switch self {
+            case .opened(let id): #"{"event":"opened","msg_id":"\#(id)"}"#
+            case .clicked(let id): #"{"event":"clicked","msg_id":"\#(id)"}"#
+            case .foreground: #"{"event":"foreground"}"#
+            case .background: #"{"event":"background"}"#
+            }
+        }
+    }
+
+    /// Everything Herald sends the app, once each, in order.
+    public let events: AsyncStream<HeraldEvent>
+    private let continuation: AsyncStream<HeraldEvent>.Continuation
+    private let configuration: Configuration
+    private let credentials: DeviceCredentials
+    private let logger: Logger
+    private let deduplicator = NIOLockedValueBox(MessageDeduplicator())
+    private let connection = NIOLockedValueBox<NIOAsyncChannelOutboundWriter<MQTTPacket>?>(nil)
+    private let pendingReports = NIOLockedValueBox<[Report]>([])
+    private let nextPacketID = NIOLockedValueBox<UInt16>(1)
+
+    public init(configuration: Configuration, credentials: DeviceCredentials, logger: Logger) {
+        (events, continuation) = AsyncStream.makeStream(of: HeraldEvent.self, bufferingPolicy: .bufferingNewest(10_000))
+        self.configuration = configuration
+        self.credentials = credentials
+        self.logger = logger
+    }
+
+    /// Connects, and reconnects after every loss, until the task is cancelled.
+    public func run() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                try await connectOnce { attempt = 0 }
+            } catch is CancellationError {
+                break
+            } catch {
+                logger.debug("connection ended", metadata: ["error": "\(error)"])
+            }
+            continuation.yield(.disconnected)
+            guard !Task.isCancelled else { break }
+            let delay = configuration.backoff.delay(attempt: attempt)
+            attempt += 1
+            try? await Task.sleep(for: delay)
+        }
+        continuation.finish()
+    }
+
+    /// Reports an event of the device; sent now if connected, otherwise on the next connection.
+    public func report(_ report: Report) async throws {
+        if let writer = connection.withLockedValue({ $0 }) {
+            try await writer.write(publish(report))
+        } else {
+            pendingReports.withLockedValue { $0.append(report) }
+        }
+    }
+
+    private func publish(_ report: Report) -> MQTTPacket {
+        let id = nextPacketID.withLockedValue { id -> UInt16 in
+            defer { id = id == .max ? 1 : id + 1 }
+            return id
+        }
+        return .publish(
+            .init(topic: "herald/\(credentials.registrationID)/events", payload: ByteBuffer(string: report.json), qos: .atLeastOnce, packetID: id)
+        )
+    }
+
+    private func connectOnce(onConnected: () -> Void) async throws {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(10))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: configuration.host, port: configuration.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(MQTTPacketDecoder(maximumPacketSize: 1 << 20)))
+                    try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MQTTPacketEncoder()))
+                    return try NIOAsyncChannel<MQTTPacket, MQTTPacket>(wrappingChannelSynchronously: channel)
+                }
+            }
+        try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(
+                .connect(
+                    .init(
+                        clientID: credentials.registrationID,
+                        cleanSession: false,
+                        keepAlive: configuration.keepAlive,
+                        username: configuration.appKey,
+                        password: ByteBuffer(string: credentials.deviceSecret)
+                    )
+                )
+            )
+            var packets = inbound.makeAsyncIterator()
+            guard case .connAck(let ack) = try await packets.next() else {
+                throw HeraldClientError("the server did not answer CONNECT")
+            }
+            guard ack.returnCode == .accepted else { throw HeraldClientError("connection refused: \(ack.returnCode)") }
+            onConnected()
+            connection.withLockedValue { $0 = outbound }
+            defer { connection.withLockedValue { $0 = nil } }
+            continuation.yield(.connected)
+            for report in pendingReports.withLockedValue({ reports in
+                defer { reports = [] }
+                return reports
+            }) {
+                try await outbound.write(publish(report))
+            }
+
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let interval = Duration.seconds(Int(max(configuration.keepAlive, 1)))
+                group.addTask {
+                    while true {
+                        try await Task.sleep(for: interval)
+                        try await outbound.write(.pingReq)
+                    }
+                }
+                while let packet = try await packets.next() {
+                    if case .publish(let publish) = packet { try await received(publish, outbound: outbound) }
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    private func received(_ publish: MQTTPacket.Publish, outbound: NIOAsyncChannelOutboundWriter<MQTTPacket>) async throws {
+        if let payload = try? JSONDecoder().decode(PushPayload.self, from: Data(publish.payload.readableBytesView)) {
+            if deduplicator.withLockedValue({ $0.firstTime(payload.msgID) }), let event = payload.event {
+                continuation.yield(event)
+            }
+        } else {
+            logger.warning("ignoring a message that is not Herald JSON", metadata: ["herald.topic": "\(publish.topic)"])
+        }
+        if let id = publish.packetID { try await outbound.write(.pubAck(packetID: id)) }
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import HeraldClient
+import Logging
+
+/// `herald-device`: a device built on the SDK, for demos and manual tests. Registers once
+/// (credentials kept in a file), connects, and prints every event it receives.
+@main
+struct HeraldDevice: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "herald-device", abstract: "A Herald device on the command line.")
+
+    @Option(help: "Herald's HTTP API.") var api = "http://127.0.0.1:8080"
+    @Option(help: "The gateway host.") var host = "127.0.0.1"
+    @Option(help: "The gateway's MQTT port.") var port = 1883
+    @Option(help: "The app key.") var appKey: String
+    @Option(help: "The platform to register as.") var platform = "linux"
+    @Option(help: "Where the device keeps its credentials.") var state = ".herald-device.json"
+    @Option(help: "Set this alias.") var alias: String?
+    @Option(name: .customLong("tag"), help: "Add this tag (repeatable).") var tags: [String] = []
+
+    func run() async throws {
+        var logger = Logger(label: "herald-device")
+        logger.logLevel = .notice
+        guard let baseURL = URL(string: api) else { throw ValidationError("--api: not a URL") }
+        let store = FileCredentialStore(path: state)
+        let http = HeraldAPIClient(baseURL: baseURL, appKey: appKey)
+        let credentials: DeviceCredentials
+        if let saved = try store.load() {
+            credentials = saved
+        } else {
+            credentials = try await http.register(platform: platform)
+            try store.save(credentials)
+        }
+        FileHandle.standardOutput.write(Data("registration_id \(credentials.registrationID)\n".utf8))
+        if let alias { try await http.setAlias(alias, credentials: credentials) }
+        if !tags.isEmpty { try await http.updateTags(add: tags, credentials: credentials) }
+
+        let client = HeraldClient(configuration: .init(host: host, port: port, appKey: appKey), credentials: credentials, logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            for await event in client.events {
+                FileHandle.standardOutput.write(Data((Self.describe(event) + "\n").utf8))
+            }
+        }
+    }
+
+    static func describe(_ event: HeraldEvent) -> String {
+        switch event {
+        case .connected: "connected"
+        case .disconnected: "disconnected (reconnecting)"
+        case .notification(let n): "notification \(n.messageID) [\(n.identifier)] \(n.title.map { "\($0): " } ?? "")\(n.alert ?? "")"
+        case .message(let m): "message \(m.messageID) \(m.content)"
+        case .recall(let identifiers): "recall \(identifiers.joined(separator: ", "))"
+        case .replace(let identifier, let n): "replace [\(identifier)] \(n.title.map { "\($0): " } ?? "")\(n.alert ?? "")"
+        }
+    }
+}

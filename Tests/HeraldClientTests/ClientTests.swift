@@ -1,0 +1,208 @@
+import Foundation
+import HeraldAPI
+import HeraldClient
+import HeraldGateway
+import HeraldMQTT
+import HeraldStore
+import HeraldTestSupport
+import Hummingbird
+import HummingbirdTesting
+import NIOConcurrencyHelpers
+import NIOCore
+import Prometheus
+import Testing
+
+/// The SDK against the real API (over HTTP) and the real gateway (over MQTT).
+struct ClientTest: Sendable {
+    let api: URL
+    let gateway: Gateway
+    let gatewayPort: Int
+    let appKey: String
+    let store: HeraldStore
+    let events: NIOLockedValueBox<[String]>
+
+    static func run(_ body: @Sendable @escaping (ClientTest) async throws -> Void) async throws {
+        try await TestDatabase.withDatabase { url in
+            let client = PostgresClientForTests.make(url)
+            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
+            let events = NIOLockedValueBox<[String]>([])
+            let gateway = Gateway(
+                configuration: GatewayConfiguration(host: "127.0.0.1", port: 0),
+                store: store,
+                onDeviceEvent: { _, payload in events.withLockedValue { $0.append(String(buffer: payload)) } },
+                logger: TestDatabase.logger
+            )
+            let app = buildApplication(
+                configuration: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: "admin-token-for-tests"),
+                store: store,
+                registry: PrometheusCollectorRegistry(),
+                services: [gateway],
+                logger: TestDatabase.logger
+            )
+            try await app.test(.live) { http in
+                let created = try await store.createApp(name: "SDK")
+                let test = ClientTest(
+                    api: URL(string: "http://127.0.0.1:\(http.port!)")!,
+                    gateway: gateway,
+                    gatewayPort: try await gateway.localAddress.port!,
+                    appKey: created.app.appKey,
+                    store: store,
+                    events: events
+                )
+                try await body(test)
+            }
+        }
+    }
+
+    func client(_ credentials: DeviceCredentials) -> HeraldClient {
+        HeraldClient(
+            configuration: .init(host: "127.0.0.1", port: gatewayPort, appKey: appKey, keepAlive: 30, backoff: Backoff(base: .milliseconds(100))),
+            credentials: credentials,
+            logger: TestDatabase.logger
+        )
+    }
+
+    func notification(_ id: String, alert: String) -> GatewayMessage {
+        GatewayMessage(
+            messageID: id,
+            payload: ByteBuffer(string: #"{"type":"notification","msg_id":"\#(id)","notification":{"alert":"\#(alert)"}}"#),
+            timeToLive: .seconds(600)
+        )
+    }
+}
+
+/// Reads events from a client's stream with a deadline.
+final class EventReader: Sendable {
+    private let received = NIOLockedValueBox<[HeraldEvent]>([])
+    private let task: Task<Void, Never>
+
+    init(_ client: HeraldClient) {
+        let received = self.received
+        task = Task {
+            for await event in client.events { received.withLockedValue { $0.append(event) } }
+        }
+    }
+
+    func next(where matching: @Sendable (HeraldEvent) -> Bool = { _ in true }, timeout: Duration = .seconds(10)) async throws -> HeraldEvent? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let found = received.withLockedValue { events -> HeraldEvent? in
+                guard let index = events.firstIndex(where: matching) else { return nil }
+                return events.remove(at: index)
+            }
+            if let found { return found }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    var all: [HeraldEvent] { received.withLockedValue { $0 } }
+
+    deinit { task.cancel() }
+}
+
+@Suite struct ClientTests {
+    @Test func theSDKRegistersConnectsAndSeesEachMessageOnce() async throws {
+        try await ClientTest.run { test in
+            let http = HeraldAPIClient(baseURL: test.api, appKey: test.appKey)
+            let credentials = try await http.register(platform: "linux")
+            try await http.setAlias("sdk-user", credentials: credentials)
+            try await http.updateTags(add: ["beta"], credentials: credentials)
+            let stored = try await test.store.device(
+                appID: try #require(await test.store.app(appKey: test.appKey)).id,
+                registrationID: credentials.registrationID
+            )
+            #expect(stored?.alias == "sdk-user")
+            #expect(stored?.tags == ["beta"])
+
+            let client = test.client(credentials)
+            let reader = EventReader(client)
+            let running = Task { await client.run() }
+            #expect(try await reader.next(where: { $0 == .connected }) == .connected)
+
+            let device = try #require(try await test.store.gatewayDevice(registrationID: credentials.registrationID))
+            #expect(try await test.gateway.deliver(test.notification("m1", alert: "first"), to: device) == .acknowledged)
+            // The same message again (a replay, a fallback copy): acknowledged, not shown again.
+            #expect(try await test.gateway.deliver(test.notification("m1", alert: "first"), to: device) == .acknowledged)
+            #expect(try await test.gateway.deliver(test.notification("m2", alert: "second"), to: device) == .acknowledged)
+
+            let isNotification: @Sendable (HeraldEvent) -> Bool = { if case .notification = $0 { true } else { false } }
+            guard case .notification(let first) = try await reader.next(where: isNotification),
+                case .notification(let second) = try await reader.next(where: isNotification)
+            else {
+                Issue.record("notifications missing: \(reader.all)")
+                running.cancel()
+                return
+            }
+            #expect(first.messageID == "m1")
+            #expect(first.alert == "first")
+            #expect(second.messageID == "m2")
+            #expect(try await reader.next(where: isNotification, timeout: .milliseconds(300)) == nil)
+            running.cancel()
+            await running.value
+        }
+    }
+
+    @Test func theSDKReconnectsByItselfAndGetsWhatItMissed() async throws {
+        try await ClientTest.run { test in
+            let credentials = try await HeraldAPIClient(baseURL: test.api, appKey: test.appKey).register(platform: "linux")
+            let device = try #require(try await test.store.gatewayDevice(registrationID: credentials.registrationID))
+            let client = test.client(credentials)
+            let reader = EventReader(client)
+            let running = Task { await client.run() }
+            #expect(try await reader.next(where: { $0 == .connected }) != nil)
+
+            // Another connection with the same client id takes over, then goes away.
+            let (intruder, code) = try await TestMQTTClient.connect(
+                to: try SocketAddress(ipAddress: "127.0.0.1", port: test.gatewayPort),
+                clientID: credentials.registrationID,
+                username: test.appKey,
+                password: credentials.deviceSecret
+            )
+            #expect(code == .accepted)
+            #expect(try await reader.next(where: { $0 == .disconnected }) != nil)
+            await intruder.close()
+            _ = try await test.gateway.deliver(test.notification("while-away", alert: "missed"), to: device)
+
+            #expect(try await reader.next(where: { $0 == .connected }) != nil)
+            let replayed = try await reader.next(where: { if case .notification = $0 { true } else { false } })
+            guard case .notification(let notification) = replayed else {
+                Issue.record("no replay: \(reader.all)")
+                running.cancel()
+                return
+            }
+            #expect(notification.messageID == "while-away")
+            running.cancel()
+            await running.value
+        }
+    }
+
+    @Test func reportsReachHerald() async throws {
+        try await ClientTest.run { test in
+            let credentials = try await HeraldAPIClient(baseURL: test.api, appKey: test.appKey).register(platform: "linux")
+            let client = test.client(credentials)
+            // Reported before the connection exists: sent once it does.
+            try await client.report(.opened(messageID: "m1"))
+            let reader = EventReader(client)
+            let running = Task { await client.run() }
+            #expect(try await reader.next(where: { $0 == .connected }) != nil)
+            try await client.report(.background)
+            for _ in 0..<300 where test.events.withLockedValue({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(test.events.withLockedValue { $0 } == [#"{"event":"opened","msg_id":"m1"}"#, #"{"event":"background"}"#])
+            running.cancel()
+            await running.value
+        }
+    }
+
+    @Test func backoffGrowsByTwoWithin30PercentAndStopsAtFiveMinutes() {
+        let backoff = Backoff()
+        for attempt in 0..<12 {
+            let expected = min(pow(2.0, Double(attempt)), 300)
+            for _ in 0..<50 {
+                let delay = backoff.delay(attempt: attempt)
+                let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+                #expect(seconds >= expected * 0.7 - 0.001 && seconds <= expected * 1.3 + 0.001, "attempt \(attempt): \(seconds)")
+            }
+        }
+    }
+}
