@@ -88,21 +88,21 @@ import Testing
     }
 
     @Test func aConnectionThatNeverSendsCONNECTIsClosed() async throws {
-        try await GatewayTest.run({ $0.connectTimeout = .seconds(1) }) { test in
+        try await GatewayTest.run(configuration: .test(connectTimeout: .seconds(1))) { test in
             let client = try await TestMQTTClient.connect(to: test.address)
             #expect(try await client.waitForClose(timeout: .seconds(10)))
         }
     }
 
     @Test func aSilentClientIsClosedAfterOneAndAHalfKeepalives() async throws {
-        try await GatewayTest.run({ $0.minimumKeepAlive = .seconds(1) }) { test in
+        try await GatewayTest.run(configuration: .test(minimumKeepAlive: .seconds(1))) { test in
             let (_, _, client) = try await test.connectedDevice(keepAlive: 1)
             #expect(try await client.waitForClose(timeout: .seconds(10)))
         }
     }
 
     @Test func pingsKeepAConnectionAlive() async throws {
-        try await GatewayTest.run({ $0.minimumKeepAlive = .seconds(1) }) { test in
+        try await GatewayTest.run(configuration: .test(minimumKeepAlive: .seconds(1))) { test in
             let (_, _, client) = try await test.connectedDevice(keepAlive: 1)
             for _ in 0..<8 {
                 try await client.send(.pingReq)

@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func atMostNMessagesAreInFlightPerConnection() async throws {
-        try await GatewayTest.run({ $0.maxInFlight = 2 }) { test in
+        try await GatewayTest.run(configuration: .test(maxInFlight: 2)) { test in
             let (device, _, client) = try await test.connectedDevice()
             let outcomes = Task {
                 try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in

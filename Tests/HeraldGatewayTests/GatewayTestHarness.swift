@@ -18,12 +18,10 @@ struct GatewayTest: Sendable {
     let events: NIOLockedValueBox<[String]>
 
     static func run(
-        _ configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+        configuration: GatewayConfiguration = .test(),
         _ body: @Sendable @escaping (GatewayTest) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore { store in
-            var configuration = GatewayConfiguration(host: "127.0.0.1", port: 0, nodeID: "test-node")
-            configure(&configuration)
             let events = NIOLockedValueBox<[String]>([])
             let gateway = Gateway(
                 configuration: configuration,
@@ -99,4 +97,18 @@ struct GatewayTest: Sendable {
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension GatewayConfiguration {
+    /// A gateway on 127.0.0.1 and a free port.
+    static func test(connectTimeout: Duration = .seconds(5), minimumKeepAlive: Duration = .seconds(10), maxInFlight: Int = 32) -> Self {
+        GatewayConfiguration(
+            host: "127.0.0.1",
+            port: 0,
+            nodeID: "test-node",
+            connectTimeout: connectTimeout,
+            minimumKeepAlive: minimumKeepAlive,
+            maxInFlight: maxInFlight
+        )
+    }
 }
