@@ -1,0 +1,138 @@
+import Foundation
+import HeraldCore
+import Logging
+import NIOCore
+import NIOHPACK
+
+extension APNsClient {
+    /// Sends one notification and returns what to do about it.
+    ///
+    /// Waits for a free stream when every connection is busy (backpressure). Transient
+    /// failures (5xx, IdleTimeout, an expired provider token, a stream refused by GOAWAY,
+    /// a connection lost before the answer) are retried on another connection, within the
+    /// request deadline. A stream lost with its connection may have reached APNs, so a
+    /// retry can deliver twice; a stream above a GOAWAY's last stream id cannot.
+    ///
+    /// - Throws: ``APNsError`` when the notification is invalid (nothing is sent), when no
+    ///   answer came before the deadline, or when the client shuts down.
+    /// - Parameter timeout: the deadline for this send, retries included; nil uses
+    ///   ``Configuration/requestTimeout``.
+    public func send(_ notification: APNsNotification, timeout: Duration? = nil) async throws -> APNsOutcome {
+        try notification.validate()
+        if let reason = credentialsProblem { return .credentialsBroken(reason: reason) }
+        let deadline = NIODeadline.now() + TimeAmount(timeout ?? configuration.requestTimeout)
+        let body = notification.payload
+        var avoiding: Int?
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection = try await pool.lease(deadline: deadline, avoiding: avoiding)
+            avoiding = connection.id
+            var token: APNsProviderToken?
+            if let tokens {
+                let shared: APNsProviderToken
+                do {
+                    shared = try tokens.current()
+                } catch {
+                    pool.release(connection, succeeded: false)
+                    throw APNsError(.invalidCredentials, detail: "\(error)")
+                }
+                switch pool.token(for: connection.id, shared: shared, now: configuration.now(), policy: tokenPolicy) {
+                case .use(let chosen):
+                    token = chosen
+                case .retire:
+                    pool.drain(connection.id)
+                    pool.release(connection, succeeded: false)
+                    attempt -= 1
+                    continue
+                }
+            }
+
+            let headers = requestHeaders(for: notification, token: token)
+            let started = ContinuousClock.now
+            metrics.started()
+            let result: Result<APNsResponse, any Error>
+            do {
+                result = .success(try await connection.execute(headers: headers, body: body, deadline: deadline))
+            } catch {
+                result = .failure(error)
+            }
+            metrics.ended()
+
+            let response: APNsResponse
+            switch result {
+            case .failure(let error):
+                pool.release(connection, succeeded: false)
+                metrics.answered(status: 0, reason: nil, duration: ContinuousClock.now - started)
+                guard let error = error as? APNsError, error == .connectionClosed, attempt < configuration.maxAttempts,
+                    NIODeadline.now() < deadline
+                else { throw error }
+                logger.debug("APNs stream closed before an answer; retrying", metadata: ["apns.id": "\(notification.apnsID)"])
+                // The pool may not have seen the close yet: take the connection out now.
+                if !connection.channel.isActive { pool.drain(connection.id) }
+                try await Task.sleep(for: configuration.retryBackoff * attempt)
+                continue
+            case .success(let value):
+                response = value
+            }
+            pool.release(connection, succeeded: response.status == 200)
+            metrics.answered(status: response.status, reason: response.reason, duration: ContinuousClock.now - started)
+
+            let action = APNsResponseClassifier.classify(
+                status: response.status,
+                reason: response.reason,
+                timestamp: response.timestamp,
+                apnsID: response.apnsID ?? notification.apnsID
+            )
+            switch action {
+            case .outcome(.credentialsBroken(let reason)):
+                credentialsBroken(reason)
+                return .credentialsBroken(reason: reason)
+            case .outcome(let outcome):
+                return outcome
+            case .retryElsewhere(let reason, let refreshToken, let retireConnection):
+                if refreshToken, let tokens, let token {
+                    // Only a token older than the minimum change interval is replaced.
+                    guard (try? tokens.refresh(afterExpiry: token)) == true else {
+                        return .retryLater(reason: reason, after: .seconds(tokenPolicy.minimumChangeInterval))
+                    }
+                }
+                if retireConnection { pool.drain(connection.id) }
+                let backoff = configuration.retryBackoff * attempt
+                guard attempt < configuration.maxAttempts, NIODeadline.now() + TimeAmount(backoff) < deadline else {
+                    return .retryLater(reason: reason, after: backoff)
+                }
+                logger.debug(
+                    "APNs asked to retry elsewhere",
+                    metadata: ["apns.id": "\(notification.apnsID)", "apns.reason": "\(reason)", "apns.attempt": "\(attempt)"]
+                )
+                if !refreshToken { try await Task.sleep(for: backoff) }
+            }
+        }
+    }
+
+    /// The request headers; `:path` and `authorization` are never indexed (Apple's guidance).
+    func requestHeaders(for notification: APNsNotification, token: APNsProviderToken?) -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(12)
+        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":scheme", value: configuration.transport == .plaintext ? "http" : "https")
+        headers.add(name: ":path", value: "/3/device/\(notification.deviceToken)", indexing: .neverIndexed)
+        headers.add(name: ":authority", value: configuration.host)
+        if let token {
+            headers.add(name: "authorization", value: "bearer \(token.jwt)", indexing: .neverIndexed)
+        }
+        headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
+        headers.add(name: "apns-id", value: notification.apnsID.uuidString.lowercased())
+        headers.add(name: "apns-topic", value: notification.topic ?? credentials.bundleID + notification.pushType.topicSuffix)
+        headers.add(name: "apns-priority", value: String(notification.effectivePriority.rawValue))
+        if let expiration = notification.expiration {
+            headers.add(name: "apns-expiration", value: String(max(0, Int(expiration.timeIntervalSince1970))))
+        }
+        if let collapseID = notification.collapseID {
+            headers.add(name: "apns-collapse-id", value: collapseID)
+        }
+        headers.add(name: "content-length", value: String(notification.payload.count))
+        return headers
+    }
+}

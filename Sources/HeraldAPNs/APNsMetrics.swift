@@ -1,0 +1,40 @@
+import Metrics
+import NIOConcurrencyHelpers
+
+/// The client's metrics: sent by status and reason, in flight, latency, broken credentials.
+struct APNsMetrics: Sendable {
+    private let sent = NIOLockedValueBox<[String: Counter]>([:])
+    private let inFlight = Meter(label: "herald_apns_in_flight")
+    private let latency = Timer(label: "herald_apns_request_duration_seconds")
+    private let credentialsBroken: Gauge
+
+    init(bundleID: String) {
+        credentialsBroken = Gauge(label: "herald_apns_credentials_broken", dimensions: [("bundle_id", bundleID)])
+    }
+
+    func started() { inFlight.increment() }
+    func ended() { inFlight.decrement() }
+
+    /// One answer from APNs (status 0: no answer).
+    func answered(status: Int, reason: APNsReason?, duration: Duration) {
+        // Unknown reasons are bounded to one label value.
+        let label =
+            switch reason {
+            case .unknown: "unknown"
+            case .some(let reason): reason.rawValue
+            case nil: "none"
+            }
+        let key = "\(status)/\(label)"
+        let counter = sent.withLockedValue { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Counter(label: "herald_apns_sent_total", dimensions: [("status", String(status)), ("reason", label)])
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+        let (seconds, attoseconds) = duration.components
+        latency.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    func markCredentialsBroken() { credentialsBroken.record(1) }
+}

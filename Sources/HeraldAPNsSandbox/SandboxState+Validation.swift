@@ -1,0 +1,124 @@
+import Foundation
+
+/// A request that passed every check, with its headers parsed.
+struct ValidatedRequest: Sendable {
+    var apnsID: UUID
+    var deviceToken: String
+    var topic: String?
+    var pushType: String
+    var priority: Int
+    var expiration: Int?
+    var collapseID: String?
+    var headers: [String: String]
+    var providerToken: String?
+    var payload: [UInt8]
+}
+
+extension SandboxState {
+    static let pushTypes: Set<String> = [
+        "alert", "background", "voip", "complication", "fileprovider", "mdm", "liveactivity", "location", "pushtotalk",
+        "widgets", "controls",
+    ]
+
+    /// Apple's checks in the order a well-known mock server applies them (see apns.md).
+    mutating func validate(
+        _ request: SandboxRequest,
+        connection: inout SandboxConnectionAuth,
+        now: Date
+    ) -> Result<ValidatedRequest, SandboxResponse> {
+        var apnsID = UUID()
+        func reject(_ status: Int, _ reason: String, timestamp: Int64? = nil) -> Result<ValidatedRequest, SandboxResponse> {
+            .failure(SandboxResponse(status: status, apnsID: apnsID, reason: reason, timestamp: timestamp))
+        }
+
+        if let values = request.headers["apns-id"] {
+            guard values.count == 1, let id = UUID(uuidString: values[0]) else { return reject(400, "BadMessageId") }
+            apnsID = id
+        }
+        if request.headers.values.contains(where: { $0.count > 1 }) { return reject(400, "DuplicateHeaders") }
+        guard request.method == "POST" else { return reject(405, "MethodNotAllowed") }
+        let topic = request.header("apns-topic")
+        let usesCertificate = connection.clientCertificateDER != nil
+        if topic == nil && !usesCertificate { return reject(400, "MissingTopic") }
+        let collapseID = request.header("apns-collapse-id")
+        if let collapseID, collapseID.utf8.count > 64 { return reject(400, "BadCollapseId") }
+        var priority = 10
+        if let value = request.header("apns-priority") {
+            guard let parsed = Int(value), [10, 5, 1].contains(parsed) else { return reject(400, "BadPriority") }
+            priority = parsed
+        }
+        guard let pushType = request.header("apns-push-type"), Self.pushTypes.contains(pushType) else {
+            return reject(400, "InvalidPushType")
+        }
+        if pushType == "background" && priority == 10 { return reject(400, "BadPriority") }
+        if pushType == "voip", let topic, !topic.hasSuffix(".voip") { return reject(400, "BadTopic") }
+        var expiration: Int?
+        if let value = request.header("apns-expiration") {
+            guard let parsed = Int(value), parsed >= 0 else { return reject(400, "BadExpirationDate") }
+            expiration = parsed
+        }
+
+        guard let deviceToken = Self.deviceToken(inPath: request.path) else { return reject(404, "BadPath") }
+        if deviceToken.isEmpty { return reject(400, "MissingDeviceToken") }
+        guard deviceToken.count % 2 == 0, deviceToken.allSatisfy(\.isHexDigit) else { return reject(400, "BadDeviceToken") }
+        let token = deviceToken.lowercased()
+        if let since = unregistered[token] {
+            return reject(410, "Unregistered", timestamp: Int64((since.timeIntervalSince1970 * 1000).rounded()))
+        }
+        if let registeredTopic = deviceTopics[token], let topic,
+            registeredTopic != topic.replacingOccurrences(of: ".voip", with: "")
+        {
+            return reject(400, "DeviceTokenNotForTopic")
+        }
+
+        var providerToken: String?
+        if !usesCertificate {
+            guard let authorization = request.header("authorization"), authorization.lowercased().hasPrefix("bearer ") else {
+                return reject(403, "MissingProviderToken")
+            }
+            let jwt = String(authorization.dropFirst("bearer ".count))
+            let parsed: SandboxProviderToken
+            do {
+                parsed = try SandboxProviderToken(jwt: jwt, keys: keys)
+            } catch {
+                return reject(403, "InvalidProviderToken")
+            }
+            if let pinned = connection.pinnedTeamID, pinned != parsed.teamID { return reject(403, "UnrelatedKeyIdInToken") }
+            if now.timeIntervalSince(parsed.issuedAt) > tokenLifetime { return reject(403, "ExpiredProviderToken") }
+            if let current = connection.currentToken, current != jwt {
+                if let since = connection.currentTokenSince, now.timeIntervalSince(since) < minimumTokenChangeInterval {
+                    return reject(429, "TooManyProviderTokenUpdates")
+                }
+                connection.currentToken = jwt
+                connection.currentTokenSince = now
+            } else if connection.currentToken == nil {
+                connection.currentToken = jwt
+                connection.currentTokenSince = now
+            }
+            connection.pinnedTeamID = parsed.teamID
+            providerToken = jwt
+        }
+
+        if request.body.isEmpty { return reject(400, "PayloadEmpty") }
+        if request.body.count > (pushType == "voip" ? 5120 : 4096) { return reject(413, "PayloadTooLarge") }
+
+        var headers: [String: String] = [:]
+        for (name, values) in request.headers where name != "authorization" {
+            headers[name] = values.first
+        }
+        return .success(
+            ValidatedRequest(
+                apnsID: apnsID,
+                deviceToken: token,
+                topic: topic,
+                pushType: pushType,
+                priority: priority,
+                expiration: expiration,
+                collapseID: collapseID,
+                headers: headers,
+                providerToken: providerToken,
+                payload: request.body
+            )
+        )
+    }
+}
