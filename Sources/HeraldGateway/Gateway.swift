@@ -88,6 +88,56 @@ public final class Gateway: Service, Sendable {
         return try await promise.futureResult.get()
     }
 
+    /// Delivers one message to many devices (a broadcast) and waits for every outcome, in
+    /// the order of `devices`.
+    ///
+    /// A stored message goes into every inbox with one statement; the copies are then
+    /// handed to each event loop in one batch, sharing the payload's bytes.
+    public func deliver(_ message: GatewayMessage, to devices: [GatewayDevice], ackTimeout: Duration = .seconds(10)) async throws -> [DeliveryOutcome]
+    {
+        var seqs: [Int64: Int64] = [:]
+        if message.timeToLive > .zero {
+            let expiresAt = Date().addingTimeInterval(Double(message.timeToLive.components.seconds))
+            seqs = try await context.store.enqueue(
+                deviceIDs: devices.map(\.deviceID),
+                messageID: message.messageID,
+                payload: Array(buffer: message.payload),
+                expiresAt: expiresAt
+            )
+        }
+        var outcomes = [DeliveryOutcome](repeating: .notConnected, count: devices.count)
+        var batches: [ObjectIdentifier: (loop: any EventLoop, items: [(index: Int, handle: ConnectionHandle, outgoing: Outgoing)])] = [:]
+        let firstToken = tokens.withLockedValue { token -> UInt64 in
+            defer { token &+= UInt64(devices.count) }
+            return token &+ 1
+        }
+        for (index, device) in devices.enumerated() {
+            guard let handle = context.registry.connection(device.registrationID) else { continue }
+            let outgoing = Outgoing(
+                seq: seqs[device.deviceID],
+                messageID: message.messageID,
+                payload: message.payload,
+                dup: false,
+                token: firstToken &+ UInt64(index)
+            )
+            batches[ObjectIdentifier(handle.eventLoop), default: (handle.eventLoop, [])].items.append((index, handle, outgoing))
+        }
+        let futures = batches.values.map { batch in
+            batch.loop.flatSubmit {
+                let promises = batch.items.map { item -> EventLoopFuture<(Int, DeliveryOutcome)> in
+                    let promise = batch.loop.makePromise(of: DeliveryOutcome.self)
+                    item.handle.handler.value.deliver(item.outgoing, promise: promise, timeout: ackTimeout)
+                    return promise.futureResult.map { (item.index, $0) }
+                }
+                return EventLoopFuture.whenAllSucceed(promises, on: batch.loop)
+            }
+        }
+        for future in futures {
+            for (index, outcome) in try await future.get() { outcomes[index] = outcome }
+        }
+        return outcomes
+    }
+
     /// Delivers to a device by registration id (looked up in the store).
     public func deliver(
         _ message: GatewayMessage,

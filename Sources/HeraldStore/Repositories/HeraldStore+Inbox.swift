@@ -43,6 +43,27 @@ extension HeraldStore {
         return nil
     }
 
+    /// Stores one message in many inboxes with one statement (a broadcast): each device
+    /// gets it under its own next sequence number. Returns device id → seq.
+    public func enqueue(deviceIDs: [Int64], messageID: String, payload: [UInt8], expiresAt: Date) async throws -> [Int64: Int64] {
+        guard !deviceIDs.isEmpty else { return [:] }
+        let rows = try await client.query(
+            """
+            WITH next AS (
+                UPDATE devices SET inbox_seq = inbox_seq + 1 WHERE id = ANY(\(deviceIDs)) RETURNING id, inbox_seq
+            )
+            INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
+            SELECT id, inbox_seq, \(messageID), \(ByteBuffer(bytes: payload)), \(expiresAt) FROM next
+            RETURNING device_id, seq
+            """,
+            logger: logger
+        )
+        var seqs: [Int64: Int64] = [:]
+        seqs.reserveCapacity(deviceIDs.count)
+        for try await (deviceID, seq) in rows.decode((Int64, Int64).self) { seqs[deviceID] = seq }
+        return seqs
+    }
+
     /// Unacknowledged, unexpired messages of a device, oldest first.
     public func pendingMessages(deviceID: Int64, limit: Int = 1000, now: Date = Date()) async throws -> [InboxMessage] {
         let rows = try await client.query(
