@@ -140,7 +140,9 @@ final class APNsConnectionPool: Sendable {
 
     private func applyWithState(_ body: (inout APNsPoolStateMachine, inout State) -> [APNsPoolStateMachine.Action]) {
         let effects = state.withLockedValue { state -> Effects in
+            // The machine is taken out while `body` runs, so mutating it copies nothing.
             var machine = state.machine
+            state.machine = APNsPoolStateMachine.placeholder
             let actions = body(&machine, &state)
             state.machine = machine
             var effects = Effects()

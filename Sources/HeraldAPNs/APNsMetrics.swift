@@ -7,6 +7,8 @@ struct APNsMetrics: Sendable {
     private let inFlight = Meter(label: "herald_apns_in_flight")
     private let latency = Timer(label: "herald_apns_request_duration_seconds")
     private let credentialsBroken: Gauge
+    /// The counter of nearly every answer, kept at hand.
+    private let delivered = Counter(label: "herald_apns_sent_total", dimensions: [("status", "200"), ("reason", "none")])
 
     init(bundleID: String) {
         credentialsBroken = Gauge(label: "herald_apns_credentials_broken", dimensions: [("bundle_id", bundleID)])
@@ -17,6 +19,12 @@ struct APNsMetrics: Sendable {
 
     /// One answer from APNs (status 0: no answer).
     func answered(status: Int, reason: APNsReason?, duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        latency.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        if status == 200 && reason == nil {
+            delivered.increment()
+            return
+        }
         // Unknown reasons are bounded to one label value.
         let label =
             switch reason {
@@ -32,8 +40,6 @@ struct APNsMetrics: Sendable {
             return counter
         }
         counter.increment()
-        let (seconds, attoseconds) = duration.components
-        latency.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     func markCredentialsBroken() { credentialsBroken.record(1) }

@@ -44,12 +44,19 @@ public struct APNsNotification: Sendable, Hashable {
         return priority ?? .immediate
     }
 
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
+        default: false
+        }
+    }
+
     /// Rejects what APNs would refuse, before anything is sent.
     func validate() throws(APNsError) {
         if payload.isEmpty { throw .payloadEmpty }
         if payload.count > pushType.payloadLimit { throw .payloadTooLarge }
         if let collapseID, collapseID.utf8.count > 64 { throw .collapseIDTooLong }
-        guard !deviceToken.isEmpty, deviceToken.utf8.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit }) else {
+        guard !deviceToken.isEmpty, deviceToken.utf8.allSatisfy(Self.isHexDigit) else {
             throw .invalidDeviceToken
         }
     }

@@ -48,6 +48,9 @@ struct APNsPoolStateMachine: Sendable {
         self.streamCap = streamCap
     }
 
+    /// Holds a machine's place while it is mutated outside its storage (no allocation).
+    static let placeholder = APNsPoolStateMachine(streamCap: 0)
+
     var inFlight: Int { connections.values.reduce(0) { $0 + $1.inFlight } }
     var waiting: Int { waiters.count }
 

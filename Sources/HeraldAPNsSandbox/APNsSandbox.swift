@@ -138,16 +138,8 @@ public final class APNsSandbox: Sendable {
         ]
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
         streamConfiguration.streamResetFrameRateLimit.maximumCount = 100_000
-        let http2 = NIOHTTP2Handler(
-            mode: .server,
-            eventLoop: channel.eventLoop,
-            connectionConfiguration: connectionConfiguration,
-            streamConfiguration: streamConfiguration
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(SandboxStreamHandler(root: boundRoot))
-            }
-        }
+        // No stream multiplexer: the root handler sees every stream's frames.
+        let http2 = NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: streamConfiguration)
         try channel.pipeline.syncOperations.addHandlers([http2, root])
         connections.withLockedValue { $0[connectionID] = LiveConnection(channel: channel, root: boundRoot) }
     }
@@ -260,6 +252,23 @@ extension APNsSandbox {
     /// What the device with this token holds.
     public func notificationCentre(for deviceToken: String) -> DeviceNotificationCentre {
         state.withLockedValue { $0.centres[deviceToken.lowercased()] ?? DeviceNotificationCentre() }
+    }
+
+    /// How many notifications were accepted since the start or the last ``clearRecords()``.
+    public var acceptedCount: Int {
+        state.withLockedValue { $0.records.count }
+    }
+
+    /// How many requests were refused since the start or the last ``clearRecords()``.
+    public var rejectedCount: Int {
+        state.withLockedValue { $0.rejections.count }
+    }
+
+    /// Forgets accepted notifications, rejections and every device's notification centre;
+    /// returns how many notifications were forgotten. Keys, devices and faults stay.
+    @discardableResult
+    public func clearRecords() -> Int {
+        state.withLockedValue { $0.clearRecords() }
     }
 
     /// How many connections were ever accepted.

@@ -1,10 +1,13 @@
 import Foundation
 import NIOCore
+import NIOHPACK
 import NIOHTTP2
 import NIOSSL
 
-/// Sits on a sandbox connection after the HTTP/2 handler: holds the connection's
-/// authentication state, raises the stream limit, and sends GOAWAY.
+/// Sits on a sandbox connection after the HTTP/2 handler and sees every frame: gathers
+/// each stream's request, answers it, holds the connection's authentication state,
+/// raises the stream limit, and sends GOAWAY. Answers written while reading go out with
+/// one flush when the read ends.
 final class SandboxRootHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -15,6 +18,10 @@ final class SandboxRootHandler: ChannelInboundHandler {
     private var certificateChecked = false
     private var lastProcessedStreamID = HTTP2StreamID.rootStream
     private var goingAway = false
+    private var streams: [HTTP2StreamID: SandboxStreamState] = [:]
+    private var needsFlush = false
+    /// DATA bytes received and not yet given back to the peer's connection window.
+    private var unacknowledgedBytes = 0
 
     init(sandbox: APNsSandbox, connectionID: Int) {
         self.sandbox = sandbox
@@ -27,6 +34,87 @@ final class SandboxRootHandler: ChannelInboundHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        let streamID = frame.streamID
+        guard streamID != .rootStream else { return }
+        switch frame.payload {
+        case .headers(let headers):
+            streams[streamID, default: SandboxStreamState()].receive(headers.headers)
+            if headers.endStream { complete(streamID, context: context) }
+        case .data(let data):
+            streams[streamID, default: SandboxStreamState()].receive(data.data)
+            replenishWindows(streamID: streamID, data: data, context: context)
+            if data.endStream { complete(streamID, context: context) }
+        case .rstStream:
+            streams[streamID] = nil
+        default:
+            break
+        }
+    }
+
+    /// Without a stream multiplexer nobody else returns flow-control credit: give back
+    /// the connection window in 32 KiB steps, and a stream's window while it is open.
+    private func replenishWindows(streamID: HTTP2StreamID, data: HTTP2Frame.FramePayload.Data, context: ChannelHandlerContext) {
+        let length = data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
+        guard length > 0 else { return }
+        if !data.endStream {
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .windowUpdate(windowSizeIncrement: length))), promise: nil)
+            needsFlush = true
+        }
+        unacknowledgedBytes += length
+        if unacknowledgedBytes >= 1 << 15 {
+            let increment = unacknowledgedBytes
+            unacknowledgedBytes = 0
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+            needsFlush = true
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    private func complete(_ streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        guard let stream = streams.removeValue(forKey: streamID) else { return }
+        switch handle(stream.request, streamID: streamID) {
+        case .respond(let response):
+            respond(response, streamID: streamID, context: context)
+            needsFlush = true
+        case .respondAfter(let delay, let response):
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(
+                in: TimeAmount.nanoseconds(Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+            ) {
+                let (handler, context) = loopBound.value
+                guard !handler.goingAway else { return }
+                handler.respond(response, streamID: streamID, context: context)
+                context.flush()
+            }
+        case .neverAnswer, .goAway, nil:
+            break
+        }
+    }
+
+    private func respond(_ response: SandboxResponse, streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        var headers: HPACKHeaders = [":status": String(response.status), "apns-id": response.apnsID.uuidString.lowercased()]
+        guard let body = response.body else {
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+            return
+        }
+        headers.add(name: "content-type", value: "application/json")
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: nil)
+        let buffer = context.channel.allocator.buffer(bytes: body)
+        context.write(
+            wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))),
+            promise: nil
+        )
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -46,7 +134,8 @@ final class SandboxRootHandler: ChannelInboundHandler {
         let decision = sandbox.decide(request, connection: &auth)
         if decision.raiseStreamLimit {
             let settings = HTTP2Settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: sandbox.configuration.maxConcurrentStreams)])
-            context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))), promise: nil)
+            needsFlush = true
         }
         switch decision.action {
         case .goAway(let reason):

@@ -78,10 +78,16 @@ extension SandboxState {
             }
             let jwt = String(authorization.dropFirst("bearer ".count))
             let parsed: SandboxProviderToken
-            do {
-                parsed = try SandboxProviderToken(jwt: jwt, keys: keys)
-            } catch {
-                return reject(403, "InvalidProviderToken")
+            if let verified = verifiedTokens[jwt] {
+                parsed = verified
+            } else {
+                do {
+                    parsed = try SandboxProviderToken(jwt: jwt, keys: keys)
+                } catch {
+                    return reject(403, "InvalidProviderToken")
+                }
+                if verifiedTokens.count >= 1024 { verifiedTokens.removeAll() }
+                verifiedTokens[jwt] = parsed
             }
             if let pinned = connection.pinnedTeamID, pinned != parsed.teamID { return reject(403, "UnrelatedKeyIdInToken") }
             if now.timeIntervalSince(parsed.issuedAt) > tokenLifetime { return reject(403, "ExpiredProviderToken") }

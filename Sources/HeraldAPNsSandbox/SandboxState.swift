@@ -22,7 +22,12 @@ struct SandboxState: Sendable {
     var minimumTokenChangeInterval: TimeInterval
     var recallKey: String
 
-    var keys: [String: RegisteredKey] = [:]
+    var keys: [String: RegisteredKey] = [:] {
+        didSet { verifiedTokens.removeAll() }
+    }
+    /// JWTs whose signature was verified against `keys`, so a connection's token is
+    /// verified once and not on every request.
+    var verifiedTokens: [String: SandboxProviderToken] = [:]
     /// Device token → the topic it was issued for. Unknown devices accept any topic.
     var deviceTopics: [String: String] = [:]
     /// Device token → when it stopped being valid.
@@ -35,6 +40,8 @@ struct SandboxState: Sendable {
 
     var records: [RecordedNotification] = []
     var centres: [String: DeviceNotificationCentre] = [:]
+    /// Device token → shown identifier → its index in the centre's `shown`.
+    var shownIndex: [String: [String: Int]] = [:]
     var rejections: [SandboxRejection] = []
     var nextConnectionID = 1
 
@@ -111,21 +118,37 @@ struct SandboxState: Sendable {
             receivedAt: now
         )
         records.append(record)
-        var centre = centres[request.deviceToken] ?? DeviceNotificationCentre()
+        // Mutated in place: copying a busy device's centre on every request is quadratic.
+        let token = request.deviceToken
         if request.pushType == "background" {
-            centre.background.append(record)
+            centres[token, default: DeviceNotificationCentre()].background.append(record)
             let recalled = Self.recalledIdentifiers(in: record, key: recallKey)
-            centre.shown.removeAll { recalled.contains($0.identifier) }
+            guard !recalled.isEmpty else { return }
+            centres[token, default: DeviceNotificationCentre()].shown.removeAll { recalled.contains($0.identifier) }
+            var index: [String: Int] = [:]
+            for (position, shown) in (centres[token]?.shown ?? []).enumerated() { index[shown.identifier] = position }
+            shownIndex[token] = index
         } else {
             let identifier = request.collapseID ?? request.apnsID.uuidString.lowercased()
             let shown = ShownNotification(identifier: identifier, notification: record)
-            if let index = centre.shown.firstIndex(where: { $0.identifier == identifier }) {
-                centre.shown[index] = shown
+            if let position = shownIndex[token]?[identifier] {
+                centres[token, default: DeviceNotificationCentre()].shown[position] = shown
             } else {
-                centre.shown.append(shown)
+                shownIndex[token, default: [:]][identifier] = centres[token]?.shown.count ?? 0
+                centres[token, default: DeviceNotificationCentre()].shown.append(shown)
             }
         }
-        centres[request.deviceToken] = centre
+    }
+
+    /// Forgets what was received; returns how many accepted notifications were forgotten.
+    mutating func clearRecords() -> Int {
+        defer {
+            records.removeAll()
+            centres.removeAll()
+            shownIndex.removeAll()
+            rejections.removeAll()
+        }
+        return records.count
     }
 
     private static func recalledIdentifiers(in record: RecordedNotification, key: String) -> Set<String> {

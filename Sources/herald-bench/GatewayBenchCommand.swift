@@ -1,0 +1,303 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldGateway
+import HeraldStore
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+
+/// `herald-bench gateway`: idle memory per connection, broadcast fan-out and unicast,
+/// against Herald's gateway (deliveries through its in-process interface) and, in the
+/// same run with the same load, against mosquitto as configured by default and with
+/// `allow_duplicate_messages true`.
+struct GatewayBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "gateway", abstract: "Gateway benchmark against mosquitto.")
+
+    @Option(help: "Idle connections for the memory measurement.") var connections = 19_000
+    @Option(help: "Connected devices for fan-out and unicast.") var devices = 10_000
+    @Option(help: "Broadcasts per fan-out measurement.") var broadcasts = 10
+    @Option(help: "Messages in the unicast measurement.") var unicastMessages = 30_000
+    @Option(help: "Load-generator processes.") var loadProcesses = 2
+    @Flag(help: "Measure Herald only.") var skipMosquitto = false
+
+    func run() async throws {
+        let logger = {
+            var logger = Logger(label: "herald-bench")
+            logger.logLevel = .warning
+            return logger
+        }()
+        let directory = NSTemporaryDirectory() + "herald-bench-\(getpid())"
+        let postgres = try await EmbeddedPostgres.start(.init(directory: directory, durable: true), logger: logger)
+        defer {
+            postgres.stopImmediately()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        _ = try await DatabaseProbe.withConnection(to: postgres.url, logger: logger) { try await Migrator().migrate(on: $0, logger: logger) }
+
+        let client = PostgresClient(configuration: postgres.url.clientConfiguration(maximumConnections: 8), backgroundLogger: logger)
+        let store = HeraldStore(client: client, sealer: try CredentialSealer(keyBytes: Array(repeating: 1, count: 32)), logger: logger)
+        let gateway = Gateway(
+            configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, maxQueued: 100_000, authCacheTTL: .seconds(600)),
+            store: store,
+            logger: logger
+        )
+        var results = Results()
+        let group = ServiceGroup(services: [client, gateway], logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            defer { tasks.cancelAll() }
+            let port = try await gateway.localAddress.port!
+            let (appKey, fleet) = try await Self.seed(store, count: max(connections, devices))
+            let ids = fleet.map(\.registrationID)
+            say("Herald gateway on :\(port), \(fleet.count) devices seeded")
+
+            results.memory["herald"] = try await measureMemory(
+                clientIDs: Array(ids.prefix(connections)),
+                port: port,
+                pid: getpid(),
+                username: appKey,
+                subscribe: nil
+            )
+            let load = try await Fleet.start(
+                clientIDs: Array(ids.prefix(devices)),
+                processes: loadProcesses,
+                port: port,
+                username: appKey,
+                password: Self.secret,
+                subscribe: nil
+            )
+            let targets = Array(fleet.prefix(devices))
+            results.fanout["herald TTL 0"] = try await measure(load, expected: devices * broadcasts) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<broadcasts {
+                        group.addTask {
+                            _ = try await gateway.deliver(
+                                GatewayMessage(messageID: "b\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
+                                to: targets,
+                                ackTimeout: .seconds(60)
+                            )
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            results.fanout["herald TTL 1h (stored)"] = try await measure(load, expected: devices * broadcasts) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<broadcasts {
+                        group.addTask {
+                            _ = try await gateway.deliver(
+                                GatewayMessage(messageID: "s\(index)", payload: WallClock.stampedPayload(), timeToLive: .seconds(3600)),
+                                to: targets,
+                                ackTimeout: .seconds(60)
+                            )
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            let unicast = try await measure(load, expected: unicastMessages) {
+                try await Self.paced(count: unicastMessages, rate: nil) { index in
+                    _ = try await gateway.deliver(
+                        GatewayMessage(messageID: "u\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
+                        to: targets[index % targets.count]
+                    )
+                }
+            }
+            results.unicast["herald"] = unicast
+            results.unicastHalf["herald"] = try await measure(load, expected: unicastMessages / 2) {
+                try await Self.paced(count: unicastMessages / 2, rate: unicast.rate / 2) { index in
+                    _ = try await gateway.deliver(
+                        GatewayMessage(messageID: "h\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
+                        to: targets[index % targets.count]
+                    )
+                }
+            }
+            load.stop()
+            await group.triggerGracefulShutdown()
+        }
+
+        if !skipMosquitto {
+            for (name, duplicates) in [("mosquitto", false), ("mosquitto dup", true)] {
+                try await benchMosquitto(name: name, allowDuplicates: duplicates, results: &results)
+            }
+        }
+        results.print()
+    }
+
+    static let secret = "bench-device-secret"
+
+    /// An app and `count` devices, inserted set-based.
+    static func seed(_ store: HeraldStore, count: Int) async throws -> (String, [GatewayDevice]) {
+        let app = try await store.createApp(name: "bench")
+        try await store.client.query(
+            """
+            INSERT INTO devices (app_id, registration_id, platform, secret_hash)
+            SELECT \(app.app.id), lpad(to_hex(g), 20, '0'), 'linux', \(ByteBuffer(bytes: SecretHash.digest(secret)))
+            FROM generate_series(1, \(count)) AS g
+            """
+        )
+        var devices: [GatewayDevice] = []
+        let rows = try await store.client.query("SELECT id, app_id, registration_id FROM devices ORDER BY id")
+        for try await (id, appID, registrationID) in rows.decode((Int64, Int64, String).self) {
+            devices.append(GatewayDevice(deviceID: id, appID: appID, registrationID: registrationID))
+        }
+        return (app.app.appKey, devices)
+    }
+
+    /// Resident memory per idle connection: the process's growth from none to `clientIDs.count` connections.
+    func measureMemory(clientIDs: [String], port: Int, pid: Int32, username: String?, subscribe: String?) async throws -> Double {
+        try await Task.sleep(for: .seconds(1))
+        let before = Stats.residentMemory(pid: pid)
+        let fleet = try await Fleet.start(
+            clientIDs: clientIDs,
+            processes: loadProcesses,
+            port: port,
+            username: username,
+            password: username == nil ? nil : Self.secret,
+            subscribe: subscribe
+        )
+        try await Task.sleep(for: .seconds(3))
+        let after = Stats.residentMemory(pid: pid)
+        fleet.stop()
+        try await Task.sleep(for: .seconds(2))
+        return Double(after - before) / Double(clientIDs.count)
+    }
+
+    /// Runs `send`, then collects what the devices received.
+    func measure(_ fleet: Fleet, expected: Int, _ send: () async throws -> Void) async throws -> Measurement {
+        _ = try await fleet.report()
+        let start = WallClock.nanoseconds()
+        try await send()
+        let (samples, last) = try await fleet.collect(expected: expected)
+        let sorted = samples.sorted()
+        let seconds = Double(max(last - start, 1)) / 1e9
+        let measurement = Measurement(
+            count: samples.count,
+            expected: expected,
+            rate: Double(samples.count) / seconds,
+            p50: Stats.percentile(sorted, 0.5),
+            p99: Stats.percentile(sorted, 0.99)
+        )
+        say("  \(measurement)")
+        return measurement
+    }
+
+    /// Calls `body` `count` times with up to 1,000 calls outstanding, at most `rate` per second.
+    static func paced(count: Int, rate: Double?, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<count {
+                if index >= 1000 { try await group.next() }
+                if let rate {
+                    let due = start + .milliseconds(Int64(Double(index) / rate * 1000))
+                    if due > .now { try await Task.sleep(until: due) }
+                }
+                group.addTask { try await body(index) }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    func benchMosquitto(name: String, allowDuplicates: Bool, results: inout Results) async throws {
+        let broker = try Mosquitto.start(allowDuplicates: allowDuplicates)
+        defer { broker.stop() }
+        try await Task.sleep(for: .milliseconds(500))
+        say("\(name) on :\(broker.port)")
+        let memoryIDs = (0..<connections).map { "m\($0)" }
+        results.memory[name] = try await measureMemory(
+            clientIDs: memoryIDs,
+            port: broker.port,
+            pid: broker.pid,
+            username: nil,
+            subscribe: "bench/all"
+        )
+        say("  memory \(results.memory[name] ?? 0) bytes per connection")
+
+        let ids = (0..<devices).map { "d\($0)" }
+        let fanoutFleet = try await Fleet.start(
+            clientIDs: ids,
+            processes: loadProcesses,
+            port: broker.port,
+            username: nil,
+            password: nil,
+            subscribe: "bench/all"
+        )
+        let publisher = try await Publisher.connect(host: "127.0.0.1", port: broker.port)
+        results.fanout[name] = try await measure(fanoutFleet, expected: devices * broadcasts) {
+            for _ in 0..<broadcasts { try await publisher.publish(topic: "bench/all", payload: WallClock.stampedPayload()) }
+            try await publisher.drain()
+        }
+        fanoutFleet.stop()
+
+        let unicastFleet = try await Fleet.start(
+            clientIDs: ids,
+            processes: loadProcesses,
+            port: broker.port,
+            username: nil,
+            password: nil,
+            subscribe: "bench/{id}"
+        )
+        let unicast = try await measure(unicastFleet, expected: unicastMessages) {
+            for index in 0..<unicastMessages { try await publisher.publish(topic: "bench/d\(index % devices)", payload: WallClock.stampedPayload()) }
+            try await publisher.drain()
+        }
+        results.unicast[name] = unicast
+        results.unicastHalf[name] = try await measure(unicastFleet, expected: unicastMessages / 2) {
+            let start = ContinuousClock.now
+            for index in 0..<(unicastMessages / 2) {
+                let due = start + .milliseconds(Int64(Double(index) / (unicast.rate / 2) * 1000))
+                if due > .now { try await Task.sleep(until: due) }
+                try await publisher.publish(topic: "bench/d\(index % devices)", payload: WallClock.stampedPayload())
+            }
+            try await publisher.drain()
+        }
+        unicastFleet.stop()
+        await publisher.close()
+    }
+}
+
+struct Measurement {
+    var count: Int
+    var expected: Int
+    var rate: Double
+    var p50: Double
+    var p99: Double
+}
+
+struct Results {
+    var memory: [String: Double] = [:]
+    var fanout: [String: Measurement] = [:]
+    var unicast: [String: Measurement] = [:]
+    var unicastHalf: [String: Measurement] = [:]
+
+    func print() {
+        func line(_ text: String) { say(text) }
+        line("")
+        line("Resident memory per idle connection")
+        for (name, bytes) in memory.sorted(by: { $0.key < $1.key }) {
+            line("  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(Stats.format(bytes, 0)) bytes")
+        }
+        for (title, table) in [
+            ("Broadcast fan-out, QoS 1", fanout), ("Unicast QoS 1, flat out", unicast), ("Unicast QoS 1 at half that rate", unicastHalf),
+        ] {
+            line(title)
+            for (name, m) in table.sorted(by: { $0.key < $1.key }) {
+                line(
+                    "  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(Stats.format(m.rate, 0))/s  p50 \(Stats.format(m.p50, 2)) ms  p99 \(Stats.format(m.p99, 2)) ms  (\(m.count)/\(m.expected))"
+                )
+            }
+        }
+        line("Ratios (Herald / peer)")
+        if let herald = memory["herald"], let peer = memory["mosquitto"] {
+            line("  memory per connection vs mosquitto: \(Stats.format(herald / peer, 2))x")
+        }
+        for key in ["herald TTL 0", "herald TTL 1h (stored)"] {
+            for peer in ["mosquitto", "mosquitto dup"] {
+                if let h = fanout[key], let p = fanout[peer] { line("  fan-out \(key) vs \(peer): \(Stats.format(h.rate / p.rate, 2))x") }
+            }
+        }
+        if let h = unicast["herald"], let p = unicast["mosquitto"] { line("  unicast vs mosquitto: \(Stats.format(h.rate / p.rate, 2))x") }
+    }
+}

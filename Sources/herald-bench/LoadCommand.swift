@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import NIOConcurrencyHelpers
+
+/// `herald-bench load`: one load-generator process. Opens its connections, prints
+/// `ready N`, then answers commands on standard input: `report` prints the latencies
+/// received since the last report into a file and `report COUNT LAST_NS FILE`; `exit` ends.
+struct LoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "load", abstract: "(internal) a load-generator process", shouldDisplay: false)
+
+    @Option var host = "127.0.0.1"
+    @Option var port: Int
+    /// Source addresses to spread connections over (ephemeral ports run out otherwise).
+    @Option(parsing: .upToNextOption) var sourceIP: [String] = ["127.0.0.1"]
+    /// Client ids, one per line.
+    @Option var clients: String
+    @Option var username: String?
+    @Option var password: String?
+    /// `{id}` in the topic is replaced by the client id.
+    @Option var subscribe: String?
+
+    func run() async throws {
+        let ids = try String(contentsOfFile: clients, encoding: .utf8).split(separator: "\n").map(String.init)
+        let devices = ids.map { id in
+            LoadGenerator.Device(
+                clientID: id,
+                username: username,
+                password: password,
+                subscribe: subscribe?.replacingOccurrences(of: "{id}", with: id)
+            )
+        }
+        let generator = LoadGenerator()
+        try await generator.connect(devices, host: host, port: port, sourceIPs: sourceIP)
+        say("ready \(generator.connected.withLockedValue { $0 })")
+        while let command = Swift.readLine() {
+            switch command {
+            case "report":
+                let samples = generator.samples.withLockedValue { samples -> [Int64] in
+                    defer { samples = [] }
+                    return samples
+                }
+                let file = NSTemporaryDirectory() + "herald-bench-\(getpid())-\(UUID().uuidString).samples"
+                try samples.map(String.init).joined(separator: "\n").write(toFile: file, atomically: false, encoding: .utf8)
+                say("report \(samples.count) \(generator.lastReceipt.withLockedValue { $0 }) \(file)")
+            case "exit":
+                await generator.closeAll()
+                return
+            default:
+                continue
+            }
+        }
+        await generator.closeAll()
+    }
+}
+
+/// A line on standard output, flushed at once (the orchestrator waits for it).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

@@ -1,0 +1,156 @@
+import Foundation
+import HeraldMQTT
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// Device connections for a benchmark: many MQTT clients in one process, each
+/// acknowledging what it receives and recording how long each message took to arrive
+/// (the payload starts with the sender's wall-clock time in nanoseconds).
+final class LoadGenerator: Sendable {
+    struct Device: Sendable {
+        var clientID: String
+        var username: String?
+        var password: String?
+        /// A topic to subscribe to (mosquitto needs one; Herald delivers regardless).
+        var subscribe: String?
+    }
+
+    let connected = NIOLockedValueBox(0)
+    let refused = NIOLockedValueBox(0)
+    let samples = NIOLockedValueBox<[Int64]>([])
+    let lastReceipt = NIOLockedValueBox<Int64>(0)
+    private let channels = NIOLockedValueBox<[any Channel]>([])
+
+    /// Opens every connection (at most `concurrency` handshakes at a time) from `sourceIP`.
+    func connect(_ devices: [Device], host: String, port: Int, sourceIPs: [String], concurrency: Int = 256) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var index = 0
+            var running = 0
+            while index < devices.count || running > 0 {
+                while running < concurrency, index < devices.count {
+                    let device = devices[index]
+                    let source = sourceIPs[index % sourceIPs.count]
+                    index += 1
+                    running += 1
+                    group.addTask { try await self.open(device, host: host, port: port, sourceIP: source) }
+                }
+                try await group.next()
+                running -= 1
+            }
+        }
+    }
+
+    private func open(_ device: Device, host: String, port: Int, sourceIP: String) async throws {
+        let handler = DeviceHandler(generator: self, device: device)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .bind(to: try SocketAddress(ipAddress: sourceIP, port: 0))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(MQTTPacketDecoder(maximumPacketSize: 1 << 20)))
+                    try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MQTTPacketEncoder()))
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                }
+            }
+            .connect(host: host, port: port).get()
+        channels.withLockedValue { $0.append(channel) }
+        try await handler.ready.futureResult.get()
+    }
+
+    func closeAll() async {
+        for channel in channels.withLockedValue({ $0 }) { try? await channel.close() }
+    }
+
+    fileprivate func received(sentAt: Int64) {
+        let now = WallClock.nanoseconds()
+        samples.withLockedValue { $0.append(now - sentAt) }
+        lastReceipt.withLockedValue { $0 = max($0, now) }
+    }
+
+    private final class DeviceHandler: ChannelInboundHandler, Sendable {
+        typealias InboundIn = MQTTPacket
+        typealias OutboundOut = MQTTPacket
+
+        let generator: LoadGenerator
+        let device: Device
+        let ready: EventLoopPromise<Void>
+
+        init(generator: LoadGenerator, device: Device) {
+            self.generator = generator
+            self.device = device
+            self.ready = MultiThreadedEventLoopGroup.singleton.any().makePromise()
+        }
+
+        func channelActive(context: ChannelHandlerContext) {
+            let connect = MQTTPacket.Connect(
+                clientID: device.clientID,
+                cleanSession: true,
+                keepAlive: 900,
+                username: device.username,
+                password: device.password.map { ByteBuffer(string: $0) }
+            )
+            context.writeAndFlush(wrapOutboundOut(.connect(connect)), promise: nil)
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .connAck(let ack):
+                guard ack.returnCode == .accepted else {
+                    generator.refused.withLockedValue { $0 += 1 }
+                    ready.fail(BenchError("CONNECT refused: \(ack.returnCode)"))
+                    return
+                }
+                if let topic = device.subscribe {
+                    context.writeAndFlush(
+                        wrapOutboundOut(.subscribe(.init(packetID: 1, subscriptions: [.init(topicFilter: topic, qos: .atLeastOnce)]))),
+                        promise: nil
+                    )
+                } else {
+                    generator.connected.withLockedValue { $0 += 1 }
+                    ready.succeed()
+                }
+            case .subAck:
+                generator.connected.withLockedValue { $0 += 1 }
+                ready.succeed()
+            case .publish(let publish):
+                if let id = publish.packetID { context.writeAndFlush(wrapOutboundOut(.pubAck(packetID: id)), promise: nil) }
+                var payload = publish.payload
+                if let text = payload.readString(length: min(payload.readableBytes, 19)), let sentAt = Int64(text) {
+                    generator.received(sentAt: sentAt)
+                }
+            default:
+                break
+            }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            ready.fail(BenchError("connection closed"))
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            context.close(promise: nil)
+        }
+    }
+}
+
+enum WallClock {
+    /// Wall-clock nanoseconds: comparable across processes on one machine.
+    static func nanoseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+
+    /// A payload that starts with the current time (19 digits), padded to `size` bytes.
+    static func stampedPayload(size: Int = 64) -> ByteBuffer {
+        var buffer = ByteBuffer(string: String(format: "%019lld", nanoseconds()))
+        buffer.writeRepeatingByte(UInt8(ascii: " "), count: max(0, size - buffer.readableBytes))
+        return buffer
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
