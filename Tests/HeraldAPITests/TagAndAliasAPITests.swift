@@ -79,6 +79,27 @@ import Testing
         }
     }
 
+    @Test func tagsAndAliasesArePercentDecodedFromThePath() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let device = try await api.registerDevice(app)
+            let added = try await api.send(
+                .post,
+                "/v3/tags/new%20users%2F%CE%B2",
+                auth: app.auth,
+                json: #"{"registration_ids": {"add": ["\#(device.registrationID)"]}}"#
+            )
+            #expect(added.status == 200)
+            #expect(try await api.send(.get, "/v3/tags", auth: app.auth).strings("tags") == ["new users/β"])
+            let member = try await api.send(.get, "/v3/tags/new%20users%2F%CE%B2/registration_ids/\(device.registrationID)", auth: app.auth)
+            #expect(try member.json["result"] as? Bool == true)
+
+            try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"alias": "a b"}"#)
+            #expect(try await api.send(.get, "/v3/aliases/a%20b", auth: app.auth).strings("registration_ids") == [device.registrationID])
+            #expect(try await api.send(.get, "/v3/aliases/a%zz", auth: app.auth).errorCode == 1002)
+        }
+    }
+
     @Test func membershipOfAnUnknownDeviceIs404() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()

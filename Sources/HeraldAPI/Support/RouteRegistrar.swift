@@ -1,4 +1,6 @@
+import Foundation
 import HTTPTypes
+import HeraldCore
 import Hummingbird
 
 /// Registers a route on the router and records it in the ``RouteTable``.
@@ -17,8 +19,12 @@ struct RouteRegistrar {
 }
 
 extension HeraldRequestContext {
-    /// A path parameter the route template guarantees.
+    /// A path parameter the route template guarantees, percent-decoded: a tag or alias
+    /// may hold spaces, `/` or any other character a client has to escape in a path.
     func parameter(_ name: String) throws -> String {
-        try parameters.require(name)
+        guard let decoded = try parameters.require(name).removingPercentEncoding else {
+            throw HeraldError.invalidField(name, "is not valid percent-encoding")
+        }
+        return decoded
     }
 }
