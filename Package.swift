@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "HeraldMQTT", targets: ["HeraldMQTT"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
         .executable(name: "herald-device", targets: ["herald-device"]),
+        .executable(name: "heraldctl", targets: ["heraldctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -200,6 +201,14 @@ let package = Package(
                 "HeraldClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `heraldctl`: the admin CLI over the Open API.
+        .executableTarget(
+            name: "heraldctl",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ],
             swiftSettings: swiftSettings
         ),

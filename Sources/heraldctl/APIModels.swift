@@ -1,0 +1,140 @@
+/// The answers of the admin, device, alias and tag routes that heraldctl shows as tables.
+/// Decoding ignores keys it doesn't know, so a newer server still works.
+
+/// `POST /admin/v1/apps` → 201.
+struct CreatedApp: Decodable {
+    var appKey: String
+    var masterSecret: String
+    var name: String
+    var createdAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case name
+        case appKey = "app_key"
+        case masterSecret = "master_secret"
+        case createdAt = "created_at"
+    }
+}
+
+/// `GET /admin/v1/apps/{app_key}`, and each app of the list.
+struct App: Decodable {
+    var appKey: String
+    var name: String
+    var createdAt: String
+    var apns: APNsStatus?
+
+    enum CodingKeys: String, CodingKey {
+        case name, apns
+        case appKey = "app_key"
+        case createdAt = "created_at"
+    }
+}
+
+/// `GET /admin/v1/apps`.
+struct AppList: Decodable {
+    var apps: [App]
+}
+
+/// What APNs credentials an app has (never the secrets).
+struct APNsStatus: Decodable {
+    var type: String
+    var bundleID: String
+    var environment: String
+    var keyID: String?
+    var teamID: String?
+    var certificateSubject: String?
+    var certificateExpiresAt: String?
+    var updatedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case type, environment
+        case bundleID = "bundle_id"
+        case keyID = "key_id"
+        case teamID = "team_id"
+        case certificateSubject = "certificate_subject"
+        case certificateExpiresAt = "certificate_expires_at"
+        case updatedAt = "updated_at"
+    }
+
+    /// `token ABC123DEFG (team DEF123GHIJ)` or `certificate CN=...`: one column of a table.
+    var summary: String {
+        switch type {
+        case "token": "token \(keyID ?? "?") team \(teamID ?? "?")"
+        case "certificate": "certificate, expires \(certificateExpiresAt ?? "?")"
+        default: type
+        }
+    }
+
+    var fields: [(String, String)] {
+        var pairs: [(String, String)] = [("type", type), ("bundle_id", bundleID), ("environment", environment)]
+        if let keyID { pairs.append(("key_id", keyID)) }
+        if let teamID { pairs.append(("team_id", teamID)) }
+        if let certificateSubject { pairs.append(("certificate_subject", certificateSubject)) }
+        if let certificateExpiresAt { pairs.append(("certificate_expires_at", certificateExpiresAt)) }
+        pairs.append(("updated_at", updatedAt))
+        return pairs
+    }
+}
+
+/// `GET /v3/devices/{registration_id}`.
+struct Device: Decodable {
+    var registrationID: String
+    var platform: String
+    var alias: String?
+    var tags: [String]
+    var apnsToken: String?
+    var apnsEnvironment: String?
+    var voipToken: String?
+    var tokenValid: Bool
+    var createdAt: String
+    var updatedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case platform, alias, tags
+        case registrationID = "registration_id"
+        case apnsToken = "apns_token"
+        case apnsEnvironment = "apns_environment"
+        case voipToken = "voip_token"
+        case tokenValid = "token_valid"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+
+    var fields: [(String, String)] {
+        [
+            ("registration_id", registrationID),
+            ("platform", platform),
+            ("alias", alias ?? "-"),
+            ("tags", tags.isEmpty ? "-" : tags.joined(separator: ", ")),
+            ("apns_token", apnsToken ?? "-"),
+            ("apns_environment", apnsEnvironment ?? "-"),
+            ("voip_token", voipToken ?? "-"),
+            ("token_valid", tokenValid ? "yes" : "no"),
+            ("created_at", createdAt),
+            ("updated_at", updatedAt),
+        ]
+    }
+}
+
+/// `GET /v3/aliases/{alias}`.
+struct RegistrationIDList: Decodable {
+    var registrationIDs: [String]
+
+    enum CodingKeys: String, CodingKey { case registrationIDs = "registration_ids" }
+}
+
+/// `GET /v3/tags`.
+struct TagList: Decodable {
+    var tags: [String]
+}
+
+/// `POST /v3/tags/{tag}`.
+struct TagMembersResult: Decodable {
+    var added: Int
+    var removed: Int
+}
+
+/// `GET /v3/tags/{tag}/registration_ids/{registration_id}`.
+struct TagMembership: Decodable {
+    var result: Bool
+}

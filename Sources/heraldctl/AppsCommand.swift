@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+
+/// `heraldctl apps`: apps and their APNs credentials, with the admin token.
+struct AppsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apps",
+        abstract: "Create, list and delete apps; set their APNs credentials (admin token).",
+        subcommands: [List.self, Create.self, Show.self, Delete.self, APNsCommand.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List every app.")
+
+        @OptionGroup(title: "Connection") var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try connection.client()
+            let response = try await client.get("/admin/v1/apps", .admin)
+            try output.emit(response) { () throws(CLIError) in
+                let list = try response.decode(AppList.self, url: client.connection.displayURL)
+                var table = TableRenderer(["APP_KEY", "NAME", "CREATED_AT", "APNS"])
+                for app in list.apps {
+                    table.append([app.appKey, app.name, app.createdAt, app.apns.map { "\($0.environment) \($0.summary)" } ?? "-"])
+                }
+                return table.render()
+            }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an app and print its app key and master secret.",
+            discussion: """
+                The master secret is shown only once. With --save-profile it is written to the \
+                config file instead (mode 0600) and not printed.
+                """
+        )
+
+        @Argument(help: "The app's display name (1 to 100 bytes).") var name: String
+        @Option(help: ArgumentHelp("Save the app's URL, key and master secret as this profile of the config file.", valueName: "profile"))
+        var saveProfile: String?
+
+        @OptionGroup(title: "Connection") var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try connection.client()
+            let path = client.connection.configPath
+            var file = try ConfigFile.load(path: path) ?? ConfigFile()
+            if let saveProfile, file.profiles[saveProfile]?.masterSecret != nil {
+                throw CLIError.usage("profile '\(saveProfile)' in \(path) already holds an app's master secret; choose another name")
+            }
+
+            let response = try await client.send("POST", "/admin/v1/apps", json: ["name": name], .admin)
+            let created = try response.decode(CreatedApp.self, url: client.connection.displayURL)
+            guard let saveProfile else {
+                try output.emit(response) {
+                    TableRenderer.fields(Self.fields(created) + [("master_secret", created.masterSecret + "  (shown only once)")])
+                }
+                return
+            }
+
+            var profile = file.profiles[saveProfile] ?? Profile()
+            profile.url = client.connection.url.absoluteString
+            profile.appKey = created.appKey
+            profile.masterSecret = created.masterSecret
+            file.profiles[saveProfile] = profile
+            if file.defaultProfile == nil { file.defaultProfile = saveProfile }
+            try file.save(path: path)
+
+            if output.json {
+                Terminal.printRaw(try Self.withoutSecret(response.body))
+            } else {
+                let note = "saved to profile '\(saveProfile)' in \(path)" + (file.defaultProfile == saveProfile ? " (the default profile)" : "")
+                Terminal.print(TableRenderer.fields(Self.fields(created) + [("master_secret", note)]))
+            }
+        }
+
+        static func fields(_ created: CreatedApp) -> [(String, String)] {
+            [("app_key", created.appKey), ("name", created.name), ("created_at", created.createdAt)]
+        }
+
+        /// The API's answer without `master_secret`, once it is saved in the config file.
+        static func withoutSecret(_ body: Data) throws(CLIError) -> Data {
+            guard var object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+                throw .usage("cannot read the answer")
+            }
+            object["master_secret"] = nil
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+                throw .usage("cannot write the answer")
+            }
+            return data
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show an app and its APNs credentials.")
+
+        @Argument(help: "The app key.") var appKey: String
+
+        @OptionGroup(title: "Connection") var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try connection.client()
+            let response = try await client.get("/admin/v1/apps/\(APIClient.segment(appKey))", .admin)
+            try output.emit(response) { () throws(CLIError) in
+                let app = try response.decode(App.self, url: client.connection.displayURL)
+                var pairs = [("app_key", app.appKey), ("name", app.name), ("created_at", app.createdAt)]
+                if let apns = app.apns {
+                    pairs += apns.fields.map { ("apns.\($0.0)", $0.1) }
+                } else {
+                    pairs.append(("apns", "-"))
+                }
+                return TableRenderer.fields(pairs)
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete an app with its devices, aliases, tags and APNs credentials."
+        )
+
+        @Argument(help: "The app key.") var appKey: String
+
+        @OptionGroup(title: "Connection") var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try connection.client()
+            let response = try await client.delete("/admin/v1/apps/\(APIClient.segment(appKey))", .admin)
+            try output.emit(response) { "deleted app \(appKey)" }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+
+/// `heraldctl devices`: one device by registration id, as an operator.
+struct DevicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices",
+        abstract: "Show, update or delete a device (app key and master secret).",
+        subcommands: [Show.self, Update.self, Delete.self]
+    )
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a device: platform, alias, tags, tokens.")
+
+        @Argument(help: "The registration id.") var registrationID: String
+
+        @OptionGroup(title: "Connection") var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try connection.client()
+            let response = try await client.get("/v3/devices/\(APIClient.segment(registrationID))", .app)
+            try output.emit(response) { () throws(CLIError) in
+                TableRenderer.fields(try response.decode(Device.self, url: client.connection.displayURL).fields)
+            }
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add or remove tags, set or clear the alias.",
+            discussion: "Example: heraldctl devices update RID --add-tag vip --add-tag beta --remove-tag trial --alias alice"
+        )
+
+        @Argument(help: "The registration id.") var registrationID: String
+        @Option(name: .customLong("add-tag"), help: ArgumentHelp("Add this tag (repeatable).", valueName: "tag")) var addTags: [String] = []
+        @Option(name: .customLong("remove-tag"), help: ArgumentHelp("Remove this tag (repeatable).", valueName: "tag"))
+        var removeTags: [String] = []
+        @Flag(help: "Remove every tag of the device.") var clearTags = false
+        @Option(help: "Set the device's alias.") var alias: String?
+        @Flag(help: "Clear the device's alias.") var clearAlias = false
+
+        @OptionGroup(title: "Connection") var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            if addTags.isEmpty, removeTags.isEmpty, !clearTags, alias == nil, !clearAlias {
+                throw ValidationError("Nothing to change: give --add-tag, --remove-tag, --clear-tags, --alias or --clear-alias.")
+            }
+            if clearTags, !addTags.isEmpty || !removeTags.isEmpty {
+                throw ValidationError("--clear-tags is exclusive with --add-tag and --remove-tag.")
+            }
+            if clearAlias, alias != nil { throw ValidationError("--alias and --clear-alias are exclusive.") }
+            if alias == "" { throw ValidationError("--alias must not be empty; use --clear-alias to clear it.") }
+        }
+
+        func run() async throws {
+            let client = try connection.client()
+            let change = DeviceUpdate(
+                tags: clearTags ? .clear : (addTags.isEmpty && removeTags.isEmpty ? nil : .change(add: addTags, remove: removeTags)),
+                alias: clearAlias ? "" : alias
+            )
+            let response = try await client.send("POST", "/v3/devices/\(APIClient.segment(registrationID))", json: change, .app)
+            try output.emit(response) { () throws(CLIError) in
+                TableRenderer.fields(try response.decode(Device.self, url: client.connection.displayURL).fields)
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a device.")
+
+        @Argument(help: "The registration id.") var registrationID: String
+
+        @OptionGroup(title: "Connection") var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try connection.client()
+            let response = try await client.delete("/v3/devices/\(APIClient.segment(registrationID))", .app)
+            try output.emit(response) { "deleted device \(registrationID)" }
+        }
+    }
+}
+
+/// The body of `POST /v3/devices/{registration_id}`: absent keys are left alone.
+struct DeviceUpdate: Encodable {
+    enum Tags {
+        case clear
+        case change(add: [String], remove: [String])
+    }
+
+    var tags: Tags?
+    /// `""` clears the alias.
+    var alias: String?
+
+    enum CodingKeys: String, CodingKey { case tags, alias, add, remove }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch tags {
+        case .clear:
+            try container.encode("", forKey: .tags)
+        case .change(let add, let remove):
+            var nested = container.nestedContainer(keyedBy: CodingKeys.self, forKey: .tags)
+            if !add.isEmpty { try nested.encode(add, forKey: .add) }
+            if !remove.isEmpty { try nested.encode(remove, forKey: .remove) }
+        case nil:
+            break
+        }
+        try container.encodeIfPresent(alias, forKey: .alias)
+    }
+}
