@@ -8,7 +8,7 @@ struct HeraldCtl: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "heraldctl",
-        abstract: "The admin CLI of Herald: apps, devices, tags and aliases.",
+        abstract: "The admin CLI of Herald: apps, devices, tags, aliases, pushes and their delivery.",
         discussion: """
             Connection settings come from flags, else the environment (HERALD_URL, HERALD_APP_KEY, \
             HERALD_MASTER_SECRET, HERALD_ADMIN_TOKEN), else a profile of the config file \
@@ -19,8 +19,8 @@ struct HeraldCtl: AsyncParsableCommand {
             printed to stderr as `error <code>: <message>`.
 
             Exit status: 0 success, 1 the API answered with an error, 64 bad usage, 69 the server \
-            could not be reached, 76 the answer was not Herald's API, 78 a missing credential or a \
-            bad config file.
+            could not be reached, 75 --wait/--watch timed out, 76 the answer was not Herald's API, \
+            78 a missing credential or a bad config file.
 
             Shell completion: heraldctl --generate-completion-script bash|zsh|fish
             """,
@@ -30,6 +30,9 @@ struct HeraldCtl: AsyncParsableCommand {
             DevicesCommand.self,
             TagsCommand.self,
             AliasesCommand.self,
+            PushCommand.self,
+            RecallCommand.self,
+            StatusCommand.self,
             ConfigCommand.self,
         ]
     )

@@ -1,0 +1,208 @@
+import ArgumentParser
+
+/// `heraldctl push`: send a notification or an in-app message to an audience.
+struct PushCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "Send a notification or in-app message; --dry-run counts the audience, --wait follows delivery.",
+        discussion: """
+            Audience: --all, or any of --rid, --alias, --tag (any of the tags), --tag-and (all of \
+            them) and --tag-not (none of them); each is repeatable.
+            Examples:
+              heraldctl push --alias alice --alert "Your order shipped" --badge +1 --wait
+              heraldctl push --tag vip --tag-not muted --title Sale --alert "20% off" --ttl 3600
+              heraldctl push --rid 0123456789abcdef0123 --silent --extra sync=inbox
+              heraldctl push --all --message '{"kind": "refresh"}' --dry-run
+            """
+    )
+
+    enum InterruptionLevel: String, ExpressibleByArgument, CaseIterable {
+        case passive, active
+        case timeSensitive = "time-sensitive"
+        case critical
+    }
+
+    @Flag(help: "Every device of the app.") var all = false
+    @Option(name: .customLong("rid"), help: ArgumentHelp("A registration id (repeatable).", valueName: "rid")) var registrationIDs: [String] = []
+    @Option(name: .customLong("alias"), help: ArgumentHelp("Devices with this alias (repeatable).", valueName: "alias")) var aliases: [String] = []
+    @Option(name: .customLong("tag"), help: ArgumentHelp("Devices with any of these tags (repeatable).", valueName: "tag")) var tags: [String] = []
+    @Option(name: .customLong("tag-and"), help: ArgumentHelp("Devices with all of these tags (repeatable).", valueName: "tag"))
+    var tagsAnd: [String] = []
+    @Option(name: .customLong("tag-not"), help: ArgumentHelp("Leave out devices with any of these tags (repeatable).", valueName: "tag"))
+    var tagsNot: [String] = []
+
+    @Option(help: "The notification's text.") var alert: String?
+    @Option(help: "The notification's title (iOS).") var title: String?
+    @Option(help: "The notification's subtitle (iOS).") var subtitle: String?
+    @Option(help: ArgumentHelp("The app icon's badge: a number, or +N / -N to change it (write --badge=-1).", valueName: "n|+n|-n"))
+    var badge: String?
+    @Option(help: "A sound file name of the app, or `default`.") var sound: String?
+    @Option(
+        name: .customLong("extra"),
+        help: ArgumentHelp("A custom key=value for the app (repeatable); goes with the notification and the message.", valueName: "key=value")
+    )
+    var extras: [String] = []
+    @Option(help: "Groups notifications on the device (iOS thread-id).") var threadID: String?
+    @Option(help: "The notification category, for its actions.") var category: String?
+    @Flag(help: "Let the app's notification service extension change the notification.") var mutableContent = false
+    @Option(help: "How the notification interrupts the user.") var interruptionLevel: InterruptionLevel?
+    @Flag(help: "A background push: content-available, no alert or sound.") var silent = false
+    @Flag(help: "A VoIP push (PushKit).") var voip = false
+    @Option(
+        name: .customLong("message"),
+        help: ArgumentHelp("Send this in-app message (delivered over the long connection only).", valueName: "text")
+    )
+    var messageContent: String?
+    @Option(help: "The in-app message's title.") var messageTitle: String?
+    @Option(help: "The in-app message's content type.") var contentType: String?
+
+    @Option(name: .customLong("ttl"), help: ArgumentHelp("Seconds to keep the push for offline devices.", valueName: "seconds")) var timeToLive: Int?
+    @Option(help: "An identifier for the push, to recall or replace it later.") var identifier: String?
+    @Option(help: ArgumentHelp("Replace the notification pushed earlier with this identifier.", valueName: "identifier")) var replace: String?
+    @Option(help: "A client id: the same cid twice sends once.") var cid: String?
+    @Option(help: "Which APNs to use (default: each device's own).") var apnsEnvironment: APNsCommand.Environment?
+    @Option(help: "The APNs priority: 10 (now), 5 (power-friendly) or 1.") var priority: Int?
+
+    @Flag(help: "Only count the audience (POST /v3/push/validate); send nothing.") var dryRun = false
+    @Flag(help: "After sending, follow delivery until the message settles (with --json: the final report as a second JSON line).")
+    var wait = false
+    @Option(help: ArgumentHelp("With --wait: give up after this many seconds (exit status 75).", valueName: "seconds"))
+    var waitTimeout: Double?
+
+    @OptionGroup(title: "Connection") var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    var targets: PushRequest.Targets {
+        PushRequest.Targets(registrationIDs: registrationIDs, aliases: aliases, tags: tags, tagsAnd: tagsAnd, tagsNot: tagsNot)
+    }
+
+    func validate() throws {
+        if all, !targets.isEmpty {
+            throw ValidationError("--all cannot be combined with --rid, --alias, --tag, --tag-and or --tag-not.")
+        }
+        if !all, targets.isEmpty {
+            throw ValidationError("Choose an audience: --all, or --rid, --alias, --tag, --tag-and, --tag-not.")
+        }
+        if !tagsNot.isEmpty, registrationIDs.isEmpty, aliases.isEmpty, tags.isEmpty, tagsAnd.isEmpty {
+            throw ValidationError("--tag-not only narrows an audience: add --rid, --alias, --tag or --tag-and.")
+        }
+        let notification = alert != nil || title != nil || subtitle != nil || badge != nil || sound != nil || silent || voip
+        if !notification, messageContent == nil {
+            throw ValidationError("Nothing to send: give --alert, --title, --badge, --silent or --voip (a notification), or --message.")
+        }
+        if silent {
+            let conflicting = [("--alert", alert), ("--title", title), ("--subtitle", subtitle), ("--sound", sound)]
+                .filter { $0.1 != nil }.map(\.0)
+            if !conflicting.isEmpty {
+                throw ValidationError("--silent is a background push without an alert; remove \(conflicting.joined(separator: ", ")).")
+            }
+            if voip { throw ValidationError("--silent and --voip are exclusive.") }
+        }
+        if let badge, PushRequest.IOS.Badge(badge) == nil {
+            throw ValidationError("--badge must be a number (3), or +N / -N to change the badge (+1, --badge=-1); got '\(badge)'.")
+        }
+        if let replace {
+            if let identifier, identifier != replace {
+                throw ValidationError("--identifier must be left out or equal --replace (the new notification takes the old one's place).")
+            }
+            if !notification { throw ValidationError("--replace replaces a notification: add --alert or another notification flag.") }
+        }
+        _ = try Self.parseExtras(extras)
+        if messageContent == nil, messageTitle != nil || contentType != nil {
+            throw ValidationError("--message-title and --content-type go with --message.")
+        }
+        if let timeToLive, timeToLive < 0 { throw ValidationError("--ttl must be 0 or more seconds.") }
+        if let priority, ![1, 5, 10].contains(priority) { throw ValidationError("--priority must be 10, 5 or 1.") }
+        if dryRun, wait { throw ValidationError("--dry-run sends nothing, so there is nothing to --wait for.") }
+        if let waitTimeout {
+            if !wait { throw ValidationError("--wait-timeout goes with --wait.") }
+            if waitTimeout <= 0 { throw ValidationError("--wait-timeout must be more than 0 seconds.") }
+        }
+    }
+
+    /// `["k=v", ...]` as a dictionary; a missing `=`, an empty key or a repeated key is an error.
+    static func parseExtras(_ pairs: [String]) throws -> [String: String] {
+        var extras: [String: String] = [:]
+        for pair in pairs {
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw ValidationError("--extra must be key=value; got '\(pair)'.")
+            }
+            let key = String(pair[..<equals])
+            if extras[key] != nil { throw ValidationError("--extra \(key) is given twice.") }
+            extras[key] = String(pair[pair.index(after: equals)...])
+        }
+        return extras
+    }
+
+    /// The body the flags describe.
+    func request() throws -> PushRequest {
+        let extras = try Self.parseExtras(extras)
+        var ios = PushRequest.IOS()
+        if title != nil || subtitle != nil { ios.alert = .fields(title: title, subtitle: subtitle, body: alert) }
+        ios.sound = sound
+        ios.badge = badge.flatMap(PushRequest.IOS.Badge.init)
+        ios.threadID = threadID
+        ios.category = category
+        ios.mutableContent = mutableContent ? true : nil
+        ios.interruptionLevel = interruptionLevel?.rawValue
+        if silent {
+            ios.contentAvailable = true
+            ios.pushType = "background"
+        }
+        if voip { ios.pushType = "voip" }
+
+        let hasNotification = alert != nil || title != nil || subtitle != nil || badge != nil || sound != nil || silent || voip
+        var notification: PushRequest.Notification?
+        if hasNotification {
+            if !extras.isEmpty { ios.extras = extras }
+            let hasIOS =
+                ios.alert != nil || ios.sound != nil || ios.badge != nil || ios.threadID != nil || ios.category != nil
+                || ios.mutableContent != nil || ios.interruptionLevel != nil || ios.pushType != nil || ios.extras != nil
+            notification = PushRequest.Notification(alert: alert, ios: hasIOS ? ios : nil)
+        }
+        let message = messageContent.map {
+            PushRequest.Message(msgContent: $0, title: messageTitle, contentType: contentType, extras: extras.isEmpty ? nil : extras)
+        }
+        let options = PushRequest.Options(
+            timeToLive: timeToLive,
+            identifier: identifier,
+            replace: replace,
+            apnsProduction: apnsEnvironment.map { $0 == .production },
+            priority: priority
+        )
+        return PushRequest(
+            audience: all ? .all : .targets(targets),
+            notification: notification,
+            message: message,
+            options: options.isEmpty ? nil : options,
+            cid: cid
+        )
+    }
+
+    func run() async throws {
+        let client = try connection.client()
+        let body = try request()
+        if dryRun {
+            let response = try await client.send("POST", "/v3/push/validate", json: body, .app)
+            try output.emit(response) { () throws(CLIError) in
+                let size = try response.decode(AudienceSize.self, url: client.connection.displayURL)
+                return TableRenderer.fields([("audience_size", "\(size.audienceSize)"), ("sent", "no (dry run)")])
+            }
+            return
+        }
+        let response = try await client.send("POST", "/v3/push", json: body, .app)
+        let accepted = try response.decode(PushAccepted.self, url: client.connection.displayURL)
+        try output.emit(response) {
+            TableRenderer.fields([("msg_id", accepted.messageID)] + (accepted.cid.map { [("cid", $0)] } ?? []))
+        }
+        if wait {
+            let watcher = DeliveryWatcher(
+                client: client,
+                messageID: accepted.messageID,
+                timeout: waitTimeout.map { .milliseconds(Int($0 * 1000)) },
+                json: output.json
+            )
+            try await watcher.run()
+        }
+    }
+}

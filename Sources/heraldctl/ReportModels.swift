@@ -1,0 +1,121 @@
+/// The answers of the push, recall and report routes. Missing counts read as 0, so a
+/// server that reports fewer of them still works.
+
+/// `POST /v3/push` → 200.
+struct PushAccepted: Decodable {
+    var messageID: String
+    var cid: String?
+
+    enum CodingKeys: String, CodingKey {
+        case cid
+        case messageID = "msg_id"
+    }
+}
+
+/// `POST /v3/push/validate` → 200.
+struct AudienceSize: Decodable {
+    var audienceSize: Int
+
+    enum CodingKeys: String, CodingKey { case audienceSize = "audience_size" }
+}
+
+/// `DELETE /v3/push/{msg_id}` and `POST /v3/push/recall` → 200.
+struct Recalled: Decodable {
+    var recalled: [String]
+}
+
+/// `GET /v3/report/received?msg_ids=...` → 200.
+struct ReceivedReports: Decodable {
+    var reports: [ReceivedReport]
+}
+
+/// How far delivery of one message has got.
+struct ReceivedReport: Decodable, Equatable {
+    var messageID: String
+    var targeted = 0
+    /// Copies not routed yet.
+    var pending = 0
+    var deliveredTCP = 0
+    var sentAPNs = 0
+    var failedAPNs = 0
+    /// Failed copies by APNs reason.
+    var apnsFailures: [String: Int] = [:]
+    /// Copies stored for a device that is offline.
+    var waiting = 0
+    var opened = 0
+    var recalled = 0
+    var replaced = 0
+    var expired = 0
+    /// Routing is over: nothing pending, no retry scheduled.
+    var done = false
+
+    enum CodingKeys: String, CodingKey {
+        case targeted, pending, waiting, opened, recalled, replaced, expired, done
+        case messageID = "msg_id"
+        case deliveredTCP = "tcp_delivered"
+        case sentAPNs = "apns_sent"
+        case failedAPNs = "apns_failed"
+        case apnsFailures = "apns_failures"
+    }
+
+    /// One APNs failure reason and its count, as the server lists them.
+    private struct Failure: Decodable {
+        var reason: String
+        var count: Int
+    }
+
+    init(messageID: String) { self.messageID = messageID }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func count(_ key: CodingKeys) throws -> Int { try container.decodeIfPresent(Int.self, forKey: key) ?? 0 }
+        messageID = try container.decode(String.self, forKey: .messageID)
+        targeted = try count(.targeted)
+        pending = try count(.pending)
+        deliveredTCP = try count(.deliveredTCP)
+        sentAPNs = try count(.sentAPNs)
+        failedAPNs = try count(.failedAPNs)
+        waiting = try count(.waiting)
+        opened = try count(.opened)
+        recalled = try count(.recalled)
+        replaced = try count(.replaced)
+        expired = try count(.expired)
+        done = try container.decodeIfPresent(Bool.self, forKey: .done) ?? false
+        // `[{"reason": "BadDeviceToken", "count": 3}]`, or `{"BadDeviceToken": 3}`.
+        if let list = try? container.decodeIfPresent([Failure].self, forKey: .apnsFailures) {
+            apnsFailures = Dictionary(list.map { ($0.reason, $0.count) }, uniquingKeysWith: +)
+        } else {
+            apnsFailures = try container.decodeIfPresent([String: Int].self, forKey: .apnsFailures) ?? [:]
+        }
+    }
+
+    /// Copies that reached an end: delivered, handed to APNs, failed, expired, recalled or replaced.
+    var settled: Int { deliveredTCP + sentAPNs + failedAPNs + expired + recalled + replaced }
+
+    /// `BadDeviceToken 3, Unregistered 1`, most frequent first.
+    var failureSummary: String {
+        apnsFailures.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+}
+
+/// `POST /v3/report/status/message` → 200.
+struct MessageStatuses: Decodable {
+    struct Status: Decodable {
+        var status: String
+        var apnsReason: String?
+        var opened: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case status, opened
+            case apnsReason = "apns_reason"
+        }
+    }
+
+    var messageID: String
+    var statuses: [String: Status]
+
+    enum CodingKeys: String, CodingKey {
+        case statuses
+        case messageID = "msg_id"
+    }
+}

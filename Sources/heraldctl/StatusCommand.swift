@@ -1,0 +1,101 @@
+import ArgumentParser
+
+/// `heraldctl status`: how far delivery of pushes has got, per message or per device.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show delivery reports; --watch follows one message live, --rid shows devices.",
+        discussion: """
+            Columns: TARGETED devices, PENDING not routed yet, TCP delivered over the long \
+            connection, APNS handed to APNs, FAILED at APNs, WAITING stored for an offline device, \
+            OPENED, RECALLED, REPLACED, EXPIRED; DONE once routing is over.
+            Examples:
+              heraldctl status 1a2b3c4d5e 6f7a8b9c0d
+              heraldctl status 1a2b3c4d5e --watch
+              heraldctl status 1a2b3c4d5e --rid 0123456789abcdef0123 --rid fedcba9876543210fedc
+            """
+    )
+
+    @Argument(help: "The message ids.") var messageIDs: [String]
+    @Flag(help: "Follow the message until it settles: a progress bar on a terminal, a line per change otherwise.")
+    var watch = false
+    @Option(help: ArgumentHelp("With --watch: give up after this many seconds (exit status 75).", valueName: "seconds"))
+    var waitTimeout: Double?
+    @Option(name: .customLong("rid"), help: ArgumentHelp("Show the status at these devices (repeatable).", valueName: "rid"))
+    var registrationIDs: [String] = []
+
+    @OptionGroup(title: "Connection") var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if messageIDs.isEmpty { throw ValidationError("Name at least one message id.") }
+        if watch, !registrationIDs.isEmpty { throw ValidationError("--watch and --rid are exclusive.") }
+        if watch || !registrationIDs.isEmpty, messageIDs.count > 1 {
+            throw ValidationError("\(watch ? "--watch" : "--rid") takes exactly one message id.")
+        }
+        if let waitTimeout {
+            if !watch { throw ValidationError("--wait-timeout goes with --watch.") }
+            if waitTimeout <= 0 { throw ValidationError("--wait-timeout must be more than 0 seconds.") }
+        }
+    }
+
+    func run() async throws {
+        let client = try connection.client()
+        if watch {
+            let watcher = DeliveryWatcher(
+                client: client,
+                messageID: messageIDs[0],
+                timeout: waitTimeout.map { .milliseconds(Int($0 * 1000)) },
+                json: output.json
+            )
+            try await watcher.run()
+        } else if !registrationIDs.isEmpty {
+            try await devices(client)
+        } else {
+            try await reports(client)
+        }
+    }
+
+    private func reports(_ client: APIClient) async throws(CLIError) {
+        let response = try await client.get("/v3/report/received", query: ["msg_ids": messageIDs.joined(separator: ",")], .app)
+        try output.emit(response) { () throws(CLIError) in
+            let reports = try response.decode(ReceivedReports.self, url: client.connection.displayURL).reports
+            var table = TableRenderer([
+                "MSG_ID", "TARGETED", "PENDING", "TCP", "APNS", "FAILED", "WAITING", "OPENED", "RECALLED", "REPLACED", "EXPIRED", "DONE",
+            ])
+            for report in reports {
+                let counts = [
+                    report.targeted, report.pending, report.deliveredTCP, report.sentAPNs, report.failedAPNs, report.waiting, report.opened,
+                    report.recalled, report.replaced, report.expired,
+                ]
+                table.append([report.messageID] + counts.map(String.init) + [report.done ? "yes" : "no"])
+            }
+            let failures = reports.filter { !$0.apnsFailures.isEmpty }.map { "apns failures of \($0.messageID): \($0.failureSummary)" }
+            return ([table.render()] + failures).joined(separator: "\n")
+        }
+    }
+
+    private func devices(_ client: APIClient) async throws(CLIError) {
+        struct Body: Encodable {
+            var messageID: String
+            var registrationIDs: [String]
+            enum CodingKeys: String, CodingKey {
+                case messageID = "msg_id"
+                case registrationIDs = "registration_ids"
+            }
+        }
+        let body = Body(messageID: messageIDs[0], registrationIDs: registrationIDs)
+        let response = try await client.send("POST", "/v3/report/status/message", json: body, .app)
+        try output.emit(response) { () throws(CLIError) in
+            let statuses = try response.decode(MessageStatuses.self, url: client.connection.displayURL).statuses
+            var table = TableRenderer(["REGISTRATION_ID", "STATUS", "APNS_REASON", "OPENED"])
+            for registrationID in registrationIDs {
+                let status = statuses[registrationID]
+                table.append([
+                    registrationID, status?.status ?? "-", status?.apnsReason ?? "-", status?.opened.map { $0 ? "yes" : "no" } ?? "-",
+                ])
+            }
+            return table.render()
+        }
+    }
+}
