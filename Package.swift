@@ -369,5 +369,20 @@ let package = Package(
             ],
             swiftSettings: testSwiftSettings
         ),
+        .testTarget(
+            name: "HeraldCtlTests",
+            dependencies: [
+                "heraldctl",
+                "HeraldAPI",
+                "HeraldCore",
+                "HeraldStore",
+                "HeraldTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
     ]
 )

@@ -1,0 +1,169 @@
+import Foundation
+import HeraldStore
+import HeraldTestSupport
+import Testing
+
+/// `heraldctl apps` against a live server.
+@Suite struct AppsCommandTests {
+    @Test func appsAreCreatedListedShownAndDeleted() async throws {
+        try await CtlTest.run { test in
+            let created = try await test.admin("apps", "create", "Shop")
+            #expect(created.status == 0, "\(created)")
+            let appKey = try #require(created.field("app_key"))
+            let secret = try #require(created.field("master_secret")?.split(separator: " ").first.map(String.init))
+            #expect(created.stdout.contains("(shown only once)"))
+            let stored = try #require(try await test.store.app(appKey: appKey))
+            #expect(stored.name == "Shop")
+            #expect(try await test.store.authenticateApp(appKey: appKey, masterSecret: secret) != nil)
+
+            _ = try await test.createApp("Blog")
+            let list = try await test.admin("apps", "list")
+            #expect(list.status == 0, "\(list)")
+            let lines = list.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.first?.hasPrefix("APP_KEY" + String(repeating: " ", count: 19) + "NAME  CREATED_AT") == true)
+            #expect(lines.count == 3)
+            let shopLine = try #require(lines.first { $0.hasPrefix(appKey) })
+            #expect(shopLine.contains("  Shop  "))
+            #expect(shopLine.hasSuffix("  -"))
+
+            let json = try await test.admin("apps", "list", "--json")
+            let apps = try #require(try json.json["apps"] as? [[String: Any]])
+            #expect(Set(apps.compactMap { $0["name"] as? String }) == ["Shop", "Blog"])
+
+            let shown = try await test.admin("apps", "show", appKey)
+            #expect(shown.field("name") == "Shop")
+            #expect(shown.field("apns") == "-")
+
+            let deleted = try await test.admin("apps", "delete", appKey)
+            #expect(deleted.status == 0, "\(deleted)")
+            #expect(deleted.stdout == "deleted app \(appKey)\n")
+            #expect(try await test.store.app(appKey: appKey) == nil)
+
+            let again = try await test.admin("apps", "delete", appKey)
+            #expect(again.status == 1)
+            #expect(again.stdout.isEmpty)
+            #expect(again.stderr == "error 1006: app_key: no app with this key\n")
+        }
+    }
+
+    @Test func createJSONIsTheAPIsAnswer() async throws {
+        try await CtlTest.run { test in
+            let created = try await test.admin("apps", "create", "Shop", "--json")
+            #expect(created.status == 0, "\(created)")
+            let json = try created.json
+            #expect(Set(json.keys) == ["app_key", "master_secret", "name", "created_at"])
+            #expect(try await test.store.app(appKey: try #require(json["app_key"] as? String)) != nil)
+        }
+    }
+
+    @Test func aBadAppNameShowsTheAPIsCodeAndMessage() async throws {
+        try await CtlTest.run { test in
+            let result = try await test.admin("apps", "create", String(repeating: "n", count: 101))
+            #expect(result.status == 1)
+            #expect(result.stderr == "error 1010: name: at most 100 bytes\n")
+            #expect(try await test.store.listApps().isEmpty)
+        }
+    }
+
+    @Test func apnsSetRejectsABadKeyWithItsCodeAndStoresAGoodOne() async throws {
+        try await CtlTest.run { test in
+            let app = try await test.createApp()
+            let bad = test.home.appendingPathComponent("AuthKey_BAD.p8")
+            try Data("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n".utf8).write(to: bad)
+            let common = ["--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ", "--bundle-id", "com.example.app", "--environment", "sandbox"]
+
+            let rejected = try await test.heraldctl(
+                ["apps", "apns", "set", app.app.appKey, "--p8", bad.path] + common,
+                environment: ["HERALD_ADMIN_TOKEN": CtlTest.adminToken]
+            )
+            #expect(rejected.status == 1, "\(rejected)")
+            #expect(rejected.stderr.hasPrefix("error 1013: private_key"))
+            #expect(try await test.store.app(appKey: app.app.appKey)?.apns == nil)
+
+            let pem = TestCredentials.p8()
+            let good = test.home.appendingPathComponent("AuthKey_ABC123DEFG.p8")
+            try Data(pem.utf8).write(to: good)
+            // The app key comes from the connection when it isn't given.
+            let accepted = try await test.heraldctl(
+                ["apps", "apns", "set", "--p8", good.path] + common,
+                environment: ["HERALD_ADMIN_TOKEN": CtlTest.adminToken, "HERALD_APP_KEY": app.app.appKey]
+            )
+            #expect(accepted.status == 0, "\(accepted)")
+            #expect(accepted.field("type") == "token")
+            #expect(accepted.field("key_id") == "ABC123DEFG")
+            #expect(accepted.field("environment") == "sandbox")
+            let body = pem.split(separator: "\n")[1]
+            #expect(!accepted.stdout.contains(body) && !accepted.stderr.contains(body))
+            let stored = try #require(try await test.store.app(appKey: app.app.appKey)?.apns)
+            #expect(stored.keyID == "ABC123DEFG")
+            #expect(stored.bundleID == "com.example.app")
+
+            let shown = try await test.admin("apps", "show", app.app.appKey)
+            #expect(shown.field("apns.team_id") == "DEF123GHIJ")
+            let list = try await test.admin("apps", "list")
+            #expect(list.stdout.contains("sandbox token ABC123DEFG team DEF123GHIJ"))
+
+            let removed = try await test.admin("apps", "apns", "delete", app.app.appKey)
+            #expect(removed.status == 0, "\(removed)")
+            let none = try await test.admin("apps", "apns", "show", app.app.appKey)
+            #expect(none.status == 1)
+            #expect(none.stderr == "error 1017: the app has no APNs credentials\n")
+        }
+    }
+
+    @Test func apnsSetTakesACertificate() async throws {
+        try await CtlTest.run { test in
+            let app = try await test.createApp()
+            let (certificate, key) = try TestCredentials.certificate()
+            let certificateFile = test.home.appendingPathComponent("cert.pem")
+            let keyFile = test.home.appendingPathComponent("key.pem")
+            try Data(certificate.utf8).write(to: certificateFile)
+            try Data(key.utf8).write(to: keyFile)
+            let result = try await test.admin(
+                "apps",
+                "apns",
+                "set",
+                app.app.appKey,
+                "--certificate",
+                certificateFile.path,
+                "--private-key",
+                keyFile.path,
+                "--bundle-id",
+                "com.example.app",
+                "--environment",
+                "production"
+            )
+            #expect(result.status == 0, "\(result)")
+            #expect(result.field("type") == "certificate")
+            #expect(result.field("certificate_subject")?.contains("Apple Push Services") == true)
+        }
+    }
+
+    @Test func apnsSetChecksItsFlagsLocally() async throws {
+        try await CtlTest.run { test in
+            let noKeyID = try await test.admin("apps", "apns", "set", "k", "--p8", "/dev/null", "--bundle-id", "b", "--environment", "sandbox")
+            #expect(noKeyID.status == 64)
+            #expect(noKeyID.stderr.contains("--p8 needs --key-id and --team-id"))
+            let missingFile = try await test.admin(
+                "apps",
+                "apns",
+                "set",
+                "k",
+                "--p8",
+                "/nonexistent.p8",
+                "--key-id",
+                "ABC123DEFG",
+                "--team-id",
+                "DEF123GHIJ",
+                "--bundle-id",
+                "b",
+                "--environment",
+                "sandbox"
+            )
+            #expect(missingFile.status == 64)
+            #expect(missingFile.stderr == "error: --p8: cannot read /nonexistent.p8\n")
+            let badEnvironment = try await test.admin("apps", "apns", "set", "k", "--p8", "/dev/null", "--bundle-id", "b", "--environment", "prod")
+            #expect(badEnvironment.status == 64)
+        }
+    }
+}
