@@ -354,6 +354,21 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "HeraldCenterTests",
+            dependencies: [
+                "HeraldAPI", "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCenter", "HeraldClient", "HeraldCore", "HeraldGateway",
+                "HeraldStore", "HeraldTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "HeraldStoreTests",
             dependencies: [
                 "HeraldStore", "HeraldCore", "HeraldTestSupport",

@@ -10,7 +10,7 @@ extension HeraldStore {
             SELECT m.msg_id,
               count(dl.device_id),
               count(*) FILTER (WHERE dl.state = 'tcp' OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq
-                                                          AND dl.state NOT IN ('recalled', 'replaced'))),
+                                                          AND dl.state NOT IN ('recalled', 'replaced', 'expired'))),
               count(*) FILTER (WHERE dl.state = 'apns'),
               count(*) FILTER (WHERE dl.state = 'failed'),
               count(*) FILTER (WHERE dl.state = 'waiting' AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq)
@@ -73,7 +73,7 @@ extension HeraldStore {
         let rows = try await client.query(
             """
             SELECT d.registration_id,
-              CASE WHEN dl.state IN ('recalled', 'replaced', 'failed', 'apns', 'tcp') THEN dl.state
+              CASE WHEN dl.state IN ('recalled', 'replaced', 'failed', 'apns', 'tcp', 'expired') THEN dl.state
                    WHEN dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq THEN 'tcp'
                    WHEN dl.state = 'expired' OR m.expires_at <= now() THEN 'expired'
                    ELSE dl.state END,
