@@ -22,13 +22,11 @@ import Testing
                 throw CenterFaults.WorkerDied()
             }
         }
-        try await CenterTest.run(
-            configure: { configuration in
-                configuration.batchSize = 10
-                configuration.lease = .seconds(2)
-            },
-            faults: faults
-        ) { test in
+        let smallBatchesShortLease: @Sendable (inout CenterConfiguration) -> Void = { configuration in
+            configuration.batchSize = 10
+            configuration.lease = .seconds(2)
+        }
+        try await CenterTest.run(configure: smallBatchesShortLease, faults: faults) { test in
             var devices: [String] = []
             for _ in 0..<45 { devices.append(try await test.register(platform: "linux", tags: ["all-of-us"]).registrationID) }
             let sent = try await test.push(["audience": ["tag": ["all-of-us"]], "message": ["msg_content": "to everyone"]])
