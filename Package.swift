@@ -212,6 +212,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The message center: job queue, audience fan-out, TCP-first routing, APNs fallback.
+        .target(
+            name: "HeraldCenter",
+            dependencies: [
+                "HeraldCore", "HeraldStore", "HeraldGateway", "HeraldAPNs",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `herald-bench`: benchmarks, with the peers measured in the same run.
         .executableTarget(
             name: "herald-bench",
@@ -235,6 +250,9 @@ let package = Package(
             name: "HeraldServer",
             dependencies: [
                 "HeraldAPI",
+                "HeraldAPNs",
+                "HeraldAPNsSandbox",
+                "HeraldCenter",
                 "HeraldCore",
                 "HeraldGateway",
                 "HeraldStore",
@@ -340,6 +358,21 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "HeraldCenterTests",
+            dependencies: [
+                "HeraldAPI", "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCenter", "HeraldClient", "HeraldCore", "HeraldGateway",
+                "HeraldStore", "HeraldTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: testSwiftSettings

@@ -8,11 +8,20 @@ public struct APIConfiguration: Sendable {
     public var maxBodySize: Int
     /// Bearer token of the admin API.
     public var adminToken: String
+    /// How long after sending a message can be recalled.
+    public var recallWindow: Duration
 
-    public init(host: String = "0.0.0.0", port: Int = 8080, maxBodySize: Int = 1 << 20, adminToken: String) {
+    public init(
+        host: String = "0.0.0.0",
+        port: Int = 8080,
+        maxBodySize: Int = 1 << 20,
+        adminToken: String,
+        recallWindow: Duration = .seconds(24 * 3600)
+    ) {
         self.host = host
         self.port = port
         self.maxBodySize = maxBodySize
         self.adminToken = adminToken
+        self.recallWindow = recallWindow
     }
 }

@@ -164,8 +164,8 @@ public final class HeraldClient: Sendable {
 
     private func received(_ publish: MQTTPacket.Publish, outbound: NIOAsyncChannelOutboundWriter<MQTTPacket>) async throws {
         if let payload = try? JSONDecoder().decode(PushPayload.self, from: Data(publish.payload.readableBytesView)) {
-            if deduplicator.withLockedValue({ $0.firstTime(payload.msgID) }), let event = payload.event {
-                continuation.yield(event)
+            if deduplicator.withLockedValue({ $0.firstTime(payload.msgID) }) {
+                for event in payload.events { continuation.yield(event) }
             }
         } else {
             logger.warning("ignoring a message that is not Herald JSON", metadata: ["herald.topic": "\(publish.topic)"])

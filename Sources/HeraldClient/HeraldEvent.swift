@@ -69,8 +69,9 @@ struct PushPayload: Decodable {
         case msgID = "msg_id"
     }
 
-    /// The event this payload means, or nil for one this SDK doesn't know.
-    var event: HeraldEvent? {
+    /// The events this payload means: a notification (or a replace), an in-app message,
+    /// both, or a recall; none for a type this SDK doesn't know.
+    var events: [HeraldEvent] {
         func notification(_ body: NotificationBody) -> HeraldEvent.Notification {
             .init(
                 messageID: msgID,
@@ -81,21 +82,34 @@ struct PushPayload: Decodable {
                 extras: body.extras ?? [:]
             )
         }
+        var events: [HeraldEvent] = []
         switch type {
         case "notification":
-            return self.notification.map { .notification(notification($0)) }
-        case "message":
-            return message.map {
-                .message(.init(messageID: msgID, content: $0.msgContent, title: $0.title, contentType: $0.contentType, extras: $0.extras ?? [:]))
-            }
-        case "recall":
-            return identifiers.map { .recall(identifiers: $0) }
+            if let body = self.notification { events.append(.notification(notification(body))) }
         case "replace":
-            guard let identifier, let body = self.notification else { return nil }
-            return .replace(identifier: identifier, notification: notification(body))
+            if let identifier, let body = self.notification { events.append(.replace(identifier: identifier, notification: notification(body))) }
+        case "recall":
+            if let identifiers { events.append(.recall(identifiers: identifiers)) }
+            return events
+        case "message":
+            break
         default:
-            return nil
+            return []
         }
+        if let message {
+            events.append(
+                .message(
+                    .init(
+                        messageID: msgID,
+                        content: message.msgContent,
+                        title: message.title,
+                        contentType: message.contentType,
+                        extras: message.extras ?? [:]
+                    )
+                )
+            )
+        }
+        return events
     }
 }
 

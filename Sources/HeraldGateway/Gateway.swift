@@ -105,6 +105,18 @@ public final class Gateway: Service, Sendable {
                 expiresAt: expiresAt
             )
         }
+        return try await send(message, to: devices, seqs: seqs, ackTimeout: ackTimeout)
+    }
+
+    /// Sends a message the caller already stored in each device's inbox (`seqs`: device id
+    /// → position; a device without one gets it unstored) to the devices connected here,
+    /// and waits for every outcome, in the order of `devices`.
+    public func send(
+        _ message: GatewayMessage,
+        to devices: [GatewayDevice],
+        seqs: [Int64: Int64],
+        ackTimeout: Duration = .seconds(10)
+    ) async throws -> [DeliveryOutcome] {
         var outcomes = [DeliveryOutcome](repeating: .notConnected, count: devices.count)
         var batches: [ObjectIdentifier: (loop: any EventLoop, items: [(index: Int, handle: ConnectionHandle, outgoing: Outgoing)])] = [:]
         let firstToken = tokens.withLockedValue { token -> UInt64 in

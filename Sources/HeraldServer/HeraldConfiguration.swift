@@ -31,6 +31,17 @@ struct HeraldConfiguration: Sendable {
     /// `log.level`.
     var logLevel: Logger.Level
 
+    /// "auto" (on when the database is embedded), "on" or "off": send APNs traffic to a
+    /// local APNs sandbox instead of Apple.
+    var apnsSandbox: Bool
+    var apnsSandboxPort: Int
+    var apnsSandboxInspectPort: Int
+    /// APNs connections per app and environment.
+    var apnsConnections: Int
+    var centerWorkers: Int
+    var ackTimeoutSeconds: Int
+    var recallWindowSeconds: Int
+
     static let secretVariables: Set<String> = ["HERALD_DATABASE_URL", "HERALD_ADMIN_TOKEN", "HERALD_KEY_ENCRYPTION_KEY"]
 
     init(reader: ConfigReader) throws {
@@ -51,6 +62,29 @@ struct HeraldConfiguration: Sendable {
             throw StartupError("log.level: unknown level '\(level)' (trace, debug, info, notice, warning, error, critical)")
         }
         self.logLevel = logLevel
+        let sandbox = reader.string(forKey: "apns.sandbox", default: "auto")
+        switch sandbox {
+        case "auto": apnsSandbox = databaseURL == nil
+        case "on", "true": apnsSandbox = true
+        case "off", "false": apnsSandbox = false
+        default: throw StartupError("apns.sandbox: expected auto, on or off (got '\(sandbox)')")
+        }
+        apnsSandboxPort = reader.int(forKey: "apns.sandboxPort", default: 2197)
+        apnsSandboxInspectPort = reader.int(forKey: "apns.sandboxInspectPort", default: 2198)
+        apnsConnections = reader.int(forKey: "apns.connections", default: 2)
+        centerWorkers = reader.int(forKey: "center.workers", default: 2)
+        ackTimeoutSeconds = reader.int(forKey: "center.ackTimeout", default: 10)
+        recallWindowSeconds = reader.int(forKey: "center.recallWindow", default: 86_400)
+        guard (0...65535).contains(apnsSandboxPort) else { throw StartupError("apns.sandboxPort: \(apnsSandboxPort) is not a port") }
+        guard (0...65535).contains(apnsSandboxInspectPort) else {
+            throw StartupError("apns.sandboxInspectPort: \(apnsSandboxInspectPort) is not a port")
+        }
+        guard (1...16).contains(apnsConnections) else { throw StartupError("apns.connections: must be 1 to 16") }
+        guard (1...64).contains(centerWorkers) else { throw StartupError("center.workers: must be 1 to 64") }
+        guard (1...300).contains(ackTimeoutSeconds) else { throw StartupError("center.ackTimeout: must be 1 to 300 seconds") }
+        guard (60...864_000).contains(recallWindowSeconds) else {
+            throw StartupError("center.recallWindow: must be 60 to 864000 seconds")
+        }
         guard (0...65535).contains(httpPort) else { throw StartupError("http.port: \(httpPort) is not a port") }
         guard (0...65535).contains(mqttPort) else { throw StartupError("mqtt.port: \(mqttPort) is not a port") }
         guard (1...1000).contains(databasePoolSize) else { throw StartupError("database.poolSize: must be 1 to 1000") }

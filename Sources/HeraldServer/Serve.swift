@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldAPI
+import HeraldCenter
 import HeraldCore
 import HeraldGateway
 import HeraldStore
@@ -33,27 +34,45 @@ struct Serve: AsyncParsableCommand {
                     host: configuration.httpHost,
                     port: configuration.httpPort,
                     maxBodySize: configuration.httpMaxBodySize,
-                    adminToken: adminToken
+                    adminToken: adminToken,
+                    recallWindow: .seconds(configuration.recallWindowSeconds)
                 )
-                let banner = Banner(
+                var banner = Banner(
                     configuration: configuration,
                     dataDirectory: dataDirectory,
                     database: database,
                     adminTokenFromFile: configuration.adminToken == nil
                 )
+                let events = DeviceEvents()
                 let gateway = Gateway(
                     configuration: GatewayConfiguration(host: configuration.mqttHost, port: configuration.mqttPort, nodeID: configuration.nodeID),
                     store: store,
+                    onDeviceEvent: events.receive,
                     logger: logger
                 )
+                var services: [any Service] = [gateway]
+                var center = CenterConfiguration()
+                center.nodeID = configuration.nodeID
+                center.workers = configuration.centerWorkers
+                center.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
+                center.recallWindow = .seconds(configuration.recallWindowSeconds)
+                center.apnsConnections = configuration.apnsConnections
+                if configuration.apnsSandbox {
+                    let sandbox = try await LocalSandbox.start(configuration, logger: logger)
+                    center.apns = sandbox.routing
+                    services += sandbox.services
+                    banner.sandbox = sandbox
+                }
+                services.append(MessageCenter(configuration: center, store: store, gateway: gateway, events: events, logger: logger))
+                let readyBanner = banner
                 let app = buildApplication(
                     configuration: api,
                     store: store,
                     registry: registry,
-                    services: [gateway],
+                    services: services,
                     onServerRunning: { channel in
                         let mqttPort = (try? await gateway.localAddress)?.port ?? configuration.mqttPort
-                        banner.print(port: channel.localAddress?.port ?? configuration.httpPort, mqttPort: mqttPort)
+                        readyBanner.print(port: channel.localAddress?.port ?? configuration.httpPort, mqttPort: mqttPort)
                     },
                     logger: logger
                 )
@@ -95,6 +114,7 @@ struct Banner: Sendable {
     let dataDirectory: DataDirectory
     let database: DatabaseSetup
     let adminTokenFromFile: Bool
+    var sandbox: LocalSandbox?
 
     func print(port: Int, mqttPort: Int) {
         let host = ["0.0.0.0", "::", ""].contains(configuration.httpHost) ? "127.0.0.1" : configuration.httpHost
@@ -110,6 +130,7 @@ struct Banner: Sendable {
               API       \(base)   (description: \(base)/openapi.yaml)
               Devices   mqtt://\(host):\(mqttPort)   (MQTT 3.1.1, see docs/protocol.md)
               Database  \(databaseLine)
+              APNs      \(sandbox.map { "local sandbox (no Apple credentials needed); deliveries at http://127.0.0.1:\($0.inspectPort)/notifications" } ?? "Apple (api.push.apple.com / api.sandbox.push.apple.com)")
               Admin     token \(adminTokenFromFile ? "in \(dataDirectory.adminTokenFile)" : "from HERALD_ADMIN_TOKEN")
 
             Create your first app:

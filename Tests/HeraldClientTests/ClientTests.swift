@@ -119,6 +119,8 @@ final class EventReader: Sendable {
             let reader = EventReader(client)
             let running = Task { await client.run() }
             #expect(try await reader.next(where: { $0 == .connected }) == .connected)
+            // CONNACK reaches the client before the gateway's registry is updated on its loop.
+            while !test.gateway.isConnected(credentials.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
 
             let device = try #require(try await test.store.gatewayDevice(registrationID: credentials.registrationID))
             #expect(try await test.gateway.deliver(test.notification("m1", alert: "first"), to: device) == .acknowledged)

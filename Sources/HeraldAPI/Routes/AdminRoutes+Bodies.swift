@@ -126,6 +126,10 @@ struct APNsStatusResponse: ResponseEncodable {
     var certificateSubject: String?
     var certificateExpiresAt: Date?
     var updatedAt: Date
+    /// "ok", or "broken" when APNs refused the credentials (see `problem`).
+    var status: String
+    /// APNs' reason for refusing the credentials; nothing goes to APNs until new ones are set.
+    var problem: String?
 
     init?(_ app: AppRecord) {
         guard let summary = app.apns, let updatedAt = app.apnsUpdatedAt else { return nil }
@@ -137,5 +141,7 @@ struct APNsStatusResponse: ResponseEncodable {
         certificateSubject = summary.certificateSubject
         certificateExpiresAt = summary.certificateExpiresAt
         self.updatedAt = updatedAt
+        status = app.apnsProblem == nil ? "ok" : "broken"
+        problem = app.apnsProblem
     }
 }

@@ -53,15 +53,7 @@ struct JSONBody: Sendable {
     }
 
     static func path(_ codingPath: [any CodingKey]) -> String {
-        var result = ""
-        for key in codingPath {
-            if let index = key.intValue {
-                result += "[\(index)]"
-            } else {
-                result += result.isEmpty ? key.stringValue : ".\(key.stringValue)"
-            }
-        }
-        return result.isEmpty ? "body" : result
+        CodingPath.describe(codingPath)
     }
 
     static func describe(_ type: Any.Type) -> String {
@@ -71,30 +63,6 @@ struct JSONBody: Sendable {
         case is Int.Type, is Int64.Type, is Double.Type: "a number"
         case is [String].Type, is [Any].Type: "an array"
         default: String(describing: type).hasPrefix("Array") ? "an array" : "an object"
-        }
-    }
-}
-
-/// A key of any name, to see which keys an object really has.
-struct AnyCodingKey: CodingKey {
-    var stringValue: String
-    var intValue: Int?
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) {
-        self.stringValue = "\(intValue)"
-        self.intValue = intValue
-    }
-}
-
-extension Decoder {
-    /// Rejects keys the request type doesn't know, so a typo (`"tag"` for `"tags"`) is an
-    /// error instead of a silently ignored field.
-    func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
-        let container = try container(keyedBy: AnyCodingKey.self)
-        let known = Set(Keys.allCases.map(\.stringValue))
-        if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
-            let field = JSONBody.path(codingPath + [unknown])
-            throw HeraldError(.invalidJSON, "\(field): unknown field (expected one of \(known.sorted().joined(separator: ", ")))")
         }
     }
 }

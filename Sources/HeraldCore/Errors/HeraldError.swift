@@ -50,15 +50,22 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         case unavailable = 1016
         /// The app has no APNs credentials.
         case apnsCredentialsNotFound = 1017
+        /// No device matches the push's audience; nothing was sent.
+        case noAudienceMatch = 1020
+        /// No message with that id (or identifier) in this app.
+        case messageNotFound = 1021
+        /// The message is older than the recall window and can no longer be recalled.
+        case recallWindowClosed = 1022
 
         /// The HTTP status that goes with the code.
         public var httpStatus: Int {
             switch self {
             case .internalError: 500
-            case .invalidJSON, .invalidField, .limitExceeded: 400
+            case .invalidJSON, .invalidField, .limitExceeded, .noAudienceMatch: 400
             case .unauthorized: 401
             case .forbidden: 403
-            case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound: 404
+            case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound: 404
+            case .recallWindowClosed: 410
             case .methodNotAllowed: 405
             case .conflict: 409
             case .payloadTooLarge: 413
@@ -87,6 +94,9 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .methodNotAllowed: "method_not_allowed"
             case .unavailable: "unavailable"
             case .apnsCredentialsNotFound: "apns_credentials_not_found"
+            case .noAudienceMatch: "no_audience_match"
+            case .messageNotFound: "message_not_found"
+            case .recallWindowClosed: "recall_window_closed"
             }
         }
     }

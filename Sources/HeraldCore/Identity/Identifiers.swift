@@ -7,16 +7,26 @@ public enum Identifiers {
     public static let masterSecretLength = 40
     public static let registrationIDLength = 20
     public static let deviceSecretLength = 32
+    public static let messageIDLength = 24
 
     public static func newAppKey() -> String { RandomToken.hex(byteCount: appKeyLength / 2) }
     public static func newMasterSecret() -> String { RandomToken.hex(byteCount: masterSecretLength / 2) }
     public static func newRegistrationID() -> String { RandomToken.hex(byteCount: registrationIDLength / 2) }
     public static func newDeviceSecret() -> String { RandomToken.hex(byteCount: deviceSecretLength / 2) }
 
+    /// A message id: 48 bits of milliseconds since 1970, then 48 random bits, in hex, so
+    /// ids sort by the time they were accepted.
+    public static func newMessageID(milliseconds: UInt64) -> String {
+        let time = String(milliseconds & 0xFFFF_FFFF_FFFF, radix: 16)
+        return String(repeating: "0", count: 12 - time.count) + time + RandomToken.hex(byteCount: 6)
+    }
+
     /// Whether `value` has the shape of an app key (so malformed keys never reach the database).
     public static func isAppKey(_ value: String) -> Bool { isLowerHex(value, length: appKeyLength) }
     /// Whether `value` has the shape of a registration id.
     public static func isRegistrationID(_ value: String) -> Bool { isLowerHex(value, length: registrationIDLength) }
+    /// Whether `value` has the shape of a message id.
+    public static func isMessageID(_ value: String) -> Bool { isLowerHex(value, length: messageIDLength) }
 
     static func isLowerHex(_ value: String, length: Int) -> Bool {
         value.utf8.count == length

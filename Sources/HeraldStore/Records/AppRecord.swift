@@ -11,6 +11,9 @@ public struct AppRecord: Sendable, Hashable {
     /// What operators may see of the APNs credentials, if any are set.
     public var apns: APNsCredentialsSummary?
     public var apnsUpdatedAt: Date?
+    /// APNs refused the credentials with this reason: nothing goes to APNs for the app
+    /// until new credentials are uploaded.
+    public var apnsProblem: String?
 }
 
 /// A newly created app, with its master secret: the only time the secret exists in clear.

@@ -24,11 +24,11 @@ extension HeraldStore {
     /// Every app, oldest first.
     public func listApps() async throws -> [AppRecord] {
         let rows = try await client.query(
-            "SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at FROM apps ORDER BY id",
+            "SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason FROM apps ORDER BY id",
             logger: logger
         )
         var apps: [AppRecord] = []
-        for try await row in rows.decode((Int64, String, String, Date, String?, Date?).self) {
+        for try await row in rows.decode((Int64, String, String, Date, String?, Date?, String?).self) {
             apps.append(Self.app(row))
         }
         return apps
@@ -38,10 +38,10 @@ extension HeraldStore {
     public func app(appKey: String) async throws -> AppRecord? {
         guard Identifiers.isAppKey(appKey) else { return nil }
         let rows = try await client.query(
-            "SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at FROM apps WHERE app_key = \(appKey)",
+            "SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason FROM apps WHERE app_key = \(appKey)",
             logger: logger
         )
-        for try await row in rows.decode((Int64, String, String, Date, String?, Date?).self) {
+        for try await row in rows.decode((Int64, String, String, Date, String?, Date?, String?).self) {
             return Self.app(row)
         }
         return nil
@@ -58,14 +58,16 @@ extension HeraldStore {
         guard Identifiers.isAppKey(appKey) else { return nil }
         let rows = try await client.query(
             """
-            SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at, master_secret_hash
+            SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason, master_secret_hash
             FROM apps WHERE app_key = \(appKey)
             """,
             logger: logger
         )
-        for try await (id, key, name, createdAt, summary, updatedAt, hash) in rows.decode((Int64, String, String, Date, String?, Date?, Data).self) {
+        for try await (id, key, name, createdAt, summary, updatedAt, broken, hash) in rows.decode(
+            (Int64, String, String, Date, String?, Date?, String?, Data).self
+        ) {
             guard SecretHash.matches(masterSecret, stored: Array(hash)) else { return nil }
-            return Self.app((id, key, name, createdAt, summary, updatedAt))
+            return Self.app((id, key, name, createdAt, summary, updatedAt, broken))
         }
         return nil
     }
@@ -78,7 +80,8 @@ extension HeraldStore {
         let updated = try await client.query(
             """
             UPDATE apps SET apns_credentials = \(Data(sealed.combined)), apns_credentials_key = \(sealed.keyID),
-                apns_summary = \(summary)::jsonb, apns_updated_at = now()
+                apns_summary = \(summary)::jsonb, apns_updated_at = now(),
+                apns_broken_reason = NULL, apns_broken_at = NULL
             WHERE app_key = \(appKey) RETURNING id
             """,
             logger: logger
@@ -91,7 +94,8 @@ extension HeraldStore {
         guard Identifiers.isAppKey(appKey) else { return false }
         return try await client.query(
             """
-            UPDATE apps SET apns_credentials = NULL, apns_credentials_key = NULL, apns_summary = NULL, apns_updated_at = NULL
+            UPDATE apps SET apns_credentials = NULL, apns_credentials_key = NULL, apns_summary = NULL, apns_updated_at = NULL,
+                apns_broken_reason = NULL, apns_broken_at = NULL
             WHERE app_key = \(appKey) AND apns_credentials IS NOT NULL RETURNING id
             """,
             logger: logger
@@ -118,10 +122,10 @@ extension HeraldStore {
         return encoder
     }()
 
-    static func app(_ row: (Int64, String, String, Date, String?, Date?)) -> AppRecord {
+    static func app(_ row: (Int64, String, String, Date, String?, Date?, String?)) -> AppRecord {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let summary = row.4.flatMap { try? decoder.decode(APNsCredentialsSummary.self, from: Data($0.utf8)) }
-        return AppRecord(id: row.0, appKey: row.1, name: row.2, createdAt: row.3, apns: summary, apnsUpdatedAt: row.5)
+        return AppRecord(id: row.0, appKey: row.1, name: row.2, createdAt: row.3, apns: summary, apnsUpdatedAt: row.5, apnsProblem: row.6)
     }
 }

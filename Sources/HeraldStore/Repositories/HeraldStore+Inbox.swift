@@ -65,7 +65,22 @@ extension HeraldStore {
     }
 
     /// Unacknowledged, unexpired messages of a device, oldest first.
+    ///
+    /// Copies that expired before the device came back are marked expired in their
+    /// delivery rows and removed from the inbox: they are never sent.
     public func pendingMessages(deviceID: Int64, limit: Int = 1000, now: Date = Date()) async throws -> [InboxMessage] {
+        try await client.query(
+            """
+            WITH expired AS (
+                DELETE FROM device_messages m USING devices d
+                WHERE m.device_id = \(deviceID) AND d.id = m.device_id AND m.seq > d.acked_seq AND m.expires_at <= \(now)
+                RETURNING m.seq
+            )
+            UPDATE deliveries dl SET state = 'expired', next_attempt_at = NULL FROM expired
+            WHERE dl.device_id = \(deviceID) AND dl.inbox_seq = expired.seq AND dl.state IN ('pending', 'waiting')
+            """,
+            logger: logger
+        )
         let rows = try await client.query(
             """
             SELECT m.seq, m.message_id, m.payload, m.expires_at FROM device_messages m JOIN devices d ON d.id = m.device_id

@@ -1,0 +1,98 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+/// `/v3/push`: send, validate and recall pushes.
+struct PushRoutes {
+    let store: HeraldStore
+    let auth: Authentication
+    let body: JSONBody
+    let recallWindow: Duration
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.post, "/v3/push", use: push)
+        routes.on(.post, "/v3/push/validate", use: validate)
+        routes.on(.post, "/v3/push/recall", use: recallByIdentifier)
+        routes.on(.delete, "/v3/push/{msg_id}", use: recall)
+    }
+
+    /// Accepted means durable: the message and its job are committed before the answer.
+    @Sendable func push(_ request: Request, context: HeraldRequestContext) async throws -> PushResponse {
+        let app = try await auth.requireApp(request)
+        let input = try await body.decode(PushRequest.self, from: request)
+        let push = try input.validated()
+        if let cid = push.cid, let earlier = try await store.acceptedPush(appID: app.id, cid: cid) {
+            return PushResponse(msgID: earlier.msgID, cid: earlier.cid)
+        }
+        guard try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) > 0 else {
+            throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent")
+        }
+        let accepted = try await store.acceptPush(input, push: push, appID: app.id)
+        return PushResponse(msgID: accepted.msgID, cid: accepted.cid)
+    }
+
+    /// The same checks as a push, and the audience size; nothing is stored or sent.
+    @Sendable func validate(_ request: Request, context: HeraldRequestContext) async throws -> ValidateResponse {
+        let app = try await auth.requireApp(request)
+        let push = try await body.decode(PushRequest.self, from: request).validated()
+        let size = try await store.audienceSize(appID: app.id, audience: push.audience)
+        guard size > 0 else {
+            throw HeraldError(.noAudienceMatch, "audience: no device of this app matches")
+        }
+        return ValidateResponse(audienceSize: size)
+    }
+
+    @Sendable func recall(_ request: Request, context: HeraldRequestContext) async throws -> RecallResponse {
+        let app = try await auth.requireApp(request)
+        let msgID = try context.parameter("msg_id")
+        guard Identifiers.isMessageID(msgID) else {
+            throw HeraldError(.messageNotFound, "msg_id: no message \(msgID) in this app")
+        }
+        let recalled = try await store.recall(appID: app.id, msgIDs: [msgID], window: recallWindow.timeInterval)
+        return RecallResponse(recalled: recalled)
+    }
+
+    @Sendable func recallByIdentifier(_ request: Request, context: HeraldRequestContext) async throws -> RecallResponse {
+        let app = try await auth.requireApp(request)
+        let input = try await body.decode(RecallRequest.self, from: request)
+        let identifiers = try Push.recallIdentifiers(input.identifiers)
+        let recalled = try await store.recall(appID: app.id, identifiers: identifiers, window: recallWindow.timeInterval)
+        return RecallResponse(recalled: recalled)
+    }
+}
+
+struct PushResponse: ResponseEncodable {
+    var msgID: String
+    var cid: String?
+
+    enum CodingKeys: String, CodingKey {
+        case msgID = "msg_id"
+        case cid
+    }
+}
+
+struct ValidateResponse: ResponseEncodable {
+    var audienceSize: Int
+}
+
+struct RecallRequest: Decodable {
+    var identifiers: [String]
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case identifiers }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        identifiers = try decoder.container(keyedBy: CodingKeys.self).decode([String].self, forKey: .identifiers)
+    }
+}
+
+struct RecallResponse: ResponseEncodable {
+    var recalled: [String]
+}
+
+extension Duration {
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+/// `/v3/report`: what became of sent messages.
+struct ReportRoutes {
+    let store: HeraldStore
+    let auth: Authentication
+    let body: JSONBody
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/v3/report/received", use: received)
+        routes.on(.post, "/v3/report/status/message", use: status)
+    }
+
+    /// Counts per message: targeted, delivered over TCP, sent to APNs, failed (by reason),
+    /// waiting, opened, recalled, replaced, expired.
+    @Sendable func received(_ request: Request, context: HeraldRequestContext) async throws -> ReportsResponse {
+        let app = try await auth.requireApp(request)
+        guard let list = request.uri.queryParameters["msg_ids"].map(String.init), !list.isEmpty else {
+            throw HeraldError.invalidField("msg_ids", "is required (comma-separated message ids)")
+        }
+        let ids = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if ids.count > 100 { throw HeraldError.limit("msg_ids", "at most 100 per request (got \(ids.count))") }
+        for (index, id) in ids.enumerated() where !Identifiers.isMessageID(id) {
+            throw HeraldError.invalidField("msg_ids[\(index)]", "not a message id")
+        }
+        let reports = try await store.reports(appID: app.id, msgIDs: ids)
+        return ReportsResponse(reports: reports.map(ReportResponse.init))
+    }
+
+    /// Each registration id's status for one message.
+    @Sendable func status(_ request: Request, context: HeraldRequestContext) async throws -> MessageStatusResponse {
+        let app = try await auth.requireApp(request)
+        let input = try await body.decode(StatusRequest.self, from: request)
+        guard Identifiers.isMessageID(input.msgID) else { throw HeraldError.invalidField("msg_id", "not a message id") }
+        if input.registrationIDs.isEmpty { throw HeraldError.invalidField("registration_ids", "must not be empty") }
+        let ids = try Validation.registrationIDs(input.registrationIDs, field: "registration_ids")
+        guard let statuses = try await store.deliveryStatuses(appID: app.id, msgID: input.msgID, registrationIDs: ids) else {
+            throw HeraldError(.messageNotFound, "msg_id: no message \(input.msgID) in this app")
+        }
+        return MessageStatusResponse(msgID: input.msgID, statuses: statuses.mapValues(StatusEntry.init))
+    }
+}
+
+struct ReportsResponse: ResponseEncodable {
+    var reports: [ReportResponse]
+}
+
+struct ReportResponse: Encodable {
+    struct Failure: Encodable {
+        var reason: String
+        var count: Int
+    }
+
+    var msgID: String
+    var targeted: Int
+    var tcpDelivered: Int
+    var apnsSent: Int
+    var apnsFailed: Int
+    var apnsFailures: [Failure]
+    var waiting: Int
+    var opened: Int
+    var recalled: Int
+    var replaced: Int
+    var expired: Int
+    var pending: Int
+    var done: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case msgID = "msg_id"
+        case targeted, tcpDelivered, apnsSent, apnsFailed, apnsFailures, waiting, opened, recalled, replaced, expired, pending, done
+    }
+
+    init(_ report: MessageReport) {
+        msgID = report.msgID
+        targeted = report.targeted
+        tcpDelivered = report.tcpDelivered
+        apnsSent = report.apnsSent
+        apnsFailed = report.apnsFailed
+        apnsFailures = report.apnsFailures.sorted { $0.key < $1.key }.map { Failure(reason: $0.key, count: $0.value) }
+        waiting = report.waiting
+        opened = report.opened
+        recalled = report.recalled
+        replaced = report.replaced
+        expired = report.expired
+        pending = report.pending
+        done = report.done
+    }
+}
+
+struct StatusRequest: Decodable {
+    var msgID: String
+    var registrationIDs: [String]
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case msgID = "msg_id"
+        case registrationIDs = "registration_ids"
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        msgID = try container.decode(String.self, forKey: .msgID)
+        registrationIDs = try container.decode([String].self, forKey: .registrationIDs)
+    }
+}
+
+struct MessageStatusResponse: ResponseEncodable {
+    var msgID: String
+    var statuses: [String: StatusEntry]
+
+    enum CodingKeys: String, CodingKey {
+        case msgID = "msg_id"
+        case statuses
+    }
+}
+
+struct StatusEntry: Encodable {
+    var status: String
+    var apnsReason: String?
+    var opened: Bool
+
+    init(_ status: DeliveryStatus) {
+        self.status = status.status
+        apnsReason = status.apnsReason
+        opened = status.opened
+    }
+}

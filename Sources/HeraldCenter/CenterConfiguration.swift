@@ -1,0 +1,67 @@
+import HeraldAPNs
+import HeraldCore
+
+/// How the message center works.
+public struct CenterConfiguration: Sendable {
+    /// This node's name, recorded on the jobs it leases.
+    public var nodeID: String = "herald-1"
+    /// Concurrent fan-out workers on this node.
+    public var workers: Int = 2
+    /// Devices per fan-out batch (one transaction each).
+    public var batchSize: Int = 500
+    /// How long a device has to acknowledge over the long connection before the
+    /// notification goes to APNs.
+    public var ackTimeout: Duration = .seconds(10)
+    /// A worker's hold on a job; a job whose worker died is taken over after this.
+    public var lease: Duration = .seconds(30)
+    /// How often idle workers look for jobs without a NOTIFY (a missed one, a delayed retry).
+    public var pollInterval: Duration = .seconds(1)
+    /// How long after sending a message can be recalled.
+    public var recallWindow: Duration = .seconds(24 * 3600)
+    /// APNs attempts per copy for retryable refusals before it fails.
+    public var maxAPNsAttempts: Int = 5
+    /// First APNs retry delay; doubles per attempt.
+    public var apnsRetryDelay: Duration = .seconds(5)
+    /// APNs connections per app and environment (1 to 16).
+    public var apnsConnections: Int = 2
+    /// Where APNs traffic goes.
+    public var apns: APNsRouting = .apple
+
+    public init() {}
+}
+
+/// Where the center sends APNs traffic.
+public enum APNsRouting: Sendable {
+    /// Apple's servers, by each push's environment, with each app's own credentials.
+    case apple
+    /// A local APNs sandbox for every environment. Every app's credentials are made known
+    /// to the sandbox through `admit`; apps without credentials get generated ones, so
+    /// their pushes show as APNs deliveries.
+    case sandbox(SandboxTarget)
+
+    public struct SandboxTarget: Sendable {
+        public var host: String
+        public var port: Int
+        public var transport: APNsClient.Configuration.Transport
+        /// Makes credentials acceptable to the sandbox (registers the key, trusts the certificate).
+        public var admit: @Sendable (APNsCredentials) throws -> Void
+
+        public init(
+            host: String,
+            port: Int,
+            transport: APNsClient.Configuration.Transport,
+            admit: @escaping @Sendable (APNsCredentials) throws -> Void
+        ) {
+            self.host = host
+            self.port = port
+            self.transport = transport
+            self.admit = admit
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

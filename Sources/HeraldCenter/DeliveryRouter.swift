@@ -1,0 +1,201 @@
+import Foundation
+import HeraldAPNs
+import HeraldCore
+import HeraldGateway
+import HeraldStore
+import Logging
+import NIOCore
+
+/// Routes the copies of one message: over the long connection to devices connected here
+/// (and in the foreground), to APNs for notifications the connection didn't get
+/// acknowledged, otherwise left in the device's inbox for its next connection.
+struct DeliveryRouter: Sendable {
+    let store: HeraldStore
+    let gateway: Gateway
+    let apns: APNsDispatcher
+    let configuration: CenterConfiguration
+    let metrics: CenterMetrics
+    let logger: Logger
+
+    /// A message prepared for routing: rendered once, shared by every batch.
+    struct Prepared: Sendable {
+        var message: MessageRecord
+        var devicePayload: ByteBuffer
+        var apnsPayload: [UInt8]
+        var hasNotification: Bool
+        var stored: Bool
+    }
+
+    func prepare(_ message: MessageRecord) -> Prepared {
+        Prepared(
+            message: message,
+            devicePayload: ByteBuffer(bytes: PushRendering.devicePayload(message.push, messageID: message.msgID)),
+            apnsPayload: PushRendering.apnsPayload(message.push, messageID: message.msgID),
+            hasNotification: message.push.notification != nil,
+            stored: message.push.timeToLive > 0
+        )
+    }
+
+    /// Routes a batch and records every outcome.
+    func route(_ prepared: Prepared, targets: [FanOutTarget]) async throws {
+        let message = prepared.message
+        let overConnection = targets.filter { target in
+            !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID)
+        }
+        var outcomes: [Int64: DeliveryOutcome] = [:]
+        if !overConnection.isEmpty {
+            let remaining = message.expiresAt.timeIntervalSinceNow
+            let gatewayMessage = GatewayMessage(
+                messageID: message.msgID,
+                payload: prepared.devicePayload,
+                timeToLive: prepared.stored ? .seconds(max(1, Int64(remaining))) : .zero
+            )
+            let devices = overConnection.map { GatewayDevice(deviceID: $0.deviceID, appID: message.appID, registrationID: $0.registrationID) }
+            var seqs: [Int64: Int64] = [:]
+            for target in overConnection { seqs[target.deviceID] = target.inboxSeq }
+            let results = try await gateway.send(gatewayMessage, to: devices, seqs: seqs, ackTimeout: configuration.ackTimeout)
+            for (target, outcome) in zip(overConnection, results) { outcomes[target.deviceID] = outcome }
+        }
+        var updates: [DeliveryUpdate] = []
+        var fallbacks: [FanOutTarget] = []
+        for target in targets {
+            if outcomes[target.deviceID] == .acknowledged {
+                updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp))
+            } else if prepared.hasNotification, canUseAPNs(target, push: message.push) {
+                fallbacks.append(target)
+            } else {
+                updates.append(DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired))
+            }
+        }
+        metrics.tcpDelivered(updates.count { $0.state == .tcp })
+        updates += await sendToAPNs(prepared, targets: fallbacks, attempts: 0)
+        try await store.recordDeliveries(messageID: message.id, updates)
+    }
+
+    /// Sends notifications to APNs concurrently (the client's stream limits pace them) and
+    /// turns each answer into what to record.
+    func sendToAPNs(_ prepared: Prepared, targets: [FanOutTarget], attempts: Int) async -> [DeliveryUpdate] {
+        guard !targets.isEmpty else { return [] }
+        return await withTaskGroup(of: DeliveryUpdate.self) { group in
+            for target in targets {
+                group.addTask { await self.sendToAPNs(prepared, target: target, attempts: attempts) }
+            }
+            var updates: [DeliveryUpdate] = []
+            for await update in group { updates.append(update) }
+            return updates
+        }
+    }
+
+    private func sendToAPNs(_ prepared: Prepared, target: FanOutTarget, attempts: Int) async -> DeliveryUpdate {
+        let message = prepared.message
+        let push = message.push
+        let environment: APNsEnvironment =
+            push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
+        let pushType: APNsPushType =
+            switch push.pushType {
+            case .alert: .alert
+            case .background: .background
+            case .voip: .voip
+            }
+        guard let token = push.pushType == .voip ? target.voipToken : target.apnsToken else {
+            return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired)
+        }
+        let client: APNsClient?
+        do {
+            client = try await apns.client(appID: message.appID, environment: environment)
+        } catch {
+            logger.error("APNs client unavailable", metadata: ["herald.app_id": "\(message.appID)", "error": "\(error)"])
+            return retry(target, reason: "ClientUnavailable", attempts: attempts, prepared: prepared)
+        }
+        guard let client else {
+            return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired)
+        }
+        let payload = target.badge.map { PushRendering.apnsPayload(push, messageID: message.msgID, badge: $0) } ?? prepared.apnsPayload
+        let notification = APNsNotification(
+            deviceToken: token,
+            pushType: pushType,
+            payload: payload,
+            priority: push.priority.flatMap { APNsPriority(rawValue: $0 == 1 ? 5 : $0) },
+            expiration: push.timeToLive == 0 ? Date(timeIntervalSince1970: 0) : message.expiresAt,
+            collapseID: message.identifier
+        )
+        do {
+            let outcome = try await client.send(notification)
+            metrics.apnsOutcome(outcome)
+            switch outcome {
+            case .delivered:
+                return DeliveryUpdate(deviceID: target.deviceID, state: .apns, apnsAttempted: true)
+            case .invalidToken(let reason, let since):
+                try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            case .retryLater(let reason, let after):
+                return retry(target, reason: reason.rawValue, attempts: attempts, prepared: prepared, after: after)
+            case .credentialsBroken(let reason):
+                try? await store.markAPNsCredentialsBroken(appID: message.appID, reason: reason.rawValue)
+                logger.error(
+                    "APNs refused the app's credentials; nothing goes to APNs for it until they are replaced",
+                    metadata: ["herald.app_id": "\(message.appID)", "apns.reason": "\(reason.rawValue)"]
+                )
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            case .failed(let reason, _):
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            }
+        } catch let error as APNsError {
+            return retry(target, reason: "\(error)", attempts: attempts, prepared: prepared)
+        } catch {
+            return retry(target, reason: "\(error)", attempts: attempts, prepared: prepared)
+        }
+    }
+
+    private func retry(_ target: FanOutTarget, reason: String, attempts: Int, prepared: Prepared, after: Duration? = nil) -> DeliveryUpdate {
+        guard attempts + 1 < configuration.maxAPNsAttempts else {
+            return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason, apnsAttempted: true)
+        }
+        let delay = after ?? configuration.apnsRetryDelay * (1 << min(attempts, 10))
+        let at = Date().addingTimeInterval(delay.seconds)
+        guard at < prepared.message.expiresAt else {
+            return DeliveryUpdate(deviceID: target.deviceID, state: .expired, apnsReason: reason, apnsAttempted: true)
+        }
+        return DeliveryUpdate(deviceID: target.deviceID, state: .waiting, apnsReason: reason, retryAt: at, apnsAttempted: true)
+    }
+
+    private func canUseAPNs(_ target: FanOutTarget, push: Push) -> Bool {
+        guard target.platform.usesAPNs, target.tokenValid else { return false }
+        return push.pushType == .voip ? target.voipToken != nil : target.apnsToken != nil
+    }
+}
+
+extension DeliveryRouter {
+    /// APNs recall pushes: silent (content-available, priority 5, no alert), carrying
+    /// every identifier still pending recall on the device.
+    func sendRecalls(_ targets: [RecallTarget], appID: Int64, push: Push) async {
+        await withTaskGroup(of: Void.self) { group in
+            for recall in targets {
+                let target = recall.target
+                guard target.platform.usesAPNs, target.tokenValid, let token = target.apnsToken else { continue }
+                group.addTask {
+                    let environment: APNsEnvironment =
+                        push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
+                    guard let client = try? await apns.client(appID: appID, environment: environment) else { return }
+                    let commandID = Identifiers.newMessageID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
+                    let notification = APNsNotification(
+                        deviceToken: token,
+                        pushType: .background,
+                        payload: PushRendering.apnsRecall(commandID: commandID, identifiers: recall.identifiers),
+                        priority: .powerConsiderate,
+                        expiration: Date().addingTimeInterval(configuration.recallWindow.seconds)
+                    )
+                    do {
+                        let outcome = try await client.send(notification)
+                        metrics.apnsOutcome(outcome)
+                        if case .invalidToken(_, let since) = outcome {
+                            try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
+                        }
+                    } catch {
+                        logger.warning("APNs recall push failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+        }
+    }
+}

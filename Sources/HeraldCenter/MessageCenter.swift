@@ -1,0 +1,179 @@
+import Foundation
+import HeraldCore
+import HeraldGateway
+import HeraldStore
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+import ServiceLifecycle
+
+/// The message center: takes accepted pushes from the PostgreSQL queue and delivers every
+/// copy over the channel that reaches its device.
+///
+/// Workers claim jobs with `FOR UPDATE SKIP LOCKED` and a lease, woken by `LISTEN/NOTIFY`
+/// (and a slow poll, for anything a NOTIFY missed). Several nodes can run centers on one
+/// database: a job is worked on by one of them at a time, and a job whose worker died is
+/// taken over when its lease runs out. APNs retries come due from the deliveries table.
+///
+/// Graceful shutdown: workers stop between batches and give their jobs back; nothing
+/// committed is lost.
+public final class MessageCenter: Service, Sendable {
+    private let configuration: CenterConfiguration
+    private let store: HeraldStore
+    private let events: DeviceEvents
+    private let dispatcher: APNsDispatcher
+    private let runner: PushJobRunner
+    private let router: DeliveryRouter
+    private let wake = WakeSignal()
+    private let stopping = NIOLockedValueBox(false)
+    private let logger: Logger
+
+    public init(
+        configuration: CenterConfiguration,
+        store: HeraldStore,
+        gateway: Gateway,
+        events: DeviceEvents,
+        faults: CenterFaults = CenterFaults(),
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.events = events
+        self.logger = logger
+        let metrics = CenterMetrics()
+        let dispatcher = APNsDispatcher(store: store, routing: configuration.apns, connections: configuration.apnsConnections, logger: logger)
+        self.dispatcher = dispatcher
+        let router = DeliveryRouter(
+            store: store,
+            gateway: gateway,
+            apns: dispatcher,
+            configuration: configuration,
+            metrics: metrics,
+            logger: logger
+        )
+        self.router = router
+        self.runner = PushJobRunner(
+            store: store,
+            gateway: gateway,
+            router: router,
+            configuration: configuration,
+            metrics: metrics,
+            faults: faults,
+            logger: logger
+        )
+    }
+
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.dispatcher.run() }
+                group.addTask { await self.events.record(in: self.store, logger: self.logger) }
+                group.addTask { await self.listen() }
+                group.addTask { await self.tick() }
+                group.addTask { await self.retryDue() }
+                await withDiscardingTaskGroup { workers in
+                    for index in 0..<max(1, configuration.workers) {
+                        let wakeUps = wake.subscribe()
+                        workers.addTask { await self.work(index: index, wakeUps: wakeUps) }
+                    }
+                }
+                dispatcher.shutdown()
+                events.finish()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.stopping.withLockedValue { $0 = true }
+            self.wake.finish()
+        }
+    }
+
+    private var isStopping: Bool { stopping.withLockedValue { $0 } || Task.isCancelled }
+
+    /// One worker: claims and runs jobs until none is available, then waits for a wake-up.
+    private func work(index: Int, wakeUps: AsyncStream<Void>) async {
+        var logger = logger
+        logger[metadataKey: "herald.worker"] = "\(index)"
+        repeat {
+            while !isStopping {
+                let job: PushJob?
+                do {
+                    job = try await store.claimJob(node: configuration.nodeID, lease: configuration.lease)
+                } catch {
+                    if !isStopping { logger.warning("Could not claim a job", metadata: ["error": "\(error)"]) }
+                    break
+                }
+                guard let job else { break }
+                await run(job, logger: logger)
+            }
+        } while await wakeUps.first(where: { _ in true }) != nil && !isStopping
+    }
+
+    private func run(_ job: PushJob, logger: Logger) async {
+        var logger = logger
+        logger[metadataKey: "herald.job_id"] = "\(job.id)"
+        do {
+            let done = try await runner.run(job) { [stopping] in stopping.withLockedValue { $0 } }
+            if !done {
+                try? await store.releaseJob(job, delay: .zero)
+                logger.info("Job handed back at shutdown", metadata: ["herald.job_kind": "\(job.kind.rawValue)"])
+            }
+        } catch is CenterFaults.WorkerDied {
+            logger.warning("Worker died (injected); the job waits for its lease to run out")
+        } catch {
+            logger.error("Job failed; retrying shortly", metadata: ["error": "\(error)"])
+            try? await store.releaseJob(job, delay: .seconds(1))
+        }
+    }
+
+    /// LISTEN on the jobs channel and wake the workers on every NOTIFY; reconnects.
+    private func listen() async {
+        while !Task.isCancelled {
+            do {
+                try await store.client.withConnection { connection in
+                    let notifications = try await connection.listen(HeraldStore.jobsChannel)
+                    self.wake.signal()
+                    for try await _ in notifications { self.wake.signal() }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("LISTEN connection lost; reconnecting", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    private func tick() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: configuration.pollInterval)
+            wake.signal()
+        }
+    }
+
+    /// Sends APNs retries as they come due.
+    private func retryDue() async {
+        while !Task.isCancelled {
+            do {
+                let due = try await store.claimDueRetries(limit: configuration.batchSize, lease: .seconds(60))
+                let byMessage = Dictionary(grouping: due, by: \.messageID)
+                for (messageID, retries) in byMessage {
+                    guard let message = try await store.message(id: messageID) else { continue }
+                    let prepared = router.prepare(message)
+                    var updates: [DeliveryUpdate] = []
+                    if message.expiresAt <= Date() || !message.isLive {
+                        updates = retries.map { DeliveryUpdate(deviceID: $0.target.deviceID, state: .expired) }
+                    } else {
+                        for (attempts, group) in Dictionary(grouping: retries, by: \.attempts) {
+                            updates += await router.sendToAPNs(prepared, targets: group.map(\.target), attempts: attempts)
+                        }
+                    }
+                    try await store.recordDeliveries(messageID: messageID, updates)
+                }
+                if !due.isEmpty { continue }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("APNs retries failed; trying again", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: configuration.pollInterval)
+        }
+    }
+}

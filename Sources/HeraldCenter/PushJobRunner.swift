@@ -1,0 +1,152 @@
+import CoreMetrics
+import Foundation
+import HeraldCore
+import HeraldGateway
+import HeraldStore
+import Logging
+import NIOCore
+
+/// Runs one claimed job: fans a push out batch by batch (each batch one transaction that
+/// stores the copies and moves the cursor, then routed while the next batch is written),
+/// or sends a recall's commands. A job taken over from a dead worker first routes the
+/// copies its predecessor stored but never routed, then resumes at the cursor: no copy is
+/// lost and none is stored twice.
+struct PushJobRunner: Sendable {
+    let store: HeraldStore
+    let gateway: Gateway
+    let router: DeliveryRouter
+    let configuration: CenterConfiguration
+    let metrics: CenterMetrics
+    let faults: CenterFaults
+    let logger: Logger
+
+    /// Batches being routed at once per job.
+    private let routingWindow = 8
+
+    func run(_ job: PushJob, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: configuration.lease / 3)
+                    guard try await store.renewLease(jobID: job.id, node: configuration.nodeID, lease: configuration.lease) else {
+                        return false
+                    }
+                }
+                return true
+            }
+            group.addTask {
+                switch job.kind {
+                case .push: try await fanOut(job, stopping: stopping)
+                case .recall: try await sendRecalls(job, stopping: stopping)
+                }
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+    }
+
+    /// Returns true when the job is done, false when it stopped early (shutdown).
+    private func fanOut(_ job: PushJob, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
+        guard let message = try await store.message(id: job.messageID) else {
+            try await store.finishJob(job)
+            return true
+        }
+        let prepared = router.prepare(message)
+        if job.attempt > 1 {
+            metrics.jobsTakenOver.increment()
+            var cursor: Int64 = 0
+            while true {
+                let targets = try await store.unroutedTargets(messageID: message.id, after: cursor, limit: configuration.batchSize)
+                guard let last = targets.last?.deviceID else { break }
+                if message.isLive { try await router.route(prepared, targets: targets) }
+                cursor = last
+            }
+        }
+        let payload = prepared.stored ? Array(buffer: prepared.devicePayload) : nil
+        let completed = try await withThrowingTaskGroup(of: Void.self) { group -> Bool in
+            var routing = 0
+            var batches = 0
+            while true {
+                if stopping() { return false }
+                guard
+                    let targets = try await store.fanOutBatch(
+                        job: job,
+                        message: message,
+                        payload: payload,
+                        limit: configuration.batchSize,
+                        node: configuration.nodeID,
+                        lease: configuration.lease
+                    ), !targets.isEmpty
+                else { break }
+                batches += 1
+                metrics.fannedOut.increment(by: targets.count)
+                try await faults.afterBatch(message.msgID, batches)
+                if routing >= routingWindow {
+                    try await group.next()
+                    routing -= 1
+                }
+                group.addTask { try await router.route(prepared, targets: targets) }
+                routing += 1
+            }
+            try await group.waitForAll()
+            return true
+        }
+        guard completed else { return false }
+        try await store.finishJob(job)
+        return true
+    }
+
+    private func sendRecalls(_ job: PushJob, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
+        guard let message = try await store.message(id: job.messageID) else {
+            try await store.finishJob(job)
+            return true
+        }
+        let window = configuration.recallWindow.seconds
+        let remaining = max(1, message.createdAt.addingTimeInterval(window).timeIntervalSinceNow)
+        var cursor = job.cursor
+        while true {
+            if stopping() { return false }
+            let targets = try await store.recallTargets(messageID: message.id, after: cursor, limit: configuration.batchSize, window: window)
+            guard let last = targets.last?.target.deviceID else { break }
+            // Over the long connection: stored in each inbox, so an offline device gets it
+            // on its next connection; sent now to those connected.
+            let commandID = Identifiers.newMessageID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
+            let command = GatewayMessage(
+                messageID: commandID,
+                payload: .init(bytes: PushRendering.deviceRecall(commandID: commandID, identifiers: [message.identifier])),
+                timeToLive: .seconds(Int64(remaining))
+            )
+            let devices = targets.map { GatewayDevice(deviceID: $0.target.deviceID, appID: message.appID, registrationID: $0.target.registrationID) }
+            let outcomes = try await gateway.deliver(command, to: devices, ackTimeout: configuration.ackTimeout)
+            metrics.recallCommands.increment(by: targets.count)
+            var viaAPNs: [RecallTarget] = []
+            for (target, outcome) in zip(targets, outcomes) {
+                if outcome == .acknowledged {
+                    try await store.recallsConfirmed(deviceID: target.target.deviceID, identifiers: [message.identifier])
+                } else {
+                    viaAPNs.append(target)  // iOS devices without a live connection
+                }
+            }
+            await router.sendRecalls(viaAPNs, appID: message.appID, push: message.push)
+            try await store.advanceJob(job, cursor: last, lease: configuration.lease)
+            cursor = last
+        }
+        try await store.finishJob(job)
+        return true
+    }
+}
+
+/// Faults a test injects to show what survives them.
+public struct CenterFaults: Sendable {
+    /// Called after each fan-out batch is committed (msg id, batch number); throwing
+    /// ``CenterFaults/WorkerDied`` abandons the job as a killed worker would, lease held.
+    public var afterBatch: @Sendable (String, Int) async throws -> Void
+
+    public struct WorkerDied: Error {
+        public init() {}
+    }
+
+    public init(afterBatch: @escaping @Sendable (String, Int) async throws -> Void = { _, _ in }) {
+        self.afterBatch = afterBatch
+    }
+}

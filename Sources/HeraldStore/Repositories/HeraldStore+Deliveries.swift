@@ -1,0 +1,154 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+/// What became of one copy, to be recorded.
+public struct DeliveryUpdate: Sendable, Hashable {
+    public enum State: String, Sendable, Hashable {
+        case tcp, apns, waiting, failed, expired
+    }
+
+    public var deviceID: Int64
+    public var state: State
+    public var apnsReason: String?
+    /// When an APNs retry is due.
+    public var retryAt: Date?
+    /// APNs was tried once more.
+    public var apnsAttempted: Bool
+
+    public init(deviceID: Int64, state: State, apnsReason: String? = nil, retryAt: Date? = nil, apnsAttempted: Bool = false) {
+        self.deviceID = deviceID
+        self.state = state
+        self.apnsReason = apnsReason
+        self.retryAt = retryAt
+        self.apnsAttempted = apnsAttempted
+    }
+}
+
+/// A delivery whose APNs retry is due.
+public struct DueRetry: Sendable, Hashable {
+    public var messageID: Int64
+    public var attempts: Int
+    public var target: FanOutTarget
+}
+
+extension HeraldStore {
+    /// Records the outcomes of routed copies in one statement. A copy recalled or replaced
+    /// meanwhile keeps that state.
+    public func recordDeliveries(messageID: Int64, _ updates: [DeliveryUpdate]) async throws {
+        guard !updates.isEmpty else { return }
+        let ids = updates.map(\.deviceID)
+        let states = updates.map(\.state.rawValue)
+        let reasons = updates.map { $0.apnsReason ?? "" }
+        let retries = updates.map { $0.retryAt ?? Date(timeIntervalSince1970: 0) }
+        let attempted = updates.map { $0.apnsAttempted ? Int32(1) : Int32(0) }
+        try await retryingDeadlocks {
+            try await client.query(
+                """
+                UPDATE deliveries dl SET state = v.state, apns_reason = NULLIF(v.reason, ''),
+                    next_attempt_at = CASE WHEN v.retry > 'epoch'::timestamptz THEN v.retry END,
+                    apns_attempts = dl.apns_attempts + v.attempted, routed_at = now()
+                FROM unnest(\(ids)::bigint[], \(states)::text[], \(reasons)::text[], \(retries)::timestamptz[], \(attempted)::integer[])
+                    AS v(id, state, reason, retry, attempted)
+                WHERE dl.message_id = \(messageID) AND dl.device_id = v.id AND dl.state IN ('pending', 'waiting')
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    /// Claims up to `limit` deliveries whose APNs retry is due, pushing their next attempt
+    /// `lease` into the future so no other worker takes them meanwhile.
+    public func claimDueRetries(limit: Int, lease: Duration) async throws -> [DueRetry] {
+        let rows = try await client.query(
+            """
+            WITH due AS (
+                SELECT message_id, device_id FROM deliveries
+                WHERE next_attempt_at <= now() AND state = 'waiting'
+                ORDER BY next_attempt_at LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED
+            ), claimed AS (
+                UPDATE deliveries dl SET next_attempt_at = now() + make_interval(secs => \(Double(lease.components.seconds)))
+                FROM due WHERE dl.message_id = due.message_id AND dl.device_id = due.device_id
+                RETURNING dl.message_id, dl.device_id, dl.apns_attempts, dl.inbox_seq
+            )
+            SELECT c.message_id, c.apns_attempts, d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment,
+                   d.voip_token, d.token_valid, d.in_background, c.inbox_seq, d.badge
+            FROM claimed c JOIN devices d ON d.id = c.device_id
+            """,
+            logger: logger
+        )
+        var retries: [DueRetry] = []
+        for try await row in rows.decode((Int64, Int32, Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32).self) {
+            let target = FanOutTarget(
+                deviceID: row.2,
+                registrationID: row.3,
+                platform: Platform(rawValue: row.4) ?? .ios,
+                apnsToken: row.5,
+                apnsEnvironment: row.6.flatMap(APNsEnvironment.init(rawValue:)),
+                voipToken: row.7,
+                tokenValid: row.8,
+                inBackground: row.9,
+                inboxSeq: row.10,
+                badge: Int(row.11)
+            )
+            retries.append(DueRetry(messageID: row.0, attempts: Int(row.1), target: target))
+        }
+        return retries
+    }
+
+    /// APNs said a token is no longer valid. With a timestamp (Unregistered), a device
+    /// that registered its token again after that moment stays valid.
+    public func invalidateToken(deviceID: Int64, token: String, since: Date?) async throws {
+        try await client.query(
+            """
+            UPDATE devices SET token_valid = false, token_invalidated_at = now()
+            WHERE id = \(deviceID) AND (apns_token = \(token) OR voip_token = \(token))
+              AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
+            """,
+            logger: logger
+        )
+    }
+
+    /// APNs refused the app's credentials: nothing goes to APNs for the app until new
+    /// credentials are uploaded (which clears the mark).
+    public func markAPNsCredentialsBroken(appID: Int64, reason: String) async throws {
+        try await client.query(
+            "UPDATE apps SET apns_broken_reason = \(reason), apns_broken_at = now() WHERE id = \(appID) AND apns_broken_reason IS NULL",
+            logger: logger
+        )
+    }
+
+    /// An app's APNs credentials for the provider, with when they changed and whether APNs
+    /// refused them.
+    public func apnsCredentials(appID: Int64) async throws -> (credentials: APNsCredentials, updatedAt: Date, brokenReason: String?)? {
+        let rows = try await client.query(
+            """
+            SELECT app_key, apns_credentials, apns_credentials_key, apns_updated_at, apns_broken_reason FROM apps
+            WHERE id = \(appID) AND apns_credentials IS NOT NULL
+            """,
+            logger: logger
+        )
+        for try await (appKey, combined, keyID, updatedAt, broken) in rows.decode((String, Data, String, Date, String?).self) {
+            let plaintext = try sealer.open(SealedSecret(keyID: keyID, combined: Array(combined)), context: appKey)
+            return (try JSONDecoder().decode(APNsCredentials.self, from: Data(plaintext)), updatedAt, broken)
+        }
+        return nil
+    }
+
+    /// The device reported its app in the background (true) or foreground (false).
+    public func setInBackground(deviceID: Int64, _ inBackground: Bool) async throws {
+        try await client.query("UPDATE devices SET in_background = \(inBackground) WHERE id = \(deviceID)", logger: logger)
+    }
+
+    /// The device reported it opened (or clicked) a message.
+    public func markOpened(deviceID: Int64, msgID: String) async throws {
+        guard Identifiers.isMessageID(msgID) else { return }
+        try await client.query(
+            """
+            UPDATE deliveries dl SET opened_at = COALESCE(dl.opened_at, now()) FROM messages m
+            WHERE m.msg_id = \(msgID) AND dl.message_id = m.id AND dl.device_id = \(deviceID)
+            """,
+            logger: logger
+        )
+    }
+}

@@ -1,0 +1,276 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+extension HeraldStore {
+    /// Claims the oldest available job whose lease is free (never leased, or expired because
+    /// its worker died), leasing it to `node` for `lease`.
+    public func claimJob(node: String, lease: Duration) async throws -> PushJob? {
+        let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let rows = try await client.query(
+            """
+            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(seconds)), leased_by = \(node), attempts = attempts + 1
+            WHERE id = (
+                SELECT id FROM push_jobs WHERE available_at <= now() AND (leased_until IS NULL OR leased_until < now())
+                ORDER BY available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id, message_id, kind, cursor_device, attempts
+            """,
+            logger: logger
+        )
+        for try await (id, messageID, kind, cursor, attempts) in rows.decode((Int64, Int64, String, Int64, Int32).self) {
+            return PushJob(id: id, messageID: messageID, kind: PushJob.Kind(rawValue: kind) ?? .push, cursor: cursor, attempt: Int(attempts))
+        }
+        return nil
+    }
+
+    /// Extends a job's lease; false when another worker took it over.
+    public func renewLease(jobID: Int64, node: String, lease: Duration) async throws -> Bool {
+        let seconds = Double(lease.components.seconds)
+        return try await client.query(
+            """
+            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(seconds))
+            WHERE id = \(jobID) AND leased_by = \(node) RETURNING id
+            """,
+            logger: logger
+        ).count() > 0
+    }
+
+    /// Removes a finished job; a push job also marks its message fanned out.
+    public func finishJob(_ job: PushJob) async throws {
+        try await transaction { connection in
+            try await connection.query("DELETE FROM push_jobs WHERE id = \(job.id)", logger: logger)
+            if job.kind == .push {
+                try await connection.query(
+                    "UPDATE messages SET fanned_out_at = now() WHERE id = \(job.messageID) AND fanned_out_at IS NULL",
+                    logger: logger
+                )
+            }
+        }
+    }
+
+    /// Gives a job back to be retried after `delay` (a failure that isn't the job's fault).
+    public func releaseJob(_ job: PushJob, delay: Duration) async throws {
+        let seconds = Double(delay.components.seconds)
+        try await client.query(
+            """
+            UPDATE push_jobs SET leased_until = NULL, leased_by = NULL, available_at = now() + make_interval(secs => \(seconds))
+            WHERE id = \(job.id)
+            """,
+            logger: logger
+        )
+    }
+
+    /// The message a job is about, or nil when it is gone (its app was deleted).
+    public func message(id: Int64) async throws -> MessageRecord? {
+        let rows = try await client.query(
+            """
+            SELECT id, msg_id, app_id, request::text, identifier, expires_at, created_at, recalled_at IS NOT NULL,
+                   superseded_at IS NOT NULL
+            FROM messages WHERE id = \(id)
+            """,
+            logger: logger
+        )
+        for try await row in rows.decode((Int64, String, Int64, String, String, Date, Date, Bool, Bool).self) {
+            let request = try JSONDecoder().decode(PushRequest.self, from: Data(row.3.utf8))
+            return MessageRecord(
+                id: row.0,
+                msgID: row.1,
+                appID: row.2,
+                push: try request.validated(),
+                identifier: row.4,
+                expiresAt: row.5,
+                createdAt: row.6,
+                recalled: row.7,
+                superseded: row.8
+            )
+        }
+        return nil
+    }
+
+    /// Fans out the next batch of a push job in one transaction: the next `limit` devices
+    /// of the audience after the job's cursor get a delivery row and, when the message is
+    /// stored (`payload` non-nil), an inbox row under their next sequence number; the
+    /// cursor moves past them. Returns the batch (empty: the audience is exhausted) and
+    /// nil when the message was recalled or replaced meanwhile.
+    public func fanOutBatch(
+        job: PushJob,
+        message: MessageRecord,
+        payload: [UInt8]?,
+        limit: Int,
+        node: String,
+        lease: Duration
+    ) async throws -> [FanOutTarget]? {
+        try await retryingDeadlocks {
+            try await transaction { connection in
+                let state = try await connection.query(
+                    """
+                    SELECT j.cursor_device, m.recalled_at IS NULL AND m.superseded_at IS NULL
+                    FROM push_jobs j JOIN messages m ON m.id = j.message_id WHERE j.id = \(job.id) AND j.leased_by = \(node)
+                    FOR UPDATE OF j
+                    """,
+                    logger: logger
+                )
+                var cursor: Int64?
+                for try await (position, live) in state.decode((Int64, Bool).self) {
+                    guard live else { return nil }
+                    cursor = position
+                }
+                guard let cursor else { throw HeraldError(.conflict, "job \(job.id) was taken over") }
+                let audience = message.push.audience
+                let rows = try await connection.query(
+                    """
+                    SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
+                           d.in_background
+                    FROM devices d WHERE d.app_id = \(message.appID) AND d.id > \(cursor)
+                      AND \(audienceFilter: audience, appID: message.appID)
+                    ORDER BY d.id LIMIT \(Int64(limit)) FOR UPDATE OF d
+                    """,
+                    logger: logger
+                )
+                var targets: [FanOutTarget] = []
+                for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool).self) {
+                    targets.append(
+                        FanOutTarget(
+                            deviceID: row.0,
+                            registrationID: row.1,
+                            platform: Platform(rawValue: row.2) ?? .ios,
+                            apnsToken: row.3,
+                            apnsEnvironment: row.4.flatMap(APNsEnvironment.init(rawValue:)),
+                            voipToken: row.5,
+                            tokenValid: row.6,
+                            inBackground: row.7
+                        )
+                    )
+                }
+                guard let last = targets.last?.deviceID else { return targets }
+                let ids = targets.map(\.deviceID)
+                try await store(message: message, payload: payload, in: &targets, ids: ids, on: connection)
+                try await connection.query(
+                    """
+                    UPDATE push_jobs SET cursor_device = \(last),
+                        leased_until = now() + make_interval(secs => \(Double(lease.components.seconds)))
+                    WHERE id = \(job.id)
+                    """,
+                    logger: logger
+                )
+                return targets
+            }
+        }
+    }
+
+    /// Inbox rows, badges and delivery rows for a batch.
+    private func store(
+        message: MessageRecord,
+        payload: [UInt8]?,
+        in targets: inout [FanOutTarget],
+        ids: [Int64],
+        on connection: PostgresConnection
+    ) async throws {
+        var badgeSet: Int32?
+        var badgeChange: Int32?
+        switch message.push.notification?.ios?.badge {
+        case .set(let value): badgeSet = Int32(clamping: value)
+        case .change(let delta): badgeChange = Int32(clamping: delta)
+        case nil: break
+        }
+        let stored = payload != nil
+        var seqs: [Int64] = []
+        if stored || badgeSet != nil || badgeChange != nil {
+            let rows = try await connection.query(
+                """
+                UPDATE devices SET inbox_seq = inbox_seq + \(stored ? Int64(1) : Int64(0)),
+                    badge = CASE WHEN \(badgeSet)::integer IS NOT NULL THEN \(badgeSet)::integer
+                                 WHEN \(badgeChange)::integer IS NOT NULL THEN GREATEST(badge + \(badgeChange)::integer, 0)
+                                 ELSE badge END
+                WHERE id = ANY(\(ids)) RETURNING id, inbox_seq, badge
+                """,
+                logger: logger
+            )
+            var positions: [Int64: (seq: Int64, badge: Int32)] = [:]
+            for try await (id, seq, badge) in rows.decode((Int64, Int64, Int32).self) { positions[id] = (seq, badge) }
+            for index in targets.indices {
+                guard let position = positions[targets[index].deviceID] else { continue }
+                if stored { targets[index].inboxSeq = position.seq }
+                if badgeSet != nil || badgeChange != nil { targets[index].badge = Int(position.badge) }
+            }
+            seqs = targets.map { $0.inboxSeq ?? 0 }
+        }
+        if let payload {
+            try await connection.query(
+                """
+                INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
+                SELECT id, seq, \(message.msgID), \(ByteBuffer(bytes: payload)), \(message.expiresAt)
+                FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq)
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                """
+                INSERT INTO deliveries (message_id, device_id, inbox_seq)
+                SELECT \(message.id), id, seq FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq)
+                ON CONFLICT DO NOTHING
+                """,
+                logger: logger
+            )
+        } else {
+            try await connection.query(
+                """
+                INSERT INTO deliveries (message_id, device_id) SELECT \(message.id), id FROM unnest(\(ids)::bigint[]) AS id
+                ON CONFLICT DO NOTHING
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    /// Deliveries of a message fanned out but never routed (their worker died), with what
+    /// routing needs, after `cursor` in device order.
+    public func unroutedTargets(messageID: Int64, after cursor: Int64, limit: Int) async throws -> [FanOutTarget] {
+        let rows = try await client.query(
+            """
+            SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
+                   d.in_background, dl.inbox_seq, d.badge
+            FROM deliveries dl JOIN devices d ON d.id = dl.device_id
+            WHERE dl.message_id = \(messageID) AND dl.state = 'pending' AND dl.device_id > \(cursor)
+            ORDER BY dl.device_id LIMIT \(Int64(limit))
+            """,
+            logger: logger
+        )
+        return try await Self.targets(rows)
+    }
+
+    static func targets(_ rows: PostgresRowSequence) async throws -> [FanOutTarget] {
+        var targets: [FanOutTarget] = []
+        for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32).self) {
+            targets.append(
+                FanOutTarget(
+                    deviceID: row.0,
+                    registrationID: row.1,
+                    platform: Platform(rawValue: row.2) ?? .ios,
+                    apnsToken: row.3,
+                    apnsEnvironment: row.4.flatMap(APNsEnvironment.init(rawValue:)),
+                    voipToken: row.5,
+                    tokenValid: row.6,
+                    inBackground: row.7,
+                    inboxSeq: row.8,
+                    badge: Int(row.9)
+                )
+            )
+        }
+        return targets
+    }
+
+    /// Runs `body` again when PostgreSQL broke a deadlock by aborting it.
+    func retryingDeadlocks<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await body()
+            } catch  where ["40P01", "40001"].contains(Self.sqlState(error)) && attempt < 5 {
+                try await Task.sleep(for: .milliseconds(10 * attempt))
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+/// A device that got a recalled message, and every identifier still pending recall on it.
+public struct RecallTarget: Sendable, Hashable {
+    public var target: FanOutTarget
+    /// How the recalled message reached it: over APNs (so the system shows it).
+    public var viaAPNs: Bool
+    public var identifiers: [String]
+}
+
+extension HeraldStore {
+    /// Recalls messages by msg id or by identifier, within `window` of their acceptance.
+    ///
+    /// In one transaction: the messages are marked recalled, copies not delivered yet are
+    /// cancelled (removed from inboxes, never sent later), each device that got one is
+    /// noted as pending recall of the identifier, and a recall job is queued per message
+    /// to send the commands. Recalling again is harmless. Returns the recalled msg ids.
+    public func recall(
+        appID: Int64,
+        msgIDs: [String] = [],
+        identifiers: [String] = [],
+        window: TimeInterval,
+        now: Date = Date()
+    )
+        async throws -> [String]
+    {
+        try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT id, msg_id, identifier, created_at, recalled_at IS NOT NULL FROM messages
+                WHERE app_id = \(appID) AND (msg_id = ANY(\(msgIDs)) OR identifier = ANY(\(identifiers)))
+                ORDER BY id FOR UPDATE
+                """,
+                logger: logger
+            )
+            var found: [(id: Int64, msgID: String, identifier: String, createdAt: Date, recalled: Bool)] = []
+            for try await row in rows.decode((Int64, String, String, Date, Bool).self) {
+                found.append((row.0, row.1, row.2, row.3, row.4))
+            }
+            for msgID in msgIDs where !found.contains(where: { $0.msgID == msgID }) {
+                throw HeraldError(.messageNotFound, "msg_id: no message \(msgID) in this app")
+            }
+            let inWindow = found.filter { now.timeIntervalSince($0.createdAt) <= window }
+            if inWindow.count < found.count, !msgIDs.isEmpty || inWindow.isEmpty {
+                let hours = Int(window / 3600)
+                throw HeraldError(.recallWindowClosed, "recall works within \(hours) h of sending; this message is older")
+            }
+            if found.isEmpty {
+                throw HeraldError(.messageNotFound, "identifiers: no message with these identifiers in this app")
+            }
+            let fresh = inWindow.filter { !$0.recalled }
+            for message in fresh {
+                try await connection.query("UPDATE messages SET recalled_at = \(now) WHERE id = \(message.id)", logger: logger)
+                try await cancelUndelivered(messageIDs: [message.id], state: "recalled", on: connection)
+                try await connection.query(
+                    """
+                    INSERT INTO device_recalls (device_id, identifier, recalled_at)
+                    SELECT dl.device_id, \(message.identifier), \(now) FROM deliveries dl JOIN devices d ON d.id = dl.device_id
+                    WHERE dl.message_id = \(message.id)
+                      AND (dl.state IN ('tcp', 'apns') OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq))
+                    ON CONFLICT (device_id, identifier) DO UPDATE SET recalled_at = EXCLUDED.recalled_at
+                    """,
+                    logger: logger
+                )
+                try await connection.query(
+                    "INSERT INTO push_jobs (message_id, kind) VALUES (\(message.id), 'recall')",
+                    logger: logger
+                )
+            }
+            if !fresh.isEmpty { try await connection.query("NOTIFY herald_jobs", logger: logger) }
+            return inWindow.map(\.msgID)
+        }
+    }
+
+    /// The next devices (after `cursor`) that got a recalled message, each with every
+    /// identifier pending recall on it within `window`.
+    public func recallTargets(messageID: Int64, after cursor: Int64, limit: Int, window: TimeInterval) async throws -> [RecallTarget] {
+        let since = Date().addingTimeInterval(-window)
+        let rows = try await client.query(
+            """
+            SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
+                   d.in_background, NULL::bigint, d.badge, dl.state = 'apns',
+                   ARRAY(SELECT r.identifier FROM device_recalls r WHERE r.device_id = d.id AND r.recalled_at > \(since)
+                         ORDER BY r.recalled_at, r.identifier)
+            FROM deliveries dl JOIN devices d ON d.id = dl.device_id
+            WHERE dl.message_id = \(messageID) AND dl.device_id > \(cursor)
+              AND EXISTS (SELECT 1 FROM device_recalls r JOIN messages m ON m.id = \(messageID)
+                          WHERE r.device_id = d.id AND r.identifier = m.identifier)
+            ORDER BY dl.device_id LIMIT \(Int64(limit))
+            """,
+            logger: logger
+        )
+        var targets: [RecallTarget] = []
+        for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32, Bool, [String]).self) {
+            let target = FanOutTarget(
+                deviceID: row.0,
+                registrationID: row.1,
+                platform: Platform(rawValue: row.2) ?? .ios,
+                apnsToken: row.3,
+                apnsEnvironment: row.4.flatMap(APNsEnvironment.init(rawValue:)),
+                voipToken: row.5,
+                tokenValid: row.6,
+                inBackground: row.7,
+                inboxSeq: row.8,
+                badge: Int(row.9)
+            )
+            targets.append(RecallTarget(target: target, viaAPNs: row.10, identifiers: row.11))
+        }
+        return targets
+    }
+
+    /// Moves a recall job's cursor (and its lease) past the devices handled.
+    public func advanceJob(_ job: PushJob, cursor: Int64, lease: Duration) async throws {
+        try await client.query(
+            """
+            UPDATE push_jobs SET cursor_device = \(cursor),
+                leased_until = now() + make_interval(secs => \(Double(lease.components.seconds)))
+            WHERE id = \(job.id)
+            """,
+            logger: logger
+        )
+    }
+
+    /// The device confirmed (acknowledged) a recall command with these identifiers.
+    public func recallsConfirmed(deviceID: Int64, identifiers: [String]) async throws {
+        try await client.query(
+            "DELETE FROM device_recalls WHERE device_id = \(deviceID) AND identifier = ANY(\(identifiers))",
+            logger: logger
+        )
+    }
+}

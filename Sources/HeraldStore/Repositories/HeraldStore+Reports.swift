@@ -1,0 +1,99 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+extension HeraldStore {
+    /// Delivery reports of the app's messages, in the order asked; unknown ids are left out.
+    public func reports(appID: Int64, msgIDs: [String]) async throws -> [MessageReport] {
+        let rows = try await client.query(
+            """
+            SELECT m.msg_id,
+              count(dl.device_id),
+              count(*) FILTER (WHERE dl.state = 'tcp' OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq
+                                                          AND dl.state NOT IN ('recalled', 'replaced', 'expired'))),
+              count(*) FILTER (WHERE dl.state = 'apns'),
+              count(*) FILTER (WHERE dl.state = 'failed'),
+              count(*) FILTER (WHERE dl.state = 'waiting' AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq)
+                                     AND m.expires_at > now()),
+              count(*) FILTER (WHERE dl.opened_at IS NOT NULL),
+              count(*) FILTER (WHERE dl.state = 'recalled'),
+              count(*) FILTER (WHERE dl.state = 'replaced'),
+              count(*) FILTER (WHERE dl.state = 'expired' OR (dl.state IN ('waiting', 'pending') AND m.expires_at <= now()
+                                     AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq))),
+              count(*) FILTER (WHERE dl.state = 'pending'),
+              m.fanned_out_at IS NOT NULL AND count(*) FILTER (WHERE dl.state = 'pending' OR dl.next_attempt_at IS NOT NULL) = 0
+            FROM messages m
+            LEFT JOIN deliveries dl ON dl.message_id = m.id
+            LEFT JOIN devices d ON d.id = dl.device_id
+            WHERE m.app_id = \(appID) AND m.msg_id = ANY(\(msgIDs))
+            GROUP BY m.id
+            """,
+            logger: logger
+        )
+        var reports: [String: MessageReport] = [:]
+        for try await row in rows.decode((String, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Bool).self) {
+            reports[row.0] = MessageReport(
+                msgID: row.0,
+                targeted: Int(row.1),
+                tcpDelivered: Int(row.2),
+                apnsSent: Int(row.3),
+                apnsFailed: Int(row.4),
+                apnsFailures: [:],
+                waiting: Int(row.5),
+                opened: Int(row.6),
+                recalled: Int(row.7),
+                replaced: Int(row.8),
+                expired: Int(row.9),
+                pending: Int(row.10),
+                done: row.11
+            )
+        }
+        let failures = try await client.query(
+            """
+            SELECT m.msg_id, dl.apns_reason, count(*) FROM messages m JOIN deliveries dl ON dl.message_id = m.id
+            WHERE m.app_id = \(appID) AND m.msg_id = ANY(\(msgIDs)) AND dl.state = 'failed' AND dl.apns_reason IS NOT NULL
+            GROUP BY m.msg_id, dl.apns_reason
+            """,
+            logger: logger
+        )
+        for try await (msgID, reason, count) in failures.decode((String, String, Int64).self) {
+            reports[msgID]?.apnsFailures[reason] = Int(count)
+        }
+        return msgIDs.compactMap { reports[$0] }
+    }
+
+    /// Each registration id's status for one message of the app; nil when the app has no
+    /// such message.
+    public func deliveryStatuses(appID: Int64, msgID: String, registrationIDs: [String]) async throws -> [String: DeliveryStatus]? {
+        let exists = try await client.query(
+            "SELECT 1 FROM messages WHERE app_id = \(appID) AND msg_id = \(msgID)",
+            logger: logger
+        ).count()
+        guard exists > 0 else { return nil }
+        let rows = try await client.query(
+            """
+            SELECT d.registration_id,
+              CASE WHEN dl.state IN ('recalled', 'replaced', 'failed', 'apns', 'tcp', 'expired') THEN dl.state
+                   WHEN dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq THEN 'tcp'
+                   WHEN dl.state = 'expired' OR m.expires_at <= now() THEN 'expired'
+                   ELSE dl.state END,
+              dl.apns_reason, dl.opened_at IS NOT NULL
+            FROM messages m JOIN deliveries dl ON dl.message_id = m.id JOIN devices d ON d.id = dl.device_id
+            WHERE m.app_id = \(appID) AND m.msg_id = \(msgID) AND d.registration_id = ANY(\(registrationIDs))
+            """,
+            logger: logger
+        )
+        var statuses: [String: DeliveryStatus] = [:]
+        for rid in registrationIDs { statuses[rid] = DeliveryStatus(status: "not_targeted", apnsReason: nil, opened: false) }
+        for try await (rid, state, reason, opened) in rows.decode((String, String, String?, Bool).self) {
+            let status =
+                switch state {
+                case "tcp": "delivered_tcp"
+                case "apns": "sent_apns"
+                default: state
+                }
+            statuses[rid] = DeliveryStatus(status: status, apnsReason: reason, opened: opened)
+        }
+        return statuses
+    }
+}

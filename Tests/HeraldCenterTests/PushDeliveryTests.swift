@@ -1,0 +1,186 @@
+import Foundation
+import HeraldClient
+import HeraldCore
+import HeraldTestSupport
+import NIOCore
+import Testing
+
+/// A push from the HTTP request to the device, over each channel.
+@Suite struct PushDeliveryTests {
+    @Test func anOnlineDeviceReceivesOverTCPAndAcknowledges() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(1)
+            let device = try await test.register(token: token, alias: "alice")
+            try await test.online(device) { reader in
+                let sent = try await test.push(["audience": ["alias": ["alice"]], "notification": ["alert": "Hello"], "cid": "c-1"])
+                #expect(sent.status == 200)
+                #expect(sent.json["cid"] as? String == "c-1")
+                let event = try await reader.next(where: \.isNotification)
+                #expect(event?.notification?.alert == "Hello")
+                #expect(event?.notification?.messageID == sent.msgID)
+                let report = try await test.settledReport(sent.msgID)
+                #expect(report["targeted"] as? Int == 1)
+                #expect(report["tcp_delivered"] as? Int == 1)
+                #expect(report["apns_sent"] as? Int == 0)
+                #expect(try await test.status(sent.msgID, device.registrationID) == "delivered_tcp")
+            }
+            #expect(test.apnsReceived(token).isEmpty)
+        }
+    }
+
+    @Test func anOfflineIOSDeviceGetsAPNs() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(2)
+            let device = try await test.register(token: token, tags: ["news"])
+            let sent = try await test.push([
+                "audience": ["tag": ["news"]],
+                "notification": ["ios": ["alert": ["title": "Title", "body": "Body"], "badge": "+2", "sound": "ping.caf", "extras": ["k": "v"]]],
+                "options": ["identifier": "story-1"],
+            ])
+            #expect(sent.status == 200)
+            let received = try await test.waitForAPNs(token)
+            #expect(received.count == 1)
+            let notification = try #require(received.first)
+            #expect(notification.collapseID == "story-1")
+            #expect(notification.pushType == "alert")
+            let aps = notification.payloadJSON?["aps"] as? [String: Any]
+            #expect((aps?["alert"] as? [String: Any])?["title"] as? String == "Title")
+            #expect(aps?["badge"] as? Int == 2)
+            #expect(aps?["sound"] as? String == "ping.caf")
+            #expect(notification.payloadJSON?["k"] as? String == "v")
+            let report = try await test.settledReport(sent.msgID)
+            #expect(report["apns_sent"] as? Int == 1)
+            #expect(report["tcp_delivered"] as? Int == 0)
+            #expect(try await test.status(sent.msgID, device.registrationID) == "sent_apns")
+            // "+2" again: the badge counts up on the server.
+            let again = try await test.push(["audience": ["tag": ["news"]], "notification": ["ios": ["badge": "+2"]]])
+            let second = try await test.waitForAPNs(token, count: 2)
+            #expect(again.status == 200)
+            #expect((second.last?.payloadJSON?["aps"] as? [String: Any])?["badge"] as? Int == 4)
+        }
+    }
+
+    @Test func aDeviceThatDoesNotAcknowledgeGetsTheAPNsFallbackOnce() async throws {
+        try await CenterTest.run(ackTimeout: .milliseconds(500)) { test in
+            let token = CenterTest.token(3)
+            let device = try await test.register(token: token, alias: "slow")
+            let address = try SocketAddress(ipAddress: "127.0.0.1", port: test.gatewayPort)
+            let (mqtt, code) = try await TestMQTTClient.connect(
+                to: address,
+                clientID: device.registrationID,
+                username: test.appKey,
+                password: device.deviceSecret
+            )
+            #expect(code == .accepted)
+            while !test.gateway.isConnected(device.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+            let sent = try await test.push(["audience": ["alias": ["slow"]], "notification": ["alert": "Are you there?"]])
+            let publish = try await mqtt.nextPublish(acknowledge: false)
+            #expect(publish != nil)
+            let received = try await test.waitForAPNs(token)
+            #expect(received.count == 1)
+            #expect(received.first?.collapseID == sent.msgID)
+            let report = try await test.settledReport(sent.msgID)
+            #expect(report["apns_sent"] as? Int == 1)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(test.apnsReceived(token).count == 1)
+            await mqtt.close()
+        }
+    }
+
+    @Test func inAppMessagesNeverGoToAPNsAndWaitForTheConnection() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(4)
+            let device = try await test.register(token: token, alias: "reader")
+            let sent = try await test.push(["audience": ["alias": ["reader"]], "message": ["msg_content": "inside the app", "title": "Hi"]])
+            let report = try await test.settledReport(sent.msgID)
+            #expect(report["waiting"] as? Int == 1)
+            #expect(test.apnsReceived(token).isEmpty)
+            try await test.online(device) { reader in
+                let event = try await reader.next(where: { if case .message = $0 { true } else { false } })
+                guard case .message(let message) = event else { throw TestFailure("no in-app message") }
+                #expect(message.content == "inside the app")
+                _ = try await test.settledReport(sent.msgID) { $0["tcp_delivered"] as? Int == 1 }
+                #expect(try await test.status(sent.msgID, device.registrationID) == "delivered_tcp")
+            }
+        }
+    }
+
+    @Test func voipPushesGoToTheVoIPToken() async throws {
+        try await CenterTest.run { test in
+            let http = HeraldAPIClient(baseURL: test.api, appKey: test.appKey)
+            let credentials = try await http.register(platform: "ios", apnsToken: CenterTest.token(5), apnsEnvironment: "sandbox")
+            let voip = CenterTest.token(6)
+            let updated = try await test.call("POST", "/v3/devices/\(credentials.registrationID)", ["voip_token": voip])
+            #expect(updated.status == 200)
+            let sent = try await test.push([
+                "audience": ["registration_id": [credentials.registrationID]],
+                "notification": ["ios": ["alert": "Call", "push_type": "voip"]],
+            ])
+            #expect(sent.status == 200)
+            let received = try await test.waitForAPNs(voip)
+            #expect(received.first?.pushType == "voip")
+            #expect(received.first?.topic?.hasSuffix(".voip") == true)
+            #expect(test.apnsReceived(CenterTest.token(5)).isEmpty)
+        }
+    }
+
+    @Test func timeToLiveZeroIsForOnlineDevicesOnlyAndTTLExpiryIsFinal() async throws {
+        try await CenterTest.run { test in
+            let offline = try await test.register(platform: "linux", alias: "off")
+            let zero = try await test.push([
+                "audience": ["alias": ["off"]], "message": ["msg_content": "now or never"], "options": ["time_to_live": 0],
+            ])
+            let zeroReport = try await test.settledReport(zero.msgID)
+            #expect(zeroReport["expired"] as? Int == 1)
+            let short = try await test.push([
+                "audience": ["alias": ["off"]], "message": ["msg_content": "soon stale"], "options": ["time_to_live": 1],
+            ])
+            _ = try await test.settledReport(short.msgID)
+            try await Task.sleep(for: .milliseconds(1200))
+            let kept = try await test.push(["audience": ["alias": ["off"]], "message": ["msg_content": "still good"]])
+            _ = try await test.settledReport(kept.msgID)
+            try await test.online(offline) { reader in
+                let event = try await reader.next(where: { if case .message = $0 { true } else { false } })
+                guard case .message(let message) = event else { throw TestFailure("nothing replayed") }
+                #expect(message.content == "still good")
+                #expect(try await reader.next(where: { if case .message = $0 { true } else { false } }, timeout: .milliseconds(500)) == nil)
+            }
+            let expired = try await test.settledReport(short.msgID)
+            #expect(expired["expired"] as? Int == 1)
+            #expect(try await test.status(short.msgID, offline.registrationID) == "expired")
+        }
+    }
+
+    @Test func aRepeatedCIDReturnsTheFirstResultAndSendsNothing() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(7)
+            _ = try await test.register(token: token, alias: "once")
+            let first = try await test.push(["audience": ["alias": ["once"]], "notification": ["alert": "one"], "cid": "order-42"])
+            let second = try await test.push(["audience": ["alias": ["once"]], "notification": ["alert": "two"], "cid": "order-42"])
+            #expect(first.status == 200)
+            #expect(second.status == 200)
+            #expect(first.msgID == second.msgID)
+            _ = try await test.settledReport(first.msgID)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(test.apnsReceived(token).count == 1)
+        }
+    }
+
+    @Test func reportsCountOpenedMessages() async throws {
+        try await CenterTest.run { test in
+            let device = try await test.register(platform: "linux", alias: "opener")
+            let client = test.client(device)
+            let reader = EventReader(client)
+            let running = Task { await client.run() }
+            defer { running.cancel() }
+            _ = try await reader.next(where: { $0 == .connected })
+            while !test.gateway.isConnected(device.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+            let sent = try await test.push(["audience": ["alias": ["opener"]], "notification": ["alert": "open me"]])
+            let event = try await reader.next(where: \.isNotification)
+            #expect(event != nil)
+            try await client.report(.opened(messageID: sent.msgID))
+            let report = try await test.settledReport(sent.msgID) { $0["opened"] as? Int == 1 }
+            #expect(report["opened"] as? Int == 1)
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import HeraldClient
+import HeraldCore
+import HeraldTestSupport
+import Testing
+
+/// Recall and replace by identifier, on both channels.
+@Suite struct RecallReplaceTests {
+    @Test func aRecalledUndeliveredCopyIsNeverDelivered() async throws {
+        try await CenterTest.run { test in
+            let device = try await test.register(platform: "linux", alias: "away")
+            let sent = try await test.push(["audience": ["alias": ["away"]], "notification": ["alert": "oops"]])
+            _ = try await test.settledReport(sent.msgID)
+            let recalled = try await test.call("DELETE", "/v3/push/\(sent.msgID)")
+            #expect(recalled.status == 200)
+            #expect(recalled.json["recalled"] as? [String] == [sent.msgID])
+            let again = try await test.call("DELETE", "/v3/push/\(sent.msgID)")
+            #expect(again.status == 200)
+            let after = try await test.push(["audience": ["alias": ["away"]], "notification": ["alert": "fine"]])
+            _ = try await test.settledReport(after.msgID)
+            try await test.online(device) { reader in
+                let event = try await reader.next(where: \.isNotification)
+                #expect(event?.notification?.alert == "fine")
+                #expect(try await reader.next(where: \.isNotification, timeout: .milliseconds(500)) == nil)
+            }
+            let report = try await test.settledReport(sent.msgID)
+            #expect(report["recalled"] as? Int == 1)
+            #expect(try await test.status(sent.msgID, device.registrationID) == "recalled")
+        }
+    }
+
+    @Test func aDeviceThatGotItOverTCPGetsARecallCommand() async throws {
+        try await CenterTest.run { test in
+            let device = try await test.register(platform: "linux", alias: "here")
+            try await test.online(device) { reader in
+                let sent = try await test.push([
+                    "audience": ["alias": ["here"]], "notification": ["alert": "wrong price"], "options": ["identifier": "promo-7"],
+                ])
+                let shown = try await reader.next(where: \.isNotification)
+                #expect(shown?.notification?.identifier == "promo-7")
+                _ = try await test.settledReport(sent.msgID) { $0["tcp_delivered"] as? Int == 1 }
+                let recalled = try await test.call("POST", "/v3/push/recall", ["identifiers": ["promo-7"]])
+                #expect(recalled.status == 200)
+                #expect(recalled.json["recalled"] as? [String] == [sent.msgID])
+                let command = try await reader.next(where: { if case .recall = $0 { true } else { false } })
+                #expect(command == .recall(identifiers: ["promo-7"]))
+            }
+        }
+    }
+
+    @Test func anIOSDeviceThatGotItOverAPNsGetsASilentRecallWithEveryPendingIdentifier() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(20)
+            _ = try await test.register(token: token, alias: "phone")
+            let first = try await test.push(["audience": ["alias": ["phone"]], "notification": ["alert": "one"], "options": ["identifier": "n-1"]])
+            let second = try await test.push(["audience": ["alias": ["phone"]], "notification": ["alert": "two"], "options": ["identifier": "n-2"]])
+            _ = try await test.waitForAPNs(token, count: 2)
+            #expect(test.sandbox.notificationCentre(for: token).shown.count == 2)
+            _ = try await test.settledReport(second.msgID)
+            #expect(try await test.call("DELETE", "/v3/push/\(first.msgID)").status == 200)
+            let afterFirst = try await test.waitForAPNs(token, count: 3)
+            #expect(afterFirst.last?.pushType == "background")
+            #expect(afterFirst.last?.priority == 5)
+            #expect(afterFirst.last?.payloadJSON?["herald-recall"] as? [String] == ["n-1"])
+            #expect((afterFirst.last?.payloadJSON?["aps"] as? [String: Any])?["alert"] == nil)
+            #expect(try await test.call("DELETE", "/v3/push/\(second.msgID)").status == 200)
+            let afterSecond = try await test.waitForAPNs(token, count: 4)
+            // APNs coalesces background pushes: each carries every identifier still pending.
+            #expect(afterSecond.last?.payloadJSON?["herald-recall"] as? [String] == ["n-1", "n-2"])
+            #expect(test.sandbox.notificationCentre(for: token).shown.isEmpty)
+        }
+    }
+
+    @Test func recallAfterTheWindowIsAClearError() async throws {
+        try await CenterTest.run(recallWindow: .seconds(1)) { test in
+            _ = try await test.register(platform: "linux", alias: "late")
+            let sent = try await test.push(["audience": ["alias": ["late"]], "message": ["msg_content": "x"]])
+            try await Task.sleep(for: .milliseconds(1200))
+            let late = try await test.call("DELETE", "/v3/push/\(sent.msgID)")
+            #expect(late.status == 410)
+            #expect(late.error == 1022)
+            let unknown = try await test.call("DELETE", "/v3/push/0123456789abcdef01234567")
+            #expect(unknown.error == 1021)
+        }
+    }
+
+    @Test func replaceReachesOnlineDevicesAsACommandAndIOSThroughTheSameCollapseID() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(30)
+            let phone = try await test.register(token: token, tags: ["score"])
+            let laptop = try await test.register(platform: "linux", tags: ["score"])
+            _ = phone
+            try await test.online(laptop) { reader in
+                let first = try await test.push([
+                    "audience": ["tag": ["score"]], "notification": ["alert": "1-0"], "options": ["identifier": "match-9"],
+                ])
+                #expect(try await reader.next(where: \.isNotification)?.notification?.alert == "1-0")
+                _ = try await test.waitForAPNs(token)
+                _ = try await test.settledReport(first.msgID)
+                let second = try await test.push([
+                    "audience": ["tag": ["score"]], "notification": ["alert": "2-0"], "options": ["replace": "match-9"],
+                ])
+                #expect(second.status == 200)
+                let replace = try await reader.next(where: { if case .replace = $0 { true } else { false } })
+                guard case .replace(let identifier, let notification) = replace else { throw TestFailure("no replace command") }
+                #expect(identifier == "match-9")
+                #expect(notification.alert == "2-0")
+                let received = try await test.waitForAPNs(token, count: 2)
+                #expect(received.map(\.collapseID) == ["match-9", "match-9"])
+                let centre = test.sandbox.notificationCentre(for: token)
+                #expect(centre.shown.count == 1)
+                #expect((centre.shown.first?.notification.payloadJSON?["aps"] as? [String: Any])?["alert"] as? String == "2-0")
+            }
+        }
+    }
+
+    @Test func aReplaceSupersedesAnUndeliveredOriginal() async throws {
+        try await CenterTest.run { test in
+            let device = try await test.register(platform: "linux", alias: "sleepy")
+            let first = try await test.push([
+                "audience": ["alias": ["sleepy"]], "notification": ["alert": "old"], "options": ["identifier": "weather"],
+            ])
+            _ = try await test.settledReport(first.msgID)
+            let second = try await test.push(["audience": ["alias": ["sleepy"]], "notification": ["alert": "new"], "options": ["replace": "weather"]])
+            _ = try await test.settledReport(second.msgID)
+            try await test.online(device) { reader in
+                let event = try await reader.next(where: { if case .replace = $0 { true } else { $0.isNotification } })
+                guard case .replace(_, let notification) = event else {
+                    throw TestFailure("expected only the replacement, got \(String(describing: event))")
+                }
+                #expect(notification.alert == "new")
+                #expect(try await reader.next(where: \.isNotification, timeout: .milliseconds(500)) == nil)
+            }
+            #expect(try await test.status(first.msgID, device.registrationID) == "replaced")
+        }
+    }
+}
