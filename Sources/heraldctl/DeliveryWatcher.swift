@@ -49,7 +49,7 @@ struct DeliveryWatcher {
         let response = try await client.get("/v3/report/received", query: ["msg_ids": messageID], .app)
         let reports = try response.decode(ReceivedReports.self, url: client.connection.displayURL)
         guard let report = reports.reports.first(where: { $0.messageID == messageID }) else {
-            throw .failed("the server has no report for message \(messageID)")
+            throw .failed("no message \(messageID) in this app")
         }
         return (report, response.body)
     }

@@ -56,10 +56,14 @@ struct StatusCommand: AsyncParsableCommand {
         }
     }
 
+    /// The reports as a table; message ids the server doesn't know are named on stderr and
+    /// make the exit status 1.
     private func reports(_ client: APIClient) async throws(CLIError) {
         let response = try await client.get("/v3/report/received", query: ["msg_ids": messageIDs.joined(separator: ",")], .app)
+        let reports = try response.decode(ReceivedReports.self, url: client.connection.displayURL).reports
+        let missing = messageIDs.filter { id in !reports.contains { $0.messageID == id } }
         try output.emit(response) { () throws(CLIError) in
-            let reports = try response.decode(ReceivedReports.self, url: client.connection.displayURL).reports
+            if reports.isEmpty { return "" }
             var table = TableRenderer([
                 "MSG_ID", "TARGETED", "PENDING", "TCP", "APNS", "FAILED", "WAITING", "OPENED", "RECALLED", "REPLACED", "EXPIRED", "DONE",
             ])
@@ -72,6 +76,9 @@ struct StatusCommand: AsyncParsableCommand {
             }
             let failures = reports.filter { !$0.apnsFailures.isEmpty }.map { "apns failures of \($0.messageID): \($0.failureSummary)" }
             return ([table.render()] + failures).joined(separator: "\n")
+        }
+        if !missing.isEmpty {
+            throw .failed(missing.map { "no message \($0) in this app" }.joined(separator: "\nerror: "))
         }
     }
 
