@@ -407,7 +407,12 @@ let package = Package(
             dependencies: [
                 "heraldctl",
                 "HeraldAPI",
+                "HeraldAPNs",
+                "HeraldAPNsSandbox",
+                "HeraldCenter",
+                "HeraldClient",
                 "HeraldCore",
+                "HeraldGateway",
                 "HeraldStore",
                 "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -46,10 +46,24 @@ enum CLIRunner {
     /// in the same process needs), killing it after `timeout` seconds.
     static func run(_ arguments: [String], environment: [String: String], timeout: Double = 60) async throws -> CLIResult {
         guard let binary else { throw CLIFailure("heraldctl binary not found; build it first or set HERALDCTL_BINARY") }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await run(executable: binary, arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Runs heraldctl with a terminal as its stdout, through util-linux `script`; nil when
+    /// `script` is not installed.
+    static func runOnTerminal(_ arguments: [String], environment: [String: String], timeout: Double = 60) async throws -> CLIResult? {
+        guard let binary else { throw CLIFailure("heraldctl binary not found; build it first or set HERALDCTL_BINARY") }
+        let script = URL(fileURLWithPath: "/usr/bin/script")
+        guard FileManager.default.isExecutableFile(atPath: script.path) else { return nil }
+        let command = ([binary.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        return try await run(executable: script, ["-q", "-e", "-c", command, "/dev/null"], environment: environment, timeout: timeout)
+    }
+
+    private static func run(executable: URL, _ arguments: [String], environment: [String: String], timeout: Double) async throws -> CLIResult {
+        try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 do {
-                    continuation.resume(returning: try runBlocking(binary, arguments, environment, timeout))
+                    continuation.resume(returning: try runBlocking(executable, arguments, environment, timeout))
                 } catch {
                     continuation.resume(throwing: error)
                 }
