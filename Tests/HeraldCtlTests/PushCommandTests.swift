@@ -127,7 +127,8 @@ import Testing
         try await CenterCtlTest.run { test in
             // Offline and without APNs: copies wait in the inbox, where recall cancels them.
             _ = try await test.linuxDevice(alias: "bob")
-            let first = try await test.heraldctl("push", "--alias", "bob", "--message", "refresh")
+            // --wait: the copy is in the inbox (not still being fanned out) when it is recalled.
+            let first = try await test.heraldctl("push", "--alias", "bob", "--message", "refresh", "--wait", "--wait-timeout", "30")
             let firstID = try #require(first.messageID, "\(first)")
             let recalled = try await test.heraldctl("recall", firstID)
             #expect(recalled.status == 0, "\(recalled)")
