@@ -44,7 +44,11 @@ struct Serve: AsyncParsableCommand {
                     adminTokenFromFile: configuration.adminToken == nil
                 )
                 let events = DeviceEvents()
-                var gatewayConfiguration = GatewayConfiguration(host: configuration.mqttHost, port: configuration.mqttPort, nodeID: configuration.nodeID)
+                var gatewayConfiguration = GatewayConfiguration(
+                    host: configuration.mqttHost,
+                    port: configuration.mqttPort,
+                    nodeID: configuration.nodeID
+                )
                 gatewayConfiguration.tls = try configuration.mqttTLSListener()
                 let gateway = Gateway(
                     configuration: gatewayConfiguration,

@@ -104,10 +104,11 @@ enum Mosquitto {
         let handle = try FileHandle(forWritingTo: output)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: subscriber!)
-        process.arguments = [
-            "-h", "127.0.0.1", "-p", "\(port)", "-V", "mqttv311", "-i", clientID, "-u", username, "-P", password,
-            "-t", topic, "-q", "1", "-C", "1", "-W", "10",
-        ] + extra
+        process.arguments =
+            [
+                "-h", "127.0.0.1", "-p", "\(port)", "-V", "mqttv311", "-i", clientID, "-u", username, "-P", password,
+                "-t", topic, "-q", "1", "-C", "1", "-W", "10",
+            ] + extra
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
