@@ -6,7 +6,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 herald="$(cd "$root" && swift build --show-bin-path)/herald"
 work="$(mktemp -d /tmp/herald-quickstart.XXXXXX)"
 chmod 755 "$work"
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port="$(free_port)"
+sandbox_port="$(free_port)"
+inspect_port="$(free_port)"
 
 cleanup() {
     if [ -n "${server:-}" ]; then
@@ -18,7 +21,8 @@ cleanup() {
 trap cleanup EXIT
 
 cd "$work"
-"$herald" serve --http-port "$port" --http-host 127.0.0.1 --mqtt-port 0 > server.out 2> server.err &
+HERALD_APNS_SANDBOX_PORT="$sandbox_port" HERALD_APNS_SANDBOX_INSPECT_PORT="$inspect_port" \
+    "$herald" serve --http-port "$port" --http-host 127.0.0.1 --mqtt-port 0 > server.out 2> server.err &
 server=$!
 for _ in $(seq 1 120); do
     grep -q "Herald is running" server.out 2> /dev/null && break
@@ -33,7 +37,7 @@ grep -q "Herald is running" server.out || { echo "herald did not start" >&2; cat
 # The block between the quickstart markers, with the README's port replaced by ours.
 sed -n '/<!-- quickstart -->/,/<!-- \/quickstart -->/p' "$root/README.md" \
     | sed -n '/^```sh$/,/^```$/p' | grep -v '^```' \
-    | sed "s|http://127.0.0.1:8080|http://127.0.0.1:$port|" > quickstart.sh
+    | sed "s|http://127.0.0.1:8080|http://127.0.0.1:$port|; s|http://127.0.0.1:2198|http://127.0.0.1:$inspect_port|" > quickstart.sh
 [ -s quickstart.sh ] || { echo "no quick start found in README.md" >&2; exit 1; }
 
 # Every request must succeed: curl fails on HTTP errors here (showing the error body).
@@ -43,4 +47,6 @@ output="$(bash -c 'set -euo pipefail; curl() { command curl --fail-with-body "$@
     exit 1
 }
 echo "$output" | grep -q '"result":true' || { echo "$output" >&2; echo "quick start did not show the tag membership" >&2; exit 1; }
+echo "$output" | grep -q '"apns_sent":1' || { echo "$output" >&2; echo "quick start did not show the APNs delivery" >&2; exit 1; }
+echo "$output" | grep -q '"title":"Hello"' || { echo "$output" >&2; echo "quick start did not show the sandbox's notification" >&2; exit 1; }
 echo "README quick start: ok ($(grep -c '^curl' quickstart.sh) requests)"

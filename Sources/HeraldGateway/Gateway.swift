@@ -5,6 +5,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 
 /// The MQTT 3.1.1 gateway: devices hold long-lived connections here, and Herald delivers
@@ -19,6 +20,7 @@ public final class Gateway: Service, Sendable {
     private let context: GatewayContext
     private let group: any EventLoopGroup
     private let listening: EventLoopPromise<SocketAddress>
+    private let tlsListening: EventLoopPromise<SocketAddress>
     private let tokens = NIOLockedValueBox<UInt64>(0)
 
     public init(
@@ -43,6 +45,7 @@ public final class Gateway: Service, Sendable {
         )
         self.group = eventLoopGroup
         self.listening = eventLoopGroup.any().makePromise(of: SocketAddress.self)
+        self.tlsListening = eventLoopGroup.any().makePromise(of: SocketAddress.self)
     }
 
     /// The address the gateway listens on, once it does.
@@ -160,10 +163,15 @@ public final class Gateway: Service, Sendable {
         return try await deliver(message, to: device, ackTimeout: ackTimeout)
     }
 
-    public func run() async throws {
+    /// The address of the TLS listener, once it listens (only when TLS is configured).
+    public var tlsLocalAddress: SocketAddress {
+        get async throws { try await tlsListening.futureResult.get() }
+    }
+
+    private func bind(host: String, port: Int, tls: NIOSSLContext?) async throws -> any Channel {
         let context = self.context
         let configuration = context.configuration
-        let bootstrap = ServerBootstrap(group: group)
+        return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.maxMessagesPerRead, value: UInt(configuration.acceptsPerTick))
@@ -172,6 +180,9 @@ public final class Gateway: Service, Sendable {
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65536))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(MQTTPacketDecoder(maximumPacketSize: configuration.maxPacketSize))
                     )
@@ -179,15 +190,38 @@ public final class Gateway: Service, Sendable {
                     try channel.pipeline.syncOperations.addHandler(MQTTConnectionHandler(context: context))
                 }
             }
+            .bind(host: host, port: port)
+            .get()
+    }
 
+    public func run() async throws {
+        let context = self.context
+        let configuration = context.configuration
         let server: any Channel
+        var tlsServer: (any Channel)?
         do {
-            server = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+            server = try await bind(host: configuration.host, port: configuration.port, tls: nil)
+            if let tls = configuration.tls {
+                var settings = TLSConfiguration.makeServerConfiguration(
+                    certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8)).map { .certificate($0) },
+                    privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem))
+                )
+                settings.minimumTLSVersion = .tlsv12
+                let sslContext = try NIOSSLContext(configuration: settings)
+                tlsServer = try await bind(host: tls.host, port: tls.port, tls: sslContext)
+            }
         } catch {
             listening.fail(error)
+            tlsListening.fail(error)
             throw error
         }
         if let address = server.localAddress { listening.succeed(address) }
+        if let address = tlsServer?.localAddress {
+            tlsListening.succeed(address)
+            context.logger.info("MQTT over TLS listening", metadata: ["herald.mqtt.tls_address": "\(address)"])
+        } else {
+            tlsListening.fail(ChannelError.inappropriateOperationForState)
+        }
         context.logger.info("MQTT gateway listening", metadata: ["herald.mqtt.address": "\(server.localAddress?.description ?? "?")"])
         let sweeps = context.sweepers.values.map { $0.start() }
 
@@ -196,6 +230,7 @@ public final class Gateway: Service, Sendable {
             try? await gracefulShutdown()
             // Stop accepting, close every connection, then let the recorder write the last acks.
             try? await server.close()
+            try? await tlsServer?.close()
             for sweeper in context.sweepers.values { _ = try? await sweeper.closeAll().get() }
             for _ in 0..<50 {
                 var open = 0

@@ -23,6 +23,23 @@ public struct GatewayConfiguration: Sendable {
     public var slowConsumerTimeout: Duration
     /// Connections accepted per event-loop tick (NIO's default is 4).
     public var acceptsPerTick: Int
+    /// The optional TLS listener (MQTT over TLS, port 8883 by default).
+    public var tls: TLSListener?
+
+    /// A TLS listener: the certificate chain and private key, in PEM.
+    public struct TLSListener: Sendable {
+        public var host: String
+        public var port: Int
+        public var certificateChainPEM: String
+        public var privateKeyPEM: String
+
+        public init(host: String = "0.0.0.0", port: Int = 8883, certificateChainPEM: String, privateKeyPEM: String) {
+            self.host = host
+            self.port = port
+            self.certificateChainPEM = certificateChainPEM
+            self.privateKeyPEM = privateKeyPEM
+        }
+    }
 
     public init(
         host: String = "0.0.0.0",
@@ -36,7 +53,8 @@ public struct GatewayConfiguration: Sendable {
         maxPacketSize: Int = 64 * 1024,
         authCacheTTL: Duration = .seconds(60),
         slowConsumerTimeout: Duration = .seconds(30),
-        acceptsPerTick: Int = 256
+        acceptsPerTick: Int = 256,
+        tls: TLSListener? = nil
     ) {
         self.host = host
         self.port = port
@@ -50,6 +68,7 @@ public struct GatewayConfiguration: Sendable {
         self.authCacheTTL = authCacheTTL
         self.slowConsumerTimeout = slowConsumerTimeout
         self.acceptsPerTick = acceptsPerTick
+        self.tls = tls
     }
 
     /// The silence after which a client with `keepAlive` seconds is disconnected.

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import HeraldAPI
+import HeraldGateway
 import Logging
 
 /// Everything `herald serve` reads from configuration. Keys are documented in the README;
@@ -24,6 +25,10 @@ struct HeraldConfiguration: Sendable {
     /// `mqtt.host`, `mqtt.port`: the device gateway's listener.
     var mqttHost: String
     var mqttPort: Int
+    /// PEM files of the MQTT TLS listener; with both set, Herald also listens on `mqttTLSPort`.
+    var mqttTLSCertificate: String?
+    var mqttTLSKey: String?
+    var mqttTLSPort: Int
     /// `nodeID`: this node's name in the presence table.
     var nodeID: String
     /// `postgres.binDir`: PostgreSQL binaries for the embedded cluster.
@@ -56,6 +61,9 @@ struct HeraldConfiguration: Sendable {
         postgresBinDirectory = reader.string(forKey: "postgres.binDir")
         mqttHost = reader.string(forKey: "mqtt.host", default: "0.0.0.0")
         mqttPort = reader.int(forKey: "mqtt.port", default: 1883)
+        mqttTLSCertificate = reader.string(forKey: "mqtt.tls.certificate").flatMap { $0.isEmpty ? nil : $0 }
+        mqttTLSKey = reader.string(forKey: "mqtt.tls.key").flatMap { $0.isEmpty ? nil : $0 }
+        mqttTLSPort = reader.int(forKey: "mqtt.tls.port", default: 8883)
         nodeID = reader.string(forKey: "nodeID", default: ProcessInfo.processInfo.hostName)
         let level = reader.string(forKey: "log.level", default: "info")
         guard let logLevel = Logger.Level(rawValue: level) else {
@@ -87,10 +95,35 @@ struct HeraldConfiguration: Sendable {
         }
         guard (0...65535).contains(httpPort) else { throw StartupError("http.port: \(httpPort) is not a port") }
         guard (0...65535).contains(mqttPort) else { throw StartupError("mqtt.port: \(mqttPort) is not a port") }
+        guard (0...65535).contains(mqttTLSPort) else { throw StartupError("mqtt.tls.port: \(mqttTLSPort) is not a port") }
+        if (mqttTLSCertificate == nil) != (mqttTLSKey == nil) {
+            throw StartupError("mqtt.tls: set both mqtt.tls.certificate and mqtt.tls.key (PEM files), or neither")
+        }
         guard (1...1000).contains(databasePoolSize) else { throw StartupError("database.poolSize: must be 1 to 1000") }
         guard httpMaxBodySize >= 1024 else { throw StartupError("http.maxBodySize: at least 1024 bytes") }
         if let adminToken, adminToken.utf8.count < 16 {
             throw StartupError("admin.token: at least 16 characters")
         }
+    }
+}
+
+extension HeraldConfiguration {
+    /// The MQTT TLS listener, with its PEM files read; nil when none is configured.
+    func mqttTLSListener() throws -> GatewayConfiguration.TLSListener? {
+        guard let certificatePath = mqttTLSCertificate, let keyPath = mqttTLSKey else { return nil }
+        func read(_ path: String, key: String) throws -> String {
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8),
+                text.contains("-----BEGIN")
+            else {
+                throw StartupError("\(key): cannot read a PEM file at \(path)")
+            }
+            return text
+        }
+        return GatewayConfiguration.TLSListener(
+            host: mqttHost,
+            port: mqttTLSPort,
+            certificateChainPEM: try read(certificatePath, key: "mqtt.tls.certificate"),
+            privateKeyPEM: try read(keyPath, key: "mqtt.tls.key")
+        )
     }
 }

@@ -44,8 +44,14 @@ struct Serve: AsyncParsableCommand {
                     adminTokenFromFile: configuration.adminToken == nil
                 )
                 let events = DeviceEvents()
+                var gatewayConfiguration = GatewayConfiguration(
+                    host: configuration.mqttHost,
+                    port: configuration.mqttPort,
+                    nodeID: configuration.nodeID
+                )
+                gatewayConfiguration.tls = try configuration.mqttTLSListener()
                 let gateway = Gateway(
-                    configuration: GatewayConfiguration(host: configuration.mqttHost, port: configuration.mqttPort, nodeID: configuration.nodeID),
+                    configuration: gatewayConfiguration,
                     store: store,
                     onDeviceEvent: events.receive,
                     logger: logger
@@ -128,7 +134,7 @@ struct Banner: Sendable {
 
             Herald is running.
               API       \(base)   (description: \(base)/openapi.yaml)
-              Devices   mqtt://\(host):\(mqttPort)   (MQTT 3.1.1, see docs/protocol.md)
+              Devices   mqtt://\(host):\(mqttPort)   (MQTT 3.1.1, see docs/protocol.md)\(configuration.mqttTLSCertificate == nil ? "" : "\n              Devices   mqtts://\(host):\(configuration.mqttTLSPort)   (MQTT over TLS)")
               Database  \(databaseLine)
               APNs      \(sandbox.map { "local sandbox (no Apple credentials needed); deliveries at http://127.0.0.1:\($0.inspectPort)/notifications" } ?? "Apple (api.push.apple.com / api.sandbox.push.apple.com)")
               Admin     token \(adminTokenFromFile ? "in \(dataDirectory.adminTokenFile)" : "from HERALD_ADMIN_TOKEN")

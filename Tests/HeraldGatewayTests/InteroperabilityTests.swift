@@ -1,5 +1,6 @@
 import Foundation
 import HeraldGateway
+import HeraldTestSupport
 import NIOCore
 import Testing
 
@@ -24,6 +25,32 @@ struct InteroperabilityTests {
             #expect(result.status == 0, "\(result.output)")
             #expect(result.output.contains(#"{"alert":"hello from herald"}"#))
             #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+        }
+    }
+
+    @Test func mosquittoSubOverTLSReceivesAMessage() async throws {
+        let (certificate, key) = try TestCredentials.certificate()
+        var configuration = GatewayConfiguration.test()
+        configuration.tls = .init(host: "127.0.0.1", port: 0, certificateChainPEM: certificate, privateKeyPEM: key)
+        try await GatewayTest.run(configuration: configuration) { test in
+            let (device, secret) = try await test.device()
+            let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem")
+            try certificate.write(to: caFile, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: caFile) }
+            let subscriber = try Mosquitto.subscribe(
+                port: try #require(try await test.gateway.tlsLocalAddress.port),
+                clientID: device.registrationID,
+                username: test.appKey,
+                password: secret,
+                topic: "herald/\(device.registrationID)/push",
+                extra: ["--cafile", caFile.path, "--insecure"]
+            )
+            #expect(try await test.eventually { test.gateway.isConnected(device.registrationID) })
+            let outcome = try await test.gateway.deliver(test.message(#"{"alert":"over tls"}"#), to: device)
+            #expect(outcome == .acknowledged)
+            let result = try await subscriber.finish()
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains(#"{"alert":"over tls"}"#))
         }
     }
 
@@ -64,16 +91,24 @@ enum Mosquitto {
     }
 
     /// `mosquitto_sub` for one message at QoS 1, giving up after 10 seconds.
-    static func subscribe(port: Int, clientID: String, username: String, password: String, topic: String) throws -> Running {
+    static func subscribe(
+        port: Int,
+        clientID: String,
+        username: String,
+        password: String,
+        topic: String,
+        extra: [String] = []
+    ) throws -> Running {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("mosquitto-\(UUID().uuidString).out")
         FileManager.default.createFile(atPath: output.path, contents: nil)
         let handle = try FileHandle(forWritingTo: output)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: subscriber!)
-        process.arguments = [
-            "-h", "127.0.0.1", "-p", "\(port)", "-V", "mqttv311", "-i", clientID, "-u", username, "-P", password,
-            "-t", topic, "-q", "1", "-C", "1", "-W", "10",
-        ]
+        process.arguments =
+            [
+                "-h", "127.0.0.1", "-p", "\(port)", "-V", "mqttv311", "-i", clientID, "-u", username, "-P", password,
+                "-t", topic, "-q", "1", "-C", "1", "-W", "10",
+            ] + extra
         process.standardOutput = handle
         process.standardError = handle
         try process.run()

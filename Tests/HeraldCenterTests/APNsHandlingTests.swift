@@ -1,0 +1,92 @@
+import Foundation
+import HeraldAPNsSandbox
+import HeraldClient
+import HeraldCore
+import HeraldTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the center does with APNs' answers: retries, invalid tokens, broken credentials.
+@Suite struct APNsHandlingTests {
+    @Test func transientFailuresAreRetriedWithBackoffUntilDelivered() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(40)
+            let device = try await test.register(token: token, alias: "flaky")
+            test.sandbox.injectFaults([.serviceUnavailable, .serviceUnavailable, .serviceUnavailable])
+            let sent = try await test.push(["audience": ["alias": ["flaky"]], "notification": ["alert": "eventually"]])
+            let report = try await test.settledReport(sent.msgID) { $0["apns_sent"] as? Int == 1 }
+            #expect(report["apns_sent"] as? Int == 1)
+            #expect(test.apnsReceived(token).count == 1)
+            #expect(try await test.status(sent.msgID, device.registrationID) == "sent_apns")
+        }
+    }
+
+    @Test func anUnregisteredTokenIsInvalidatedAndTheFailureReported() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(41)
+            let device = try await test.register(token: token, alias: "gone")
+            test.sandbox.markUnregistered(token, since: Date().addingTimeInterval(5))
+            let sent = try await test.push(["audience": ["alias": ["gone"]], "notification": ["alert": "hello?"]])
+            let report = try await test.settledReport(sent.msgID)
+            #expect(report["apns_failed"] as? Int == 1)
+            let failures = report["apns_failures"] as? [[String: Any]]
+            #expect(failures?.first?["reason"] as? String == "Unregistered")
+            let stored = try await test.store.device(appID: test.appID, registrationID: device.registrationID)
+            #expect(stored?.tokenValid == false)
+            // Nothing more goes to a token known to be invalid.
+            let next = try await test.push(["audience": ["alias": ["gone"]], "notification": ["alert": "still?"]])
+            let nextReport = try await test.settledReport(next.msgID)
+            #expect(nextReport["waiting"] as? Int == 1)
+            #expect(nextReport["apns_failed"] as? Int == 0)
+        }
+    }
+
+    @Test func brokenCredentialsAreVisibleAndDoNotStallOtherApps() async throws {
+        try await CenterTest.run { test in
+            let upload = try JSONSerialization.data(withJSONObject: [
+                "type": "token", "key_id": "KEY1234567", "team_id": "TEAM123456", "bundle_id": "com.example.app",
+                "environment": "sandbox", "private_key": TestCredentials.p8(),
+            ])
+            var request = URLRequest(url: URL(string: test.api.absoluteString + "/admin/v1/apps/\(test.appKey)/apns")!)
+            request.httpMethod = "PUT"
+            request.setValue("Bearer admin-token-for-tests", forHTTPHeaderField: "Authorization")
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = upload
+            let (_, response) = try await URLSession.shared.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+
+            let token = CenterTest.token(42)
+            _ = try await test.register(token: token, alias: "victim")
+            test.sandbox.setFault(.reject(status: 403, reason: "InvalidProviderToken"), forDevice: token)
+            let sent = try await test.push(["audience": ["alias": ["victim"]], "notification": ["alert": "x"]])
+            let report = try await test.settledReport(sent.msgID)
+            #expect((report["apns_failures"] as? [[String: Any]])?.first?["reason"] as? String == "InvalidProviderToken")
+
+            var get = URLRequest(url: URL(string: test.api.absoluteString + "/admin/v1/apps/\(test.appKey)")!)
+            get.setValue("Bearer admin-token-for-tests", forHTTPHeaderField: "Authorization")
+            let (data, _) = try await URLSession.shared.data(for: get)
+            let app = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+            let apns = app?["apns"] as? [String: Any]
+            #expect(apns?["status"] as? String == "broken")
+            #expect(apns?["problem"] as? String == "InvalidProviderToken")
+
+            // Another app's pushes go through.
+            let other = try await test.store.createApp(name: "Healthy")
+            let otherToken = CenterTest.token(43)
+            _ = try await HeraldAPIClient(baseURL: test.api, appKey: other.app.appKey)
+                .register(platform: "ios", apnsToken: otherToken, apnsEnvironment: "sandbox")
+            let fine = try await test.call(
+                "POST",
+                "/v3/push",
+                ["audience": "all", "notification": ["alert": "fine"]],
+                appKey: other.app.appKey,
+                secret: other.masterSecret
+            )
+            #expect(fine.status == 200)
+            #expect(try await test.waitForAPNs(otherToken).count == 1)
+        }
+    }
+}
