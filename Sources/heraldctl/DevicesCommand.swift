@@ -11,7 +11,7 @@ struct DevicesCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a device: platform, alias, tags, tokens.")
 
-        @Argument(help: "The registration id.") var registrationID: String
+        @Argument(help: ArgumentHelp("The registration id.", valueName: "rid")) var registrationID: String
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
@@ -31,7 +31,7 @@ struct DevicesCommand: AsyncParsableCommand {
             discussion: "Example: heraldctl devices update RID --add-tag vip --add-tag beta --remove-tag trial --alias alice"
         )
 
-        @Argument(help: "The registration id.") var registrationID: String
+        @Argument(help: ArgumentHelp("The registration id.", valueName: "rid")) var registrationID: String
         @Option(name: .customLong("add-tag"), help: ArgumentHelp("Add this tag (repeatable).", valueName: "tag")) var addTags: [String] = []
         @Option(name: .customLong("remove-tag"), help: ArgumentHelp("Remove this tag (repeatable).", valueName: "tag"))
         var removeTags: [String] = []
@@ -69,7 +69,7 @@ struct DevicesCommand: AsyncParsableCommand {
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a device.")
 
-        @Argument(help: "The registration id.") var registrationID: String
+        @Argument(help: ArgumentHelp("The registration id.", valueName: "rid")) var registrationID: String
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions

@@ -12,7 +12,7 @@ struct RecallCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The message ids to recall.") var messageIDs: [String] = []
+    @Argument(help: ArgumentHelp("The message ids to recall.", valueName: "msg-id")) var messageIDs: [String] = []
     @Option(name: .customLong("identifier"), help: ArgumentHelp("Recall the pushes sent with this identifier (repeatable).", valueName: "id"))
     var identifiers: [String] = []
 

@@ -12,11 +12,11 @@ struct StatusCommand: AsyncParsableCommand {
             Examples:
               heraldctl status 1a2b3c4d5e 6f7a8b9c0d
               heraldctl status 1a2b3c4d5e --watch
-              heraldctl status 1a2b3c4d5e --rid 0123456789abcdef0123 --rid fedcba9876543210fedc
+              heraldctl status 1a2b3c4d5e --rid 0123456789abcdef0123
             """
     )
 
-    @Argument(help: "The message ids.") var messageIDs: [String]
+    @Argument(help: ArgumentHelp("The message ids.", valueName: "msg-id")) var messageIDs: [String]
     @Flag(help: "Follow the message until it settles: a progress bar on a terminal, a line per change otherwise.")
     var watch = false
     @Option(help: ArgumentHelp("With --watch: give up after this many seconds (exit status 75).", valueName: "seconds"))

@@ -28,7 +28,7 @@ struct TagsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a tag to devices (at most 1000 per call).")
 
         @Argument(help: "The tag.") var tag: String
-        @Argument(help: "The registration ids.") var registrationIDs: [String]
+        @Argument(help: ArgumentHelp("The registration ids.", valueName: "rid")) var registrationIDs: [String]
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
@@ -46,7 +46,7 @@ struct TagsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a tag from devices (at most 1000 per call).")
 
         @Argument(help: "The tag.") var tag: String
-        @Argument(help: "The registration ids.") var registrationIDs: [String]
+        @Argument(help: ArgumentHelp("The registration ids.", valueName: "rid")) var registrationIDs: [String]
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
@@ -82,7 +82,7 @@ struct TagsCommand: AsyncParsableCommand {
         )
 
         @Argument(help: "The tag.") var tag: String
-        @Argument(help: "The registration id.") var registrationID: String
+        @Argument(help: ArgumentHelp("The registration id.", valueName: "rid")) var registrationID: String
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
