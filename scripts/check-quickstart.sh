@@ -21,6 +21,8 @@ cleanup() {
 trap cleanup EXIT
 
 cd "$work"
+# The quick start runs at the repository root: give it the build products there.
+ln -s "$root/.build" "$work/.build"
 HERALD_APNS_SANDBOX_PORT="$sandbox_port" HERALD_APNS_SANDBOX_INSPECT_PORT="$inspect_port" \
     "$herald" serve --http-port "$port" --http-host 127.0.0.1 --mqtt-port 0 > server.out 2> server.err &
 server=$!
@@ -49,4 +51,4 @@ output="$(bash -c 'set -euo pipefail; curl() { command curl --fail-with-body "$@
 echo "$output" | grep -q '"result":true' || { echo "$output" >&2; echo "quick start did not show the tag membership" >&2; exit 1; }
 echo "$output" | grep -q '"apns_sent":1' || { echo "$output" >&2; echo "quick start did not show the APNs delivery" >&2; exit 1; }
 echo "$output" | grep -q '"title":"Hello"' || { echo "$output" >&2; echo "quick start did not show the sandbox's notification" >&2; exit 1; }
-echo "README quick start: ok ($(grep -c '^curl' quickstart.sh) requests)"
+echo "README quick start: ok ($(grep -c '^curl' quickstart.sh) curl requests, $(grep -c 'heraldctl ' quickstart.sh) heraldctl commands)"

@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+swift build --product heraldctl
 exec swift run herald serve "$@"
