@@ -262,6 +262,7 @@ extension HeraldStore {
     }
 
     /// Runs `body` again when PostgreSQL broke a deadlock by aborting it.
+    @discardableResult
     func retryingDeadlocks<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
         var attempt = 0
         while true {
