@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages Herald's run and test commands need, when they are missing:
-# the PostgreSQL 15 server binaries (the embedded database) and, with --test, the
-# mosquitto command-line clients (interoperability tests). Debian/Ubuntu (apt-get).
+# the PostgreSQL 15 server binaries (the embedded database); with --test, the mosquitto
+# command-line clients (interoperability tests); with --bench, the mosquitto broker and
+# python3-venv (the peers the benchmarks measure against). Debian/Ubuntu (apt-get).
 set -euo pipefail
 
 missing=()
@@ -11,6 +12,11 @@ fi
 # Real MQTT clients nobody here wrote, for the gateway's interoperability tests.
 if [ "${1:-}" = "--test" ] && ! command -v mosquitto_sub > /dev/null 2>&1; then
     missing+=(mosquitto-clients)
+fi
+# The peers of the benchmarks: mosquitto (gateway) and a venv for aioapns (APNs).
+if [ "${1:-}" = "--bench" ]; then
+    command -v mosquitto > /dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
+    python3 -c 'import venv' > /dev/null 2>&1 || missing+=(python3-venv)
 fi
 if ! command -v swift > /dev/null 2>&1; then
     echo "error: no Swift toolchain on PATH; install Swift 6.2 or newer (https://www.swift.org/install/)" >&2

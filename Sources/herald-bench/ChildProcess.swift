@@ -61,8 +61,14 @@ final class ChildProcess: @unchecked Sendable {
         throw BenchError("\(process.executableURL?.lastPathComponent ?? "child") exited before printing '\(prefix)'")
     }
 
+    /// SIGTERM, then SIGKILL if the process is still running after two seconds: children
+    /// inherit this process's blocked signals (ServiceLifecycle blocks SIGTERM to handle
+    /// it), and mosquitto, for one, never sees a blocked SIGTERM.
     func terminate() {
         if process.isRunning { process.terminate() }
+        let deadline = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 }

@@ -18,7 +18,7 @@ struct Mosquitto {
         }
         let port = 20_000 + Int(getpid() % 10_000)
         let configFile = NSTemporaryDirectory() + "herald-bench-mosquitto-\(getpid()).conf"
-        var config = "listener \(port) 0.0.0.0\nallow_anonymous true\npersistence false\nmax_queued_messages 100000\n"
+        var config = "listener \(port) 0.0.0.0\nallow_anonymous true\npersistence false\nmax_queued_messages 100000\nlog_dest none\n"
         if allowDuplicates { config += "allow_duplicate_messages true\n" }
         if getuid() == 0 { config += "user root\n" }
         try config.write(toFile: configFile, atomically: true, encoding: .utf8)

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs Herald's benchmarks in release mode, one at a time, each with its peer in the same
+# run: the gateway against mosquitto (herald-bench gateway), the APNs provider against
+# aioapns (herald-apns-bench), and the push path end to end (herald-bench push).
+# Usage: scripts/bench.sh [gateway|apns|push ...]   (default: all three)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --bench
+
+# aioapns, the APNs peer, in a private virtual environment.
+venv=.build-bench-venv
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aioapns' 2> /dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q aioapns
+fi
+
+scratch=.build-release
+swift build -c release --scratch-path "$scratch" --product herald-bench
+swift build -c release --scratch-path "$scratch" --product herald-apns-bench
+swift build -c release --scratch-path "$scratch" --product apns-sandbox
+bin="$scratch/release"
+
+# Two cores: one benchmark at a time, even across sessions.
+lock=/tmp/herald-bench.lock
+for bench in "${@:-gateway apns push}"; do
+    for name in $bench; do
+        echo "==> $name"
+        case "$name" in
+            gateway) flock -o "$lock" "$bin/herald-bench" gateway ;;
+            apns) flock -o "$lock" "$bin/herald-apns-bench" --python "$venv/bin/python" ;;
+            push) flock -o "$lock" "$bin/herald-bench" push ;;
+            *) echo "unknown benchmark $name (gateway, apns, push)" >&2; exit 64 ;;
+        esac
+    done
+done
