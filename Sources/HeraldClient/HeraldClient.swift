@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// The device side of Herald: holds the long connection, reconnects with jittered
 /// backoff, acknowledges every delivery, and hands the app each message once.
@@ -23,13 +24,36 @@ public final class HeraldClient: Sendable {
         /// Seconds between keepalive pings.
         public var keepAlive: UInt16
         public var backoff: Backoff
+        /// Connect over TLS (the gateway's TLS listener, port 8883 by default).
+        public var tls: TLS?
 
-        public init(host: String, port: Int = 1883, appKey: String, keepAlive: UInt16 = 60, backoff: Backoff = Backoff()) {
+        /// How the SDK verifies the gateway over TLS.
+        public struct TLS: Sendable {
+            /// PEM certificates to trust instead of the system's roots (a private CA).
+            public var trustedCertificatesPEM: [String]?
+            /// The name to verify the certificate against (and send as SNI); nil uses `host`.
+            public var serverName: String?
+
+            public init(trustedCertificatesPEM: [String]? = nil, serverName: String? = nil) {
+                self.trustedCertificatesPEM = trustedCertificatesPEM
+                self.serverName = serverName
+            }
+        }
+
+        public init(
+            host: String,
+            port: Int = 1883,
+            appKey: String,
+            keepAlive: UInt16 = 60,
+            backoff: Backoff = Backoff(),
+            tls: TLS? = nil
+        ) {
             self.host = host
             self.port = port
             self.appKey = appKey
             self.keepAlive = keepAlive
             self.backoff = backoff
+            self.tls = tls
         }
     }
 
@@ -108,11 +132,25 @@ public final class HeraldClient: Sendable {
     }
 
     private func connectOnce(onConnected: () -> Void) async throws {
+        let sslContext = try configuration.tls.map { tls in
+            var settings = TLSConfiguration.makeClientConfiguration()
+            if let pems = tls.trustedCertificatesPEM {
+                settings.trustRoots = .certificates(try pems.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) })
+            }
+            return try NIOSSLContext(configuration: settings)
+        }
+        let serverName = configuration.tls?.serverName ?? configuration.host
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connect(host: configuration.host, port: configuration.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        let isAddress = (try? SocketAddress(ipAddress: serverName, port: 0)) != nil
+                        try channel.pipeline.syncOperations.addHandler(
+                            try NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : serverName)
+                        )
+                    }
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(MQTTPacketDecoder(maximumPacketSize: 1 << 20)))
                     try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MQTTPacketEncoder()))
                     return try NIOAsyncChannel<MQTTPacket, MQTTPacket>(wrappingChannelSynchronously: channel)

@@ -21,13 +21,16 @@ struct ClientTest: Sendable {
     let store: HeraldStore
     let events: NIOLockedValueBox<[String]>
 
-    static func run(_ body: @Sendable @escaping (ClientTest) async throws -> Void) async throws {
+    static func run(
+        tls: GatewayConfiguration.TLSListener? = nil,
+        _ body: @Sendable @escaping (ClientTest) async throws -> Void
+    ) async throws {
         try await TestDatabase.withDatabase { url in
             let client = PostgresClientForTests.make(url)
             let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
             let events = NIOLockedValueBox<[String]>([])
             let gateway = Gateway(
-                configuration: GatewayConfiguration(host: "127.0.0.1", port: 0),
+                configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, tls: tls),
                 store: store,
                 onDeviceEvent: { _, payload in events.withLockedValue { $0.append(String(buffer: payload)) } },
                 logger: TestDatabase.logger
@@ -44,7 +47,7 @@ struct ClientTest: Sendable {
                 let test = ClientTest(
                     api: URL(string: "http://127.0.0.1:\(http.port!)")!,
                     gateway: gateway,
-                    gatewayPort: try await gateway.localAddress.port!,
+                    gatewayPort: tls == nil ? try await gateway.localAddress.port! : try await gateway.tlsLocalAddress.port!,
                     appKey: created.app.appKey,
                     store: store,
                     events: events
@@ -54,9 +57,16 @@ struct ClientTest: Sendable {
         }
     }
 
-    func client(_ credentials: DeviceCredentials) -> HeraldClient {
+    func client(_ credentials: DeviceCredentials, tls: HeraldClient.Configuration.TLS? = nil) -> HeraldClient {
         HeraldClient(
-            configuration: .init(host: "127.0.0.1", port: gatewayPort, appKey: appKey, keepAlive: 30, backoff: Backoff(base: .milliseconds(100))),
+            configuration: .init(
+                host: "127.0.0.1",
+                port: gatewayPort,
+                appKey: appKey,
+                keepAlive: 30,
+                backoff: Backoff(base: .milliseconds(100)),
+                tls: tls
+            ),
             credentials: credentials,
             logger: TestDatabase.logger
         )
@@ -102,6 +112,34 @@ final class EventReader: Sendable {
 }
 
 @Suite struct ClientTests {
+    @Test func theSDKConnectsOverTLSAndVerifiesTheGateway() async throws {
+        let (certificate, key) = try TestCredentials.serverCertificate(dnsName: "localhost")
+        let listener = GatewayConfiguration.TLSListener(host: "127.0.0.1", port: 0, certificateChainPEM: certificate, privateKeyPEM: key)
+        try await ClientTest.run(tls: listener) { test in
+            let http = HeraldAPIClient(baseURL: test.api, appKey: test.appKey)
+            let credentials = try await http.register(platform: "linux")
+            let client = test.client(credentials, tls: .init(trustedCertificatesPEM: [certificate], serverName: "localhost"))
+            let reader = EventReader(client)
+            let running = Task { await client.run() }
+            defer { running.cancel() }
+            #expect(try await reader.next(where: { $0 == .connected }) == .connected)
+            while !test.gateway.isConnected(credentials.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+            let device = try #require(try await test.store.gatewayDevice(registrationID: credentials.registrationID))
+            #expect(try await test.gateway.deliver(test.notification("t1", alert: "secure"), to: device) == .acknowledged)
+            let isNotification: @Sendable (HeraldEvent) -> Bool = { if case .notification = $0 { true } else { false } }
+            let event = try await reader.next(where: isNotification)
+            guard case .notification(let notification) = event else { throw ClientTestFailure("no notification over TLS: \(reader.all)") }
+            #expect(notification.alert == "secure")
+
+            // A client that doesn't trust the gateway's certificate never connects.
+            let untrusting = test.client(credentials, tls: .init(serverName: "localhost"))
+            let untrustingReader = EventReader(untrusting)
+            let refused = Task { await untrusting.run() }
+            defer { refused.cancel() }
+            #expect(try await untrustingReader.next(where: { $0 == .connected }, timeout: .milliseconds(800)) == nil)
+        }
+    }
+
     @Test func theSDKRegistersConnectsAndSeesEachMessageOnce() async throws {
         try await ClientTest.run { test in
             let http = HeraldAPIClient(baseURL: test.api, appKey: test.appKey)
@@ -207,4 +245,9 @@ final class EventReader: Sendable {
             }
         }
     }
+}
+
+struct ClientTestFailure: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
 }

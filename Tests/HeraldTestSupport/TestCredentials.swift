@@ -36,4 +36,27 @@ public enum TestCredentials {
         )
         return (try certificate.serializeAsPEM().pemString, key.pemRepresentation)
     }
+
+    /// A self-signed server certificate for `dnsName` (a subject alternative name), and its key.
+    public static func serverCertificate(dnsName: String = "localhost") throws -> (certificate: String, privateKey: String) {
+        let key = P256.Signing.PrivateKey()
+        let certificateKey = Certificate.PrivateKey(key)
+        let name = try DistinguishedName { CommonName(dnsName) }
+        let certificate = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: certificateKey.publicKey,
+            notValidBefore: Date().addingTimeInterval(-3600),
+            notValidAfter: Date().addingTimeInterval(86400),
+            issuer: name,
+            subject: name,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                SubjectAlternativeNames([.dnsName(dnsName)])
+            },
+            issuerPrivateKey: certificateKey
+        )
+        return (try certificate.serializeAsPEM().pemString, key.pemRepresentation)
+    }
 }

@@ -24,6 +24,13 @@ public enum TestDatabase {
         migrated: Bool = true,
         _ body: @Sendable (DatabaseURL) async throws -> Result
     ) async throws -> Result {
+        try await TestSlots.withSlot { try await withFreshDatabase(migrated: migrated, body) }
+    }
+
+    private static func withFreshDatabase<Result: Sendable>(
+        migrated: Bool,
+        _ body: @Sendable (DatabaseURL) async throws -> Result
+    ) async throws -> Result {
         let server = try await Cluster.shared.server()
         let name = "t_" + RandomToken.hex(byteCount: 8)
         try await Cluster.shared.createDatabase(name, template: migrated ? Cluster.template : "template0")

@@ -8,6 +8,7 @@ import Hummingbird
 struct Authentication: Sendable {
     let store: HeraldStore
     let adminToken: String
+    let apps = AppCredentialCache()
 
     /// Requires `Authorization: Bearer <admin token>`.
     func requireAdmin(_ request: Request) throws {
@@ -23,7 +24,7 @@ struct Authentication: Sendable {
     /// Requires Basic `app_key:master_secret`.
     func requireApp(_ request: Request) async throws -> AppRecord {
         let (user, password) = try basicCredentials(request)
-        guard let app = try await store.authenticateApp(appKey: user, masterSecret: password) else {
+        guard let app = try await apps.app(appKey: user, masterSecret: password, store: store) else {
             throw HeraldError(.unauthorized, "Authorization: wrong app_key or master_secret")
         }
         return app
@@ -41,7 +42,7 @@ struct Authentication: Sendable {
             }
             return principal
         }
-        guard let app = try await store.authenticateApp(appKey: user, masterSecret: password) else {
+        guard let app = try await apps.app(appKey: user, masterSecret: password, store: store) else {
             throw HeraldError(.unauthorized, "Authorization: wrong app_key or master_secret")
         }
         return .app(appID: app.id, appKey: app.appKey)
