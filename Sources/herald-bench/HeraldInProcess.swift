@@ -28,6 +28,8 @@ struct HeraldInProcess: Sendable {
     let gateway: Gateway
     let apiPort: Int
     let gatewayPort: Int
+    /// The embedded cluster's `postmaster.pid`.
+    let postmasterPIDFile: String
 
     /// Starts Herald, runs `body` against it, then shuts it down (gracefully when `body`
     /// returns or throws; `cleanup` stops PostgreSQL and removes its directory either way).
@@ -83,7 +85,7 @@ struct HeraldInProcess: Sendable {
         groupConfiguration.maximumCancellationDuration = .seconds(10)
         let group = ServiceGroup(configuration: groupConfiguration)
         do {
-            let result = try await run(group, ports: ports, store: store, gateway: gateway, body)
+            let result = try await run(group, ports: ports, store: store, gateway: gateway, pidFile: directory + "/data/postmaster.pid", body)
             await sandbox.shutdown()
             return result
         } catch {
@@ -97,6 +99,7 @@ struct HeraldInProcess: Sendable {
         ports: AsyncStream<Int>,
         store: HeraldStore,
         gateway: Gateway,
+        pidFile: String,
         _ body: @Sendable @escaping (HeraldInProcess) async throws -> Result
     ) async throws -> Result {
         try await withThrowingTaskGroup(of: Result?.self) { tasks in
@@ -107,7 +110,13 @@ struct HeraldInProcess: Sendable {
             tasks.addTask {
                 let apiPort = try await withDeadline(.seconds(30), "the HTTP API to listen") { await ports.first { _ in true } ?? 0 }
                 let gatewayPort = try await withDeadline(.seconds(30), "the gateway to listen") { try await gateway.localAddress.port ?? 0 }
-                let herald = HeraldInProcess(store: store, gateway: gateway, apiPort: apiPort, gatewayPort: gatewayPort)
+                let herald = HeraldInProcess(
+                    store: store,
+                    gateway: gateway,
+                    apiPort: apiPort,
+                    gatewayPort: gatewayPort,
+                    postmasterPIDFile: pidFile
+                )
                 do {
                     let result = try await body(herald)
                     await group.triggerGracefulShutdown()

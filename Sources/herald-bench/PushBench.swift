@@ -25,6 +25,7 @@ struct PushBench: Sendable {
     let fleet: Fleet
     let load: PushLoad
     let options: Options
+    let meter: CPUMeter
 
     static func run(_ herald: HeraldInProcess, options: Options, cleanup: Cleanup) async throws -> PushResults {
         var started = ContinuousClock.now
@@ -50,7 +51,8 @@ struct PushBench: Sendable {
             appKey: app.appKey,
             masterSecret: app.masterSecret
         )
-        let bench = PushBench(herald: herald, app: app, fleet: fleet, load: load, options: options)
+        let meter = CPUMeter(postmasterPIDFile: herald.postmasterPIDFile, loadPIDs: fleet.processes.map(\.pid))
+        let bench = PushBench(herald: herald, app: app, fleet: fleet, load: load, options: options, meter: meter)
         do {
             let results = try await bench.phases()
             await load.close()
@@ -108,11 +110,13 @@ struct PushBench: Sendable {
     private func tagPush() async throws -> TagPushResult {
         let abandoned = try await drain()
         let tag = app.tag
+        let before = meter.sample()
         let outcome = await load.run(count: 1, using: 1) { _, sentAt in
             ByteBuffer(string: #"{"audience":{"tag":["\#(tag)"]},"message":{"msg_content":"\#(WallClock.marker(sentAt))"}}"#)
         }
         guard outcome.accepted == 1 else { throw BenchError("tag push refused: \(outcome.firstProblem ?? "")") }
         let (samples, _) = try await fleet.collect(expected: options.devices, timeout: options.drainTimeout)
+        let cpu = meter.usage(from: before, to: meter.sample())
         let sorted = samples.sorted()
         return TagPushResult(
             accepted: Double(outcome.responseTimes.first ?? 0) / 1e6,
@@ -120,7 +124,8 @@ struct PushBench: Sendable {
             devices: options.devices,
             p50: Stats.percentile(sorted, 0.5),
             last: Double(sorted.last ?? 0) / 1e6,
-            abandonedBefore: abandoned
+            abandonedBefore: abandoned,
+            cpu: cpu
         )
     }
 
@@ -128,10 +133,13 @@ struct PushBench: Sendable {
     /// then waits (up to the drain timeout) for the devices to receive every accepted push.
     private func unicast(rate: Double?, duration: Duration, target: @escaping @Sendable (Int) -> Int) async throws -> UnicastResult {
         let abandoned = try await drain()
+        let before = meter.sample()
         let outcome = await load.run(duration: duration, rate: rate, body: unicastBody(target))
+        let sent = meter.sample()
         let backlog = try await herald.pendingJobs()
         let (early, _) = try await fleet.report()
         let (late, lastReceipt) = try await fleet.collect(expected: outcome.accepted - early.count, timeout: options.drainTimeout)
+        let received = meter.sample()
         let latencies = (early + late).sorted()
         let responses = outcome.responseTimes.sorted()
         return UnicastResult(
@@ -146,7 +154,9 @@ struct PushBench: Sendable {
             p50: Stats.percentile(latencies, 0.5),
             p99: Stats.percentile(latencies, 0.99),
             max: Double(latencies.last ?? 0) / 1e6,
-            abandonedBefore: abandoned
+            abandonedBefore: abandoned,
+            cpuSending: meter.usage(from: before, to: sent),
+            cpuAfter: meter.usage(from: sent, to: received)
         )
     }
 

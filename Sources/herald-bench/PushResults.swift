@@ -9,9 +9,11 @@ struct TagPushResult: CustomStringConvertible {
     var last: Double
     /// Jobs of an earlier phase deleted before this one.
     var abandonedBefore: Int
+    /// From the request until every receipt was collected.
+    var cpu: CPUMeter.Usage
 
     var description: String {
-        "accepted in \(Stats.format(accepted)) ms, \(received)/\(devices) received, p50 \(Stats.format(p50)) ms, last \(Stats.format(last)) ms"
+        "accepted in \(Stats.format(accepted)) ms, \(received)/\(devices) received, p50 \(Stats.format(p50)) ms, last \(Stats.format(last)) ms; \(cpu)"
     }
 }
 
@@ -35,16 +37,21 @@ struct UnicastResult: CustomStringConvertible {
     var p99: Double
     var max: Double
     var abandonedBefore: Int
+    /// While pushes were sent, and from then until the last receipt.
+    var cpuSending: CPUMeter.Usage
+    var cpuAfter: CPUMeter.Usage
 
     var acceptedPerSecond: Double { outcome.acceptedPerSecond }
     var receivedInWindowPerSecond: Double { Double(receivedInWindow) / outcome.seconds }
 
     var description: String {
-        var text =
-            "\(outcome.accepted)/\(outcome.sent) accepted in \(Stats.format(outcome.seconds, 2)) s (\(Stats.format(acceptedPerSecond, 0))/s), "
-            + "200 p50 \(Stats.format(responseP50)) ms p99 \(Stats.format(responseP99)) ms; "
-            + "received \(received) (\(receivedInWindow) while sending, backlog \(backlogAtEnd) jobs), \(Stats.format(deliveredPerSecond, 0))/s; "
-            + "receipt p50 \(Stats.format(p50)) ms p99 \(Stats.format(p99)) ms max \(Stats.format(max)) ms"
+        let accepted =
+            "\(outcome.accepted)/\(outcome.sent) accepted in \(Stats.format(outcome.seconds, 2)) s (\(Stats.format(acceptedPerSecond, 0))/s)"
+        let responses = "200 p50 \(Stats.format(responseP50)) ms p99 \(Stats.format(responseP99)) ms"
+        let receipts =
+            "received \(received) (\(receivedInWindow) while sending, backlog \(backlogAtEnd) jobs), \(Stats.format(deliveredPerSecond, 0))/s"
+        let latency = "receipt p50 \(Stats.format(p50)) ms p99 \(Stats.format(p99)) ms max \(Stats.format(max)) ms"
+        var text = [accepted, responses, receipts, latency, "sending: \(cpuSending)", "after: \(cpuAfter)"].joined(separator: "; ")
         if let problem = outcome.firstProblem {
             text += "; refused \(outcome.refused), failed \(outcome.failed), first: \(problem)"
         }
@@ -72,6 +79,7 @@ struct PushResults {
                 "    max \(Stats.format(latency.max, 1)) ms; \(latency.received)/\(latency.outcome.accepted) received; accepted \(Stats.format(latency.acceptedPerSecond, 0))/s"
             )
             say("    HTTP 200 in p50 \(Stats.format(latency.responseP50, 2)) ms, p99 \(Stats.format(latency.responseP99, 2)) ms\(problems(latency))")
+            say("    while sending: \(latency.cpuSending)")
         }
         if let flatOut {
             let keptUp = flatOut.receivedInWindow >= flatOut.outcome.accepted * 95 / 100
@@ -86,6 +94,8 @@ struct PushResults {
                 "    \(flatOut.received)/\(flatOut.outcome.accepted) received in all, \(Stats.format(flatOut.deliveredPerSecond, 0))/s; receipt p50 \(Stats.format(flatOut.p50)) ms, p99 \(Stats.format(flatOut.p99)) ms"
             )
             say("    HTTP 200 in p50 \(Stats.format(flatOut.responseP50, 2)) ms, p99 \(Stats.format(flatOut.responseP99, 2)) ms\(problems(flatOut))")
+            say("    while sending: \(flatOut.cpuSending)")
+            say("    draining:      \(flatOut.cpuAfter)")
         }
         if let single {
             say("    Single device, flat out for \(options.singleDuration):")
@@ -95,6 +105,7 @@ struct PushResults {
             say(
                 "    \(single.received)/\(single.outcome.accepted) received (\(single.receivedInWindow) while sending, backlog \(single.backlogAtEnd) jobs); receipt p50 \(Stats.format(single.p50)) ms, p99 \(Stats.format(single.p99)) ms\(problems(single))"
             )
+            say("    draining: \(single.cpuAfter)")
         }
         if !tagPushes.isEmpty {
             let complete = tagPushes.filter { $0.received == $0.devices }
