@@ -68,6 +68,10 @@ struct PushBench: Sendable {
     private func phases() async throws -> PushResults {
         var results = PushResults(options: options)
         try await warmUp()
+        let idleStart = meter.sample()
+        let (_, idleBackends) = try await BackendProfile.sampling(herald) { try await Task.sleep(for: .seconds(5)) }
+        results.idle = (meter.usage(from: idleStart, to: meter.sample()), idleBackends)
+        say("  idle for 5 s: \(results.idle!.cpu); \(results.idle!.backends)")
         if options.phases.contains(.tag) {
             for index in 0..<options.tagPushes {
                 let result = try await tagPush()
@@ -111,11 +115,14 @@ struct PushBench: Sendable {
         let abandoned = try await drain()
         let tag = app.tag
         let before = meter.sample()
-        let outcome = await load.run(count: 1, using: 1) { _, sentAt in
-            ByteBuffer(string: #"{"audience":{"tag":["\#(tag)"]},"message":{"msg_content":"\#(WallClock.marker(sentAt))"}}"#)
+        let (load, fleet, options) = (self.load, self.fleet, self.options)
+        let ((outcome, samples), backends) = try await BackendProfile.sampling(herald) {
+            let outcome = await load.run(count: 1, using: 1) { _, sentAt in
+                ByteBuffer(string: #"{"audience":{"tag":["\#(tag)"]},"message":{"msg_content":"\#(WallClock.marker(sentAt))"}}"#)
+            }
+            guard outcome.accepted == 1 else { throw BenchError("tag push refused: \(outcome.firstProblem ?? "")") }
+            return (outcome, try await fleet.collect(expected: options.devices, timeout: options.drainTimeout).samples)
         }
-        guard outcome.accepted == 1 else { throw BenchError("tag push refused: \(outcome.firstProblem ?? "")") }
-        let (samples, _) = try await fleet.collect(expected: options.devices, timeout: options.drainTimeout)
         let cpu = meter.usage(from: before, to: meter.sample())
         let sorted = samples.sorted()
         return TagPushResult(
@@ -125,7 +132,8 @@ struct PushBench: Sendable {
             p50: Stats.percentile(sorted, 0.5),
             last: Double(sorted.last ?? 0) / 1e6,
             abandonedBefore: abandoned,
-            cpu: cpu
+            cpu: cpu,
+            backends: backends
         )
     }
 
@@ -133,12 +141,18 @@ struct PushBench: Sendable {
     /// then waits (up to the drain timeout) for the devices to receive every accepted push.
     private func unicast(rate: Double?, duration: Duration, target: @escaping @Sendable (Int) -> Int) async throws -> UnicastResult {
         let abandoned = try await drain()
+        say("  sending \(rate.map { "\(Stats.format($0, 0))/s" } ?? "flat out") for \(duration)")
         let before = meter.sample()
-        let outcome = await load.run(duration: duration, rate: rate, body: unicastBody(target))
+        let (load, fleet, timeout, body) = (self.load, self.fleet, options.drainTimeout, unicastBody(target))
+        let (outcome, backendsSending) = try await BackendProfile.sampling(herald) {
+            await load.run(duration: duration, rate: rate, body: body)
+        }
         let sent = meter.sample()
         let backlog = try await herald.pendingJobs()
         let (early, _) = try await fleet.report()
-        let (late, lastReceipt) = try await fleet.collect(expected: outcome.accepted - early.count, timeout: options.drainTimeout)
+        let ((late, lastReceipt), backendsAfter) = try await BackendProfile.sampling(herald) {
+            try await fleet.collect(expected: outcome.accepted - early.count, timeout: timeout)
+        }
         let received = meter.sample()
         let latencies = (early + late).sorted()
         let responses = outcome.responseTimes.sorted()
@@ -156,7 +170,9 @@ struct PushBench: Sendable {
             max: Double(latencies.last ?? 0) / 1e6,
             abandonedBefore: abandoned,
             cpuSending: meter.usage(from: before, to: sent),
-            cpuAfter: meter.usage(from: sent, to: received)
+            cpuAfter: meter.usage(from: sent, to: received),
+            backendsSending: backendsSending,
+            backendsAfter: backendsAfter
         )
     }
 

@@ -40,7 +40,7 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds flat out to a single device.") var singleDuration = 5.0
     @Option(help: "(c) Tag pushes, one after another.") var tagPushes = 3
     @Option(help: "Unicast audience.") var audience = Audience.registrationID
-    @Option(help: "Seconds to wait for outstanding deliveries before a phase gives up on them.") var drainTimeout = 60.0
+    @Option(help: "Seconds to wait for outstanding deliveries before a phase gives up on them.") var drainTimeout = 120.0
     @Option(parsing: .upToNextOption, help: "Phases to run.") var phases: [Phase] = Phase.allCases
 
     func validate() throws {

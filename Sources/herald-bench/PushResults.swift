@@ -11,9 +11,10 @@ struct TagPushResult: CustomStringConvertible {
     var abandonedBefore: Int
     /// From the request until every receipt was collected.
     var cpu: CPUMeter.Usage
+    var backends: BackendProfile
 
     var description: String {
-        "accepted in \(Stats.format(accepted)) ms, \(received)/\(devices) received, p50 \(Stats.format(p50)) ms, last \(Stats.format(last)) ms; \(cpu)"
+        "accepted in \(Stats.format(accepted)) ms, \(received)/\(devices) received, p50 \(Stats.format(p50)) ms, last \(Stats.format(last)) ms; \(cpu); \(backends)"
     }
 }
 
@@ -40,6 +41,8 @@ struct UnicastResult: CustomStringConvertible {
     /// While pushes were sent, and from then until the last receipt.
     var cpuSending: CPUMeter.Usage
     var cpuAfter: CPUMeter.Usage
+    var backendsSending: BackendProfile
+    var backendsAfter: BackendProfile
 
     var acceptedPerSecond: Double { outcome.acceptedPerSecond }
     var receivedInWindowPerSecond: Double { Double(receivedInWindow) / outcome.seconds }
@@ -51,7 +54,8 @@ struct UnicastResult: CustomStringConvertible {
         let receipts =
             "received \(received) (\(receivedInWindow) while sending, backlog \(backlogAtEnd) jobs), \(Stats.format(deliveredPerSecond, 0))/s"
         let latency = "receipt p50 \(Stats.format(p50)) ms p99 \(Stats.format(p99)) ms max \(Stats.format(max)) ms"
-        var text = [accepted, responses, receipts, latency, "sending: \(cpuSending)", "after: \(cpuAfter)"].joined(separator: "; ")
+        var text = [accepted, responses, receipts, latency, "sending: \(cpuSending), \(backendsSending)", "after: \(cpuAfter), \(backendsAfter)"]
+            .joined(separator: "; ")
         if let problem = outcome.firstProblem {
             text += "; refused \(outcome.refused), failed \(outcome.failed), first: \(problem)"
         }
@@ -62,6 +66,8 @@ struct UnicastResult: CustomStringConvertible {
 /// Everything one `herald-bench push` measured, printed with the goals beside it.
 struct PushResults {
     var options: PushBench.Options
+    /// Five seconds with every device connected and nothing sent.
+    var idle: (cpu: CPUMeter.Usage, backends: BackendProfile)?
     var tagPushes: [TagPushResult] = []
     var latency: UnicastResult?
     var single: UnicastResult?
@@ -70,6 +76,7 @@ struct PushResults {
     func print(setup: String) {
         say("")
         say("Herald end to end, POST /v3/push to device receipt (\(setup))")
+        if let idle { say("Idle, \(options.devices) devices connected: \(idle.cpu)") }
         if let latency {
             say("(a) Unicast at \(Stats.format(latency.offered ?? 0, 0))/s for \(options.duration), by \(options.audience.rawValue), random devices:")
             say(
@@ -80,6 +87,7 @@ struct PushResults {
             )
             say("    HTTP 200 in p50 \(Stats.format(latency.responseP50, 2)) ms, p99 \(Stats.format(latency.responseP99, 2)) ms\(problems(latency))")
             say("    while sending: \(latency.cpuSending)")
+            say("                   \(latency.backendsSending)")
         }
         if let flatOut {
             let keptUp = flatOut.receivedInWindow >= flatOut.outcome.accepted * 95 / 100
@@ -95,7 +103,9 @@ struct PushResults {
             )
             say("    HTTP 200 in p50 \(Stats.format(flatOut.responseP50, 2)) ms, p99 \(Stats.format(flatOut.responseP99, 2)) ms\(problems(flatOut))")
             say("    while sending: \(flatOut.cpuSending)")
+            say("                   \(flatOut.backendsSending)")
             say("    draining:      \(flatOut.cpuAfter)")
+            say("                   \(flatOut.backendsAfter)")
         }
         if let single {
             say("    Single device, flat out for \(options.singleDuration):")
@@ -106,6 +116,7 @@ struct PushResults {
                 "    \(single.received)/\(single.outcome.accepted) received (\(single.receivedInWindow) while sending, backlog \(single.backlogAtEnd) jobs); receipt p50 \(Stats.format(single.p50)) ms, p99 \(Stats.format(single.p99)) ms\(problems(single))"
             )
             say("    draining: \(single.cpuAfter)")
+            say("              \(single.backendsAfter)")
         }
         if !tagPushes.isEmpty {
             let complete = tagPushes.filter { $0.received == $0.devices }
