@@ -233,11 +233,18 @@ let package = Package(
         .executableTarget(
             name: "herald-bench",
             dependencies: [
+                "HeraldAPI",
+                "HeraldAPNs",
+                "HeraldAPNsSandbox",
+                "HeraldCenter",
                 "HeraldCore",
                 "HeraldGateway",
                 "HeraldMQTT",
                 "HeraldStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -41,8 +41,9 @@ final class ChildProcess: @unchecked Sendable {
 
     var pid: Int32 { process.processIdentifier }
 
+    /// Writes a line to the process; nothing happens when it has exited (broken pipe).
     func send(_ line: String) {
-        input.write(Data((line + "\n").utf8))
+        try? input.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// The next line the process prints; nil when it exits.

@@ -3,6 +3,8 @@ import Foundation
 /// A set of load-generator processes holding device connections.
 struct Fleet {
     let processes: [ChildProcess]
+    /// The client lists handed to the processes (they may hold device secrets).
+    var files: [String] = []
 
     /// Starts `processes` load generators sharing `clientIDs`, each spreading its connections
     /// over its own 127.0.0.x source addresses; returns once every connection is up.
@@ -18,12 +20,14 @@ struct Fleet {
             CommandLine.arguments[0].hasPrefix("/")
             ? CommandLine.arguments[0] : FileManager.default.currentDirectoryPath + "/" + CommandLine.arguments[0]
         var processes: [ChildProcess] = []
+        var files: [String] = []
         let perProcess = (clientIDs.count + count - 1) / count
         for index in 0..<count {
             let slice = clientIDs.dropFirst(index * perProcess).prefix(perProcess)
             guard !slice.isEmpty else { continue }
             let file = NSTemporaryDirectory() + "herald-bench-clients-\(getpid())-\(index)"
             try slice.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            files.append(file)
             var arguments = ["load", "--port", "\(port)", "--clients", file, "--source-ip"]
             arguments += (0..<8).map { "127.0.\(index + 1).\($0 + 2)" }
             if let username { arguments += ["--username", username] }
@@ -31,10 +35,16 @@ struct Fleet {
             if let subscribe { arguments += ["--subscribe", subscribe] }
             processes.append(try ChildProcess(executable, arguments))
         }
-        var connected = 0
-        for process in processes { connected += Int(try await process.expect("ready ")) ?? 0 }
-        guard connected == clientIDs.count else { throw BenchError("only \(connected) of \(clientIDs.count) devices connected") }
-        return Fleet(processes: processes)
+        let fleet = Fleet(processes: processes, files: files)
+        do {
+            var connected = 0
+            for process in processes { connected += Int(try await process.expect("ready ")) ?? 0 }
+            guard connected == clientIDs.count else { throw BenchError("only \(connected) of \(clientIDs.count) devices connected") }
+        } catch {
+            fleet.stop()
+            throw error
+        }
+        return fleet
     }
 
     /// Latencies (ns) received since the last report, and the latest receipt time.
@@ -74,5 +84,6 @@ struct Fleet {
     func stop() {
         for process in processes { process.send("exit") }
         for process in processes { process.terminate() }
+        for file in files { try? FileManager.default.removeItem(atPath: file) }
     }
 }

@@ -5,8 +5,8 @@ import ArgumentParser
 struct HeraldBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald-bench",
-        abstract: "Benchmarks of Herald's gateway against mosquitto.",
-        subcommands: [GatewayBenchCommand.self, LoadCommand.self],
+        abstract: "Benchmarks of Herald: its gateway against mosquitto, and pushes end to end.",
+        subcommands: [GatewayBenchCommand.self, PushBenchCommand.self, LoadCommand.self],
         defaultSubcommand: GatewayBenchCommand.self
     )
 }

@@ -12,7 +12,7 @@ struct LoadCommand: AsyncParsableCommand {
     @Option var port: Int
     /// Source addresses to spread connections over (ephemeral ports run out otherwise).
     @Option(parsing: .upToNextOption) var sourceIP: [String] = ["127.0.0.1"]
-    /// Client ids, one per line.
+    /// Client ids, one per line, each optionally followed by a space and its own password.
     @Option var clients: String
     @Option var username: String?
     @Option var password: String?
@@ -20,13 +20,14 @@ struct LoadCommand: AsyncParsableCommand {
     @Option var subscribe: String?
 
     func run() async throws {
-        let ids = try String(contentsOfFile: clients, encoding: .utf8).split(separator: "\n").map(String.init)
-        let devices = ids.map { id in
-            LoadGenerator.Device(
-                clientID: id,
+        let lines = try String(contentsOfFile: clients, encoding: .utf8).split(separator: "\n")
+        let devices = lines.map { line in
+            let fields = line.split(separator: " ", maxSplits: 1).map(String.init)
+            return LoadGenerator.Device(
+                clientID: fields[0],
                 username: username,
-                password: password,
-                subscribe: subscribe?.replacingOccurrences(of: "{id}", with: id)
+                password: fields.count > 1 ? fields[1] : password,
+                subscribe: subscribe?.replacingOccurrences(of: "{id}", with: fields[0])
             )
         }
         let generator = LoadGenerator()

@@ -115,10 +115,7 @@ final class LoadGenerator: Sendable {
                 ready.succeed()
             case .publish(let publish):
                 if let id = publish.packetID { context.writeAndFlush(wrapOutboundOut(.pubAck(packetID: id)), promise: nil) }
-                var payload = publish.payload
-                if let text = payload.readString(length: min(payload.readableBytes, 19)), let sentAt = Int64(text) {
-                    generator.received(sentAt: sentAt)
-                }
+                if let sentAt = WallClock.stamp(in: publish.payload) { generator.received(sentAt: sentAt) }
             default:
                 break
             }
@@ -140,6 +137,31 @@ enum WallClock {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+
+    /// The send time a payload carries: its first 19 bytes as digits (the gateway
+    /// benchmark's payloads), else the 19 digits after the first `@t=` (a push's JSON).
+    static func stamp(in payload: ByteBuffer) -> Int64? {
+        let bytes = payload.readableBytesView
+        if let stamp = digits(bytes.prefix(19)) { return stamp }
+        let marker = Array("@t=".utf8)
+        guard let found = bytes.firstRange(of: marker) else { return nil }
+        return digits(bytes[found.upperBound...].prefix(19))
+    }
+
+    private static func digits(_ bytes: ByteBufferView.SubSequence) -> Int64? {
+        guard bytes.count == 19 else { return nil }
+        var value: Int64 = 0
+        for byte in bytes {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// A marker and the current time (19 digits), for a push's content.
+    static func marker(_ nanoseconds: Int64) -> String {
+        "@t=" + String(format: "%019lld", nanoseconds)
     }
 
     /// A payload that starts with the current time (19 digits), padded to `size` bytes.

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `herald-bench push`: Herald end to end, from `POST /v3/push` to the device's receipt,
+/// with every device connected over MQTT from load-generator processes.
+struct PushBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "End-to-end push benchmark: HTTP request to device receipt.",
+        discussion: """
+            Starts an embedded PostgreSQL (durable) and, in this process, the HTTP API, the gateway \
+            and the message center, as `herald serve` composes them. Registers the devices, connects \
+            them from load-generator processes, then measures: (a) receipt latency at a steady unicast \
+            rate; (b) the highest accepted push rate over several keep-alive connections, and whether \
+            deliveries keep up; the highest rate to a single device; (c) how long one tag push takes \
+            to reach every device. Take /tmp/herald-bench.lock around a run (flock).
+            """
+    )
+
+    enum Audience: String, ExpressibleByArgument, CaseIterable, Sendable {
+        case registrationID = "registration-id"
+        case alias
+    }
+
+    enum Phase: String, ExpressibleByArgument, CaseIterable, Sendable {
+        case latency
+        case flatOut = "flat-out"
+        case single, tag
+    }
+
+    @Option(help: "Connected devices.") var devices = 10_000
+    @Option(help: "Load-generator processes holding the device connections.") var loadProcesses = 2
+    @Option(help: "HTTP keep-alive connections pushing.") var httpConnections = 32
+    @Option(help: "PostgreSQL pool size (herald serve: database.poolSize).") var poolSize = 20
+    @Option(help: "Fan-out workers (herald serve: center.workers).") var workers = 2
+    @Option(help: "(a) Steady unicast rate, pushes per second.") var rate = 1000.0
+    @Option(help: "(a) Seconds at the steady rate.") var duration = 10.0
+    @Option(help: "(b) Seconds flat out.") var flatOutDuration = 10.0
+    @Option(help: "Seconds flat out to a single device.") var singleDuration = 5.0
+    @Option(help: "(c) Tag pushes, one after another.") var tagPushes = 3
+    @Option(help: "Unicast audience.") var audience = Audience.registrationID
+    @Option(help: "Seconds to wait for outstanding deliveries before a phase gives up on them.") var drainTimeout = 120.0
+    @Option(parsing: .upToNextOption, help: "Phases to run.") var phases: [Phase] = Phase.allCases
+
+    func validate() throws {
+        guard devices > 0, loadProcesses > 0, httpConnections > 0, workers > 0, poolSize > 1, rate > 0, tagPushes >= 0 else {
+            throw ValidationError("counts and rates must be positive")
+        }
+        guard devices <= loadProcesses * 19_000 else { throw ValidationError("at most 19,000 devices per load process (open files)") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "herald-bench")
+        logger.logLevel = .warning
+        let cleanup = Cleanup()
+        defer { cleanup.run() }
+        let options = PushBench.Options(
+            devices: devices,
+            loadProcesses: loadProcesses,
+            httpConnections: httpConnections,
+            rate: rate,
+            duration: .seconds(duration),
+            flatOutDuration: .seconds(flatOutDuration),
+            singleDuration: .seconds(singleDuration),
+            tagPushes: tagPushes,
+            audience: audience,
+            drainTimeout: .seconds(drainTimeout),
+            phases: Set(phases)
+        )
+        #if DEBUG
+        let build = "debug"
+        #else
+        let build = "release"
+        #endif
+        let setup = """
+            \(build) build, \(devices) devices over \(loadProcesses) load processes, \(httpConnections) HTTP connections, \
+            PostgreSQL pool \(poolSize) (durable, embedded), \(workers) center workers, \(ProcessInfo.processInfo.activeProcessorCount) cores
+            """
+        say("herald-bench push: \(setup)")
+        let results = try await HeraldInProcess.run(.init(poolSize: poolSize, workers: workers), cleanup: cleanup, logger: logger) { herald in
+            try await PushBench.run(herald, options: options, cleanup: cleanup)
+        }
+        results.print(setup: setup)
+    }
+}
