@@ -9,12 +9,12 @@ import NIOSSL
 final class APNsConnection: Sendable {
     let id: Int
     let channel: any Channel
-    private let streams: NIOLoopBound<APNsStreamsHandler>
+    private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
 
-    private init(id: Int, channel: any Channel, streams: NIOLoopBound<APNsStreamsHandler>) {
+    private init(id: Int, channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer) {
         self.id = id
         self.channel = channel
-        self.streams = streams
+        self.multiplexer = multiplexer
     }
 
     /// Connects, completes TLS (ALPN h2) or h2c, and waits for the peer's first SETTINGS.
@@ -47,9 +47,11 @@ final class APNsConnection: Sendable {
                             HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                         ]
                         connection.targetWindowSize = 1 << 24
-                        let http2 = NIOHTTP2Handler(mode: .client, connectionConfiguration: connection)
+                        let http2 = NIOHTTP2Handler(mode: .client, eventLoop: channel.eventLoop, connectionConfiguration: connection) {
+                            $0.close()
+                        }
                         let handler = APNsConnectionHandler(events: events, ready: ready, pingInterval: pingInterval, pingTimeout: pingTimeout)
-                        try channel.pipeline.syncOperations.addHandlers([http2, APNsStreamsHandler(), handler])
+                        try channel.pipeline.syncOperations.addHandlers([http2, handler])
                     }
                 }
                 .connect(host: configuration.host, port: configuration.port)
@@ -64,10 +66,10 @@ final class APNsConnection: Sendable {
         do {
             try await ready.futureResult.get()
             timeout.cancel()
-            let streams = try await channel.pipeline.handler(type: APNsStreamsHandler.self).map {
-                NIOLoopBound($0, eventLoop: channel.eventLoop)
+            let multiplexer = try await channel.pipeline.handler(type: NIOHTTP2Handler.self).flatMapThrowing {
+                try $0.syncMultiplexer()
             }.get()
-            return APNsConnection(id: id, channel: channel, streams: streams)
+            return APNsConnection(id: id, channel: channel, multiplexer: multiplexer)
         } catch {
             timeout.cancel()
             channel.close(promise: nil)
@@ -78,10 +80,14 @@ final class APNsConnection: Sendable {
     /// Sends one request on a new stream and waits for the answer or the deadline.
     func execute(headers: HPACKHeaders, body: [UInt8], deadline: NIODeadline) async throws -> APNsResponse {
         let promise = channel.eventLoop.makePromise(of: APNsResponse.self)
+        let created = channel.eventLoop.makePromise(of: (any Channel).self)
+        created.futureResult.whenFailure { promise.fail(APNsError(.connectionClosed, detail: "\($0)")) }
         let buffer = channel.allocator.buffer(bytes: body)
-        let streams = self.streams
-        channel.eventLoop.execute {
-            streams.value.start(headers: headers, body: buffer, deadline: deadline, promise: promise)
+        multiplexer.createStreamChannel(promise: created) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                let handler = APNsStreamHandler(headers: headers, body: buffer, deadline: deadline, promise: promise)
+                try stream.pipeline.syncOperations.addHandler(handler)
+            }
         }
         return try await promise.futureResult.get()
     }

@@ -6,7 +6,7 @@ public struct CenterConfiguration: Sendable {
     /// This node's name, recorded on the jobs it leases.
     public var nodeID: String = "herald-1"
     /// Concurrent fan-out workers on this node.
-    public var workers: Int = 2
+    public var workers: Int = 4
     /// Devices per fan-out batch (one transaction each).
     public var batchSize: Int = 500
     /// How long a device has to acknowledge over the long connection before the

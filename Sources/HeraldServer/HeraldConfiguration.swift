@@ -80,7 +80,7 @@ struct HeraldConfiguration: Sendable {
         apnsSandboxPort = reader.int(forKey: "apns.sandboxPort", default: 2197)
         apnsSandboxInspectPort = reader.int(forKey: "apns.sandboxInspectPort", default: 2198)
         apnsConnections = reader.int(forKey: "apns.connections", default: 2)
-        centerWorkers = reader.int(forKey: "center.workers", default: 2)
+        centerWorkers = reader.int(forKey: "center.workers", default: 4)
         ackTimeoutSeconds = reader.int(forKey: "center.ackTimeout", default: 10)
         recallWindowSeconds = reader.int(forKey: "center.recallWindow", default: 86_400)
         guard (0...65535).contains(apnsSandboxPort) else { throw StartupError("apns.sandboxPort: \(apnsSandboxPort) is not a port") }

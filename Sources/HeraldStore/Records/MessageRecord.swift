@@ -8,6 +8,12 @@ public struct AcceptedPush: Sendable, Hashable {
     /// True when the cid was seen within 24 hours: this is the first push's answer and
     /// nothing new was sent.
     public var repeated: Bool
+
+    public init(msgID: String, cid: String?, repeated: Bool) {
+        self.msgID = msgID
+        self.cid = cid
+        self.repeated = repeated
+    }
 }
 
 /// A message as the center needs it.
