@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import HeraldMQTT
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Device connections for a benchmark: many MQTT clients in one process, each
 /// acknowledging what it receives and recording how long each message took to arrive
