@@ -121,28 +121,14 @@ extension HeraldStore {
                 let rows = try await connection.query(
                     """
                     SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
-                           d.in_background
+                           d.in_background, NULL::bigint, NULL::integer
                     FROM devices d WHERE d.app_id = \(message.appID) AND d.id > \(cursor)
                       AND \(audienceFilter: audience, appID: message.appID)
                     ORDER BY d.id LIMIT \(Int64(limit)) FOR UPDATE OF d
                     """,
                     logger: logger
                 )
-                var targets: [FanOutTarget] = []
-                for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool).self) {
-                    targets.append(
-                        FanOutTarget(
-                            deviceID: row.0,
-                            registrationID: row.1,
-                            platform: Platform(rawValue: row.2) ?? .ios,
-                            apnsToken: row.3,
-                            apnsEnvironment: row.4.flatMap(APNsEnvironment.init(rawValue:)),
-                            voipToken: row.5,
-                            tokenValid: row.6,
-                            inBackground: row.7
-                        )
-                    )
-                }
+                var targets = try await Self.targets(rows)
                 guard let last = targets.last?.deviceID else { return targets }
                 let ids = targets.map(\.deviceID)
                 try await store(message: message, payload: payload, in: &targets, ids: ids, on: connection)
@@ -240,9 +226,11 @@ extension HeraldStore {
         return try await Self.targets(rows)
     }
 
+    /// Decodes rows of `d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment,
+    /// d.voip_token, d.token_valid, d.in_background, <inbox seq>, <badge>`.
     static func targets(_ rows: PostgresRowSequence) async throws -> [FanOutTarget] {
         var targets: [FanOutTarget] = []
-        for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32).self) {
+        for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32?).self) {
             targets.append(
                 FanOutTarget(
                     deviceID: row.0,
@@ -254,7 +242,7 @@ extension HeraldStore {
                     tokenValid: row.6,
                     inBackground: row.7,
                     inboxSeq: row.8,
-                    badge: Int(row.9)
+                    badge: row.9.map(Int.init)
                 )
             )
         }
