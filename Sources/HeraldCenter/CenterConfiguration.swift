@@ -7,6 +7,8 @@ public struct CenterConfiguration: Sendable {
     public var nodeID: String = "herald-1"
     /// Concurrent fan-out workers on this node.
     public var workers: Int = 4
+    /// Jobs a worker claims at once; fresh pushes among them share their commits.
+    public var claimBatch: Int = 64
     /// Devices per fan-out batch (one transaction each).
     public var batchSize: Int = 500
     /// How long a device has to acknowledge over the long connection before the

@@ -38,6 +38,11 @@ struct DeliveryRouter: Sendable {
 
     /// Routes a batch and records every outcome.
     func route(_ prepared: Prepared, targets: [FanOutTarget]) async throws {
+        try await store.recordDeliveries(messageID: prepared.message.id, await outcomes(prepared, targets: targets))
+    }
+
+    /// Routes a batch and returns what became of each copy, to be recorded.
+    func outcomes(_ prepared: Prepared, targets: [FanOutTarget]) async throws -> [DeliveryUpdate] {
         let message = prepared.message
         let overConnection = targets.filter { target in
             !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID)
@@ -69,7 +74,7 @@ struct DeliveryRouter: Sendable {
         }
         metrics.tcpDelivered(updates.count { $0.state == .tcp })
         updates += await sendToAPNs(prepared, targets: fallbacks, attempts: 0)
-        try await store.recordDeliveries(messageID: message.id, updates)
+        return updates
     }
 
     /// Sends notifications to APNs concurrently (the client's stream limits pace them) and

@@ -89,23 +89,44 @@ public final class MessageCenter: Service, Sendable {
 
     private var isStopping: Bool { stopping.withLockedValue { $0 } || Task.isCancelled }
 
-    /// One worker: claims and runs jobs until none is available, then waits for a wake-up.
+    /// One worker: claims jobs in batches and runs them until none is available, then
+    /// waits for a wake-up. Fresh push jobs run together (sharing their commits); recalls
+    /// and jobs taken over from a dead worker run one by one.
     private func work(index: Int, wakeUps: AsyncStream<Void>) async {
         var logger = logger
         logger[metadataKey: "herald.worker"] = "\(index)"
         repeat {
             while !isStopping {
-                let job: PushJob?
+                let jobs: [PushJob]
                 do {
-                    job = try await store.claimJob(node: configuration.nodeID, lease: configuration.lease)
+                    jobs = try await store.claimJobs(node: configuration.nodeID, lease: configuration.lease, limit: configuration.claimBatch)
                 } catch {
-                    if !isStopping { logger.warning("Could not claim a job", metadata: ["error": "\(error)"]) }
+                    if !isStopping { logger.warning("Could not claim jobs", metadata: ["error": "\(error)"]) }
                     break
                 }
-                guard let job else { break }
-                await run(job, logger: logger)
+                guard !jobs.isEmpty else { break }
+                let fresh = jobs.filter { $0.kind == .push && $0.attempt == 1 }
+                if !fresh.isEmpty { await runFresh(fresh, logger: logger) }
+                for job in jobs where !(job.kind == .push && job.attempt == 1) {
+                    await run(job, logger: logger)
+                }
             }
         } while await wakeUps.first(where: { _ in true }) != nil && !isStopping
+    }
+
+    private func runFresh(_ jobs: [PushJob], logger: Logger) async {
+        do {
+            let unfinished = try await runner.runFresh(jobs) { [stopping] in stopping.withLockedValue { $0 } }
+            for job in unfinished {
+                try? await store.releaseJob(job, delay: .zero)
+                logger.info("Job handed back at shutdown", metadata: ["herald.job_id": "\(job.id)"])
+            }
+        } catch is CenterFaults.WorkerDied {
+            logger.warning("Worker died (injected); its jobs wait for their leases to run out")
+        } catch {
+            logger.error("Jobs failed; retrying shortly", metadata: ["error": "\(error)", "herald.jobs": "\(jobs.count)"])
+            for job in jobs { try? await store.releaseJob(job, delay: .seconds(1)) }
+        }
     }
 
     private func run(_ job: PushJob, logger: Logger) async {

@@ -62,10 +62,24 @@ struct PushJobRunner: Sendable {
                 cursor = last
             }
         }
+        guard try await fanOutRest(job, prepared, batches: 0, stopping: stopping) else { return false }
+        try await store.finishJob(job)
+        return true
+    }
+
+    /// Fans a job out from its cursor to the end of its audience, batch by batch, each
+    /// batch routed while the next is written. False when it stopped early (shutdown).
+    func fanOutRest(
+        _ job: PushJob,
+        _ prepared: DeliveryRouter.Prepared,
+        batches: Int,
+        stopping: @escaping @Sendable () -> Bool
+    ) async throws -> Bool {
+        let message = prepared.message
         let payload = prepared.stored ? Array(buffer: prepared.devicePayload) : nil
-        let completed = try await withThrowingTaskGroup(of: Void.self) { group -> Bool in
+        return try await withThrowingTaskGroup(of: Void.self) { group -> Bool in
             var routing = 0
-            var batches = 0
+            var batches = batches
             while true {
                 if stopping() { return false }
                 guard
@@ -91,9 +105,6 @@ struct PushJobRunner: Sendable {
             try await group.waitForAll()
             return true
         }
-        guard completed else { return false }
-        try await store.finishJob(job)
-        return true
     }
 
     private func sendRecalls(_ job: PushJob, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {

@@ -6,6 +6,7 @@ import Hummingbird
 /// `/v3/push`: send, validate and recall pushes.
 struct PushRoutes {
     let store: HeraldStore
+    let acceptor: PushAcceptor
     let auth: Authentication
     let body: JSONBody
     let recallWindow: Duration
@@ -17,7 +18,8 @@ struct PushRoutes {
         routes.on(.delete, "/v3/push/{msg_id}", use: recall)
     }
 
-    /// Accepted means durable: the message and its job are committed before the answer.
+    /// Accepted means durable: the message and its job are committed before the answer
+    /// (group-committed with the pushes arriving meanwhile).
     @Sendable func push(_ request: Request, context: HeraldRequestContext) async throws -> PushResponse {
         let app = try await auth.requireApp(request)
         let input = try await body.decode(PushRequest.self, from: request)
@@ -28,7 +30,7 @@ struct PushRoutes {
         guard try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) > 0 else {
             throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent")
         }
-        let accepted = try await store.acceptPush(input, push: push, appID: app.id)
+        let accepted = try await acceptor.accept(input, push: push, appID: app.id)
         return PushResponse(msgID: accepted.msgID, cid: accepted.cid)
     }
 

@@ -137,10 +137,10 @@ extension HeraldStore {
             try await connection.query("UPDATE devices SET alias = NULL WHERE id = \(deviceID)", logger: logger)
         case .set(let alias):
             // Serialise changes to one alias so two devices can't both take the tenth place.
-            try await connection.query(
+            _ = try await connection.query(
                 "SELECT pg_advisory_xact_lock(hashtextextended(\("alias:\(appID):\(alias)"), 0))",
                 logger: logger
-            )
+            ).count()
             let rows = try await connection.query(
                 "SELECT count(*) FROM devices WHERE app_id = \(appID) AND alias = \(alias) AND id <> \(deviceID)",
                 logger: logger

@@ -103,46 +103,87 @@ extension HeraldStore {
     ) async throws -> [FanOutTarget]? {
         try await retryingDeadlocks {
             try await transaction { connection in
-                let state = try await connection.query(
-                    """
-                    SELECT j.cursor_device, m.recalled_at IS NULL AND m.superseded_at IS NULL
-                    FROM push_jobs j JOIN messages m ON m.id = j.message_id WHERE j.id = \(job.id) AND j.leased_by = \(node)
-                    FOR UPDATE OF j
-                    """,
-                    logger: logger
-                )
-                var cursor: Int64?
-                for try await (position, live) in state.decode((Int64, Bool).self) {
-                    guard live else { return nil }
-                    cursor = position
-                }
-                guard let cursor else { throw HeraldError(.conflict, "job \(job.id) was taken over") }
-                let audience = message.push.audience
-                let rows = try await connection.query(
-                    """
-                    SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
-                           d.in_background, NULL::bigint, NULL::integer
-                    FROM devices d WHERE d.app_id = \(message.appID) AND d.id > \(cursor)
-                      AND \(audienceFilter: audience, appID: message.appID)
-                    ORDER BY d.id LIMIT \(Int64(limit)) FOR UPDATE OF d
-                    """,
-                    logger: logger
-                )
-                var targets = try await Self.targets(rows)
-                guard let last = targets.last?.deviceID else { return targets }
-                let ids = targets.map(\.deviceID)
-                try await store(message: message, payload: payload, in: &targets, ids: ids, on: connection)
-                try await connection.query(
-                    """
-                    UPDATE push_jobs SET cursor_device = \(last),
-                        leased_until = now() + make_interval(secs => \(Double(lease.components.seconds)))
-                    WHERE id = \(job.id)
-                    """,
-                    logger: logger
-                )
-                return targets
+                try await fanOutBatch(job: job, message: message, payload: payload, limit: limit, node: node, lease: lease, on: connection)
             }
         }
+    }
+
+    /// The first batch of each of several fresh jobs, in one transaction (one commit for
+    /// all of them; see ``fanOutBatch(job:message:payload:limit:node:lease:)``). Returns
+    /// each job's batch by job id, nil for a job whose message was recalled or replaced.
+    public func fanOutFirstBatches(
+        _ jobs: [(job: PushJob, message: MessageRecord, payload: [UInt8]?)],
+        limit: Int,
+        node: String,
+        lease: Duration
+    ) async throws -> [Int64: [FanOutTarget]?] {
+        guard !jobs.isEmpty else { return [:] }
+        return try await retryingDeadlocks {
+            try await transaction { connection in
+                var batches: [Int64: [FanOutTarget]?] = [:]
+                for (job, message, payload) in jobs {
+                    batches[job.id] = try await fanOutBatch(
+                        job: job,
+                        message: message,
+                        payload: payload,
+                        limit: limit,
+                        node: node,
+                        lease: lease,
+                        on: connection
+                    )
+                }
+                return batches
+            }
+        }
+    }
+
+    private func fanOutBatch(
+        job: PushJob,
+        message: MessageRecord,
+        payload: [UInt8]?,
+        limit: Int,
+        node: String,
+        lease: Duration,
+        on connection: PostgresConnection
+    ) async throws -> [FanOutTarget]? {
+        let state = try await connection.query(
+            """
+            SELECT j.cursor_device, m.recalled_at IS NULL AND m.superseded_at IS NULL
+            FROM push_jobs j JOIN messages m ON m.id = j.message_id WHERE j.id = \(job.id) AND j.leased_by = \(node)
+            FOR UPDATE OF j
+            """,
+            logger: logger
+        )
+        var cursor: Int64?
+        for try await (position, live) in state.decode((Int64, Bool).self) {
+            guard live else { return nil }
+            cursor = position
+        }
+        guard let cursor else { throw HeraldError(.conflict, "job \(job.id) was taken over") }
+        let audience = message.push.audience
+        let rows = try await connection.query(
+            """
+            SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
+                   d.in_background, NULL::bigint, NULL::integer
+            FROM devices d WHERE d.app_id = \(message.appID) AND d.id > \(cursor)
+              AND \(audienceFilter: audience, appID: message.appID)
+            ORDER BY d.id LIMIT \(Int64(limit)) FOR UPDATE OF d
+            """,
+            logger: logger
+        )
+        var targets = try await Self.targets(rows)
+        guard let last = targets.last?.deviceID else { return targets }
+        let ids = targets.map(\.deviceID)
+        try await store(message: message, payload: payload, in: &targets, ids: ids, on: connection)
+        try await connection.query(
+            """
+            UPDATE push_jobs SET cursor_device = \(last),
+                leased_until = now() + make_interval(secs => \(Double(lease.components.seconds)))
+            WHERE id = \(job.id)
+            """,
+            logger: logger
+        )
+        return targets
     }
 
     /// Inbox rows, badges and delivery rows for a batch.

@@ -61,6 +61,32 @@ extension HeraldStore {
         throw HeraldError(.internalError, "push was not accepted")
     }
 
+    /// Accepts pushes without a cid or a replace in one statement: their messages, their
+    /// jobs and one NOTIFY are committed together (a group commit; see ``PushAcceptor``).
+    /// All or nothing: when it throws, none of them was stored.
+    func acceptPushes(_ pushes: [PendingPush]) async throws {
+        guard !pushes.isEmpty else { return }
+        // The rows are read to the end: an error raised while the statement executes
+        // (after its row description) arrives with them, not from query().
+        _ = try await client.query(
+            """
+            WITH m AS (
+                INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at)
+                SELECT v.msg_id, v.app_id, v.request::jsonb, v.identifier, v.ttl, v.expires_at, v.created_at
+                FROM unnest(\(pushes.map(\.msgID))::text[], \(pushes.map(\.appID))::bigint[], \(pushes.map(\.json))::text[],
+                            \(pushes.map(\.identifier))::text[], \(pushes.map(\.timeToLive))::integer[],
+                            \(pushes.map(\.expiresAt))::timestamptz[], \(pushes.map(\.createdAt))::timestamptz[])
+                     AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at)
+                RETURNING id
+            ), j AS (
+                INSERT INTO push_jobs (message_id, kind) SELECT id, 'push' FROM m RETURNING id
+            )
+            SELECT pg_notify(\(Self.jobsChannel), count(*)::text) FROM j
+            """,
+            logger: logger
+        ).count()
+    }
+
     /// The push accepted earlier with this cid, within 24 hours.
     public func acceptedPush(appID: Int64, cid: String, now: Date = Date()) async throws -> AcceptedPush? {
         let rows = try await client.query(

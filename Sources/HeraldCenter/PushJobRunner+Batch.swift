@@ -1,0 +1,90 @@
+import CoreMetrics
+import Foundation
+import HeraldStore
+import Logging
+import NIOCore
+
+extension PushJobRunner {
+    /// Runs fresh push jobs claimed together, so that most pushes (a few devices each)
+    /// share their commits: their messages are read with one query, their first batches
+    /// fanned out in one transaction, routed concurrently, their outcomes recorded with
+    /// one statement and the jobs finished with one more. A job whose audience fills its
+    /// first batch goes on alone from its cursor, batch by batch.
+    ///
+    /// Throws when the batch could not be fanned out or recorded; the caller gives the
+    /// jobs back (a finished job is gone, a routed copy is no longer pending, so running
+    /// a job again neither loses nor repeats a copy). Returns the jobs it stopped early
+    /// (shutdown), to be given back.
+    func runFresh(_ jobs: [PushJob], stopping: @escaping @Sendable () -> Bool) async throws -> [PushJob] {
+        let messages = try await store.messages(ids: jobs.map(\.messageID))
+        var finished = jobs.filter { messages[$0.messageID] == nil }
+        let live = jobs.compactMap { job in messages[job.messageID].map { (job: job, prepared: router.prepare($0)) } }
+        let batches = try await store.fanOutFirstBatches(
+            live.map { ($0.job, $0.prepared.message, $0.prepared.stored ? Array(buffer: $0.prepared.devicePayload) : nil) },
+            limit: configuration.batchSize,
+            node: configuration.nodeID,
+            lease: configuration.lease
+        )
+        var small: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
+        var large: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
+        for (job, prepared) in live {
+            guard let batch = batches[job.id], let targets = batch else {
+                finished.append(job)  // recalled or replaced before it went out
+                continue
+            }
+            metrics.fannedOut.increment(by: targets.count)
+            do {
+                try await faults.afterBatch(prepared.message.msgID, 1)
+            } catch is CenterFaults.WorkerDied {
+                continue  // abandoned, lease held, as a killed worker would leave it
+            }
+            if targets.count < configuration.batchSize {
+                small.append((job, prepared, targets))
+            } else {
+                large.append((job, prepared, targets))
+            }
+        }
+        return try await withThrowingTaskGroup(of: Void.self) { renewal in
+            let held = (small + large).map(\.job.id)
+            renewal.addTask { try await renewLeases(held) }
+            defer { renewal.cancelAll() }
+            let unfinished = try await withThrowingTaskGroup(of: PushJob?.self) { group in
+                for (job, prepared, targets) in large {
+                    group.addTask {
+                        try await router.route(prepared, targets: targets)
+                        return try await fanOutRest(job, prepared, batches: 1, stopping: stopping) ? nil : job
+                    }
+                }
+                let recorded = try await withThrowingTaskGroup(of: (messageID: Int64, updates: [DeliveryUpdate]).self) { routing in
+                    for (_, prepared, targets) in small where !targets.isEmpty {
+                        routing.addTask { (prepared.message.id, try await router.outcomes(prepared, targets: targets)) }
+                    }
+                    var recorded: [(messageID: Int64, updates: [DeliveryUpdate])] = []
+                    for try await outcome in routing { recorded.append(outcome) }
+                    return recorded
+                }
+                try await store.recordDeliveries(recorded)
+                try await store.finishJobs(finished + small.map(\.job))
+                var unfinished: [PushJob] = []
+                for try await job in group {
+                    if let job { unfinished.append(job) }
+                }
+                return unfinished
+            }
+            let done = large.map(\.job).filter { job in !unfinished.contains(job) }
+            try await store.finishJobs(done)
+            return unfinished
+        }
+    }
+
+    /// Keeps the leases of jobs being worked on.
+    private func renewLeases(_ jobIDs: [Int64]) async throws {
+        while !Task.isCancelled {
+            try await Task.sleep(for: configuration.lease / 3)
+            let held = try await store.renewLeases(jobIDs: jobIDs, node: configuration.nodeID, lease: configuration.lease)
+            if held < jobIDs.count {
+                logger.warning("Jobs were taken over while being worked on", metadata: ["herald.jobs": "\(jobIDs.count - held)"])
+            }
+        }
+    }
+}

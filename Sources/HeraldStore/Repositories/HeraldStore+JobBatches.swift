@@ -1,0 +1,118 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+/// The center's work in batches: many small jobs claimed, fanned out, recorded and
+/// finished with one statement (or one transaction) each, so a commit is shared by every
+/// job of the batch instead of paid per push.
+extension HeraldStore {
+    /// Claims up to `limit` of the oldest available jobs whose lease is free, leasing
+    /// them to `node` for `lease`.
+    public func claimJobs(node: String, lease: Duration, limit: Int) async throws -> [PushJob] {
+        let rows = try await client.query(
+            """
+            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(lease.intervalSeconds)), leased_by = \(node),
+                attempts = attempts + 1
+            WHERE id IN (
+                SELECT id FROM push_jobs WHERE available_at <= now() AND (leased_until IS NULL OR leased_until < now())
+                ORDER BY available_at, id LIMIT \(Int64(max(1, limit))) FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id, message_id, kind, cursor_device, attempts
+            """,
+            logger: logger
+        )
+        var jobs: [PushJob] = []
+        for try await (id, messageID, kind, cursor, attempts) in rows.decode((Int64, Int64, String, Int64, Int32).self) {
+            jobs.append(PushJob(id: id, messageID: messageID, kind: PushJob.Kind(rawValue: kind) ?? .push, cursor: cursor, attempt: Int(attempts)))
+        }
+        return jobs.sorted { $0.id < $1.id }
+    }
+
+    /// The messages with these ids (those still there), by id.
+    public func messages(ids: [Int64]) async throws -> [Int64: MessageRecord] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await client.query(
+            """
+            SELECT id, msg_id, app_id, request::text, identifier, expires_at, created_at, recalled_at IS NOT NULL,
+                   superseded_at IS NOT NULL
+            FROM messages WHERE id = ANY(\(ids))
+            """,
+            logger: logger
+        )
+        var messages: [Int64: MessageRecord] = [:]
+        for try await row in rows.decode((Int64, String, Int64, String, String, Date, Date, Bool, Bool).self) {
+            let request = try JSONDecoder().decode(PushRequest.self, from: Data(row.3.utf8))
+            messages[row.0] = MessageRecord(
+                id: row.0,
+                msgID: row.1,
+                appID: row.2,
+                push: try request.validated(),
+                identifier: row.4,
+                expiresAt: row.5,
+                createdAt: row.6,
+                recalled: row.7,
+                superseded: row.8
+            )
+        }
+        return messages
+    }
+
+    /// Records the outcomes of the routed copies of several messages in one statement
+    /// (see ``recordDeliveries(messageID:_:)``).
+    public func recordDeliveries(_ batches: [(messageID: Int64, updates: [DeliveryUpdate])]) async throws {
+        let rows = batches.flatMap { batch in batch.updates.map { (batch.messageID, $0) } }
+        guard !rows.isEmpty else { return }
+        let messages = rows.map(\.0)
+        let ids = rows.map(\.1.deviceID)
+        let states = rows.map(\.1.state.rawValue)
+        let reasons = rows.map { $0.1.apnsReason ?? "" }
+        let retries = rows.map { $0.1.retryAt ?? Date(timeIntervalSince1970: 0) }
+        let attempted = rows.map { $0.1.apnsAttempted ? Int32(1) : Int32(0) }
+        try await retryingDeadlocks {
+            try await client.query(
+                """
+                UPDATE deliveries dl SET state = v.state, apns_reason = NULLIF(v.reason, ''),
+                    next_attempt_at = CASE WHEN v.retry > 'epoch'::timestamptz THEN v.retry END,
+                    apns_attempts = dl.apns_attempts + v.attempted, routed_at = now()
+                FROM unnest(\(messages)::bigint[], \(ids)::bigint[], \(states)::text[], \(reasons)::text[],
+                            \(retries)::timestamptz[], \(attempted)::integer[])
+                    AS v(message_id, id, state, reason, retry, attempted)
+                WHERE dl.message_id = v.message_id AND dl.device_id = v.id AND dl.state IN ('pending', 'waiting')
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    /// Removes finished jobs and marks their push messages fanned out, in one statement.
+    public func finishJobs(_ jobs: [PushJob]) async throws {
+        guard !jobs.isEmpty else { return }
+        try await client.query(
+            """
+            WITH finished AS (DELETE FROM push_jobs WHERE id = ANY(\(jobs.map(\.id))) RETURNING message_id, kind)
+            UPDATE messages SET fanned_out_at = now()
+            WHERE id IN (SELECT message_id FROM finished WHERE kind = 'push') AND fanned_out_at IS NULL
+            """,
+            logger: logger
+        )
+    }
+
+    /// Extends the leases of jobs this node holds; returns how many it still holds.
+    public func renewLeases(jobIDs: [Int64], node: String, lease: Duration) async throws -> Int {
+        guard !jobIDs.isEmpty else { return 0 }
+        return try await client.query(
+            """
+            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(lease.intervalSeconds))
+            WHERE id = ANY(\(jobIDs)) AND leased_by = \(node) RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+}
+
+extension Duration {
+    /// Seconds, as PostgreSQL's make_interval takes them.
+    var intervalSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

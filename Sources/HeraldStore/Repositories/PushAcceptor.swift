@@ -1,0 +1,124 @@
+import Foundation
+import HeraldCore
+import NIOConcurrencyHelpers
+
+/// Makes accepted pushes durable with group commits.
+///
+/// A push is accepted when its message and job are committed. Committing each push on
+/// its own costs a transaction, a NOTIFY and a WAL flush per request; under load the
+/// acceptor commits every push that arrived while the previous commit was in flight in
+/// one statement instead (``HeraldStore/acceptPushes(_:)``), so the commit rate stays the
+/// same and each commit carries more pushes. An idle server commits a lone push at once:
+/// there is no timer and no added latency.
+///
+/// There is no background task. The request that finds no commit in flight leads: it
+/// commits itself with whatever is queued, answers the others, and hands the lead to the
+/// oldest request still queued, whose own task then runs the next commit. At most
+/// `maxConcurrentCommits` commits run at once.
+///
+/// A push with a cid or a replace takes the one-at-a-time path: both read and lock
+/// earlier messages of the app, which a batch can't do for one of its members. When a
+/// batch fails (for instance one push's app was deleted meanwhile), each of its pushes is
+/// retried on its own, so one bad push never costs the others their acceptance.
+public final class PushAcceptor: Sendable {
+    private let store: HeraldStore
+    private let maxBatch: Int
+    private let maxConcurrentCommits: Int
+    private let state = NIOLockedValueBox(State())
+
+    private struct State {
+        var queue: [Waiting] = []
+        var committing = 0
+    }
+
+    private struct Waiting {
+        var push: PendingPush
+        var continuation: CheckedContinuation<Turn, Never>
+    }
+
+    /// What a queued request is told when it is resumed.
+    private enum Turn: Sendable {
+        case committed
+        case failed(any Error)
+        /// Its task runs the next commit.
+        case lead
+    }
+
+    public init(store: HeraldStore, maxBatch: Int = 500, maxConcurrentCommits: Int = 2) {
+        self.store = store
+        self.maxBatch = max(1, maxBatch)
+        self.maxConcurrentCommits = max(1, maxConcurrentCommits)
+    }
+
+    /// Accepts a validated push: returns once its message and job are committed.
+    public func accept(_ request: PushRequest, push: Push, appID: Int64, now: Date = Date()) async throws -> AcceptedPush {
+        if push.cid != nil || push.replace != nil {
+            return try await store.acceptPush(request, push: push, appID: appID, now: now)
+        }
+        let pending = try PendingPush(request, push: push, appID: appID, now: now)
+        // Deciding to lead and queueing happen under one lock: a leader that finds the
+        // queue empty gives its slot back under the same lock, so no push is ever queued
+        // with nobody left to commit it.
+        var turn = await withCheckedContinuation { continuation in
+            let leads = state.withLockedValue { state in
+                guard state.committing < maxConcurrentCommits else {
+                    state.queue.append(Waiting(push: pending, continuation: continuation))
+                    return false
+                }
+                state.committing += 1
+                return true
+            }
+            if leads { continuation.resume(returning: Turn.lead) }
+        }
+        if case .lead = turn {
+            turn = await lead(with: pending)
+        }
+        switch turn {
+        case .committed, .lead: return AcceptedPush(msgID: pending.msgID, cid: nil, repeated: false)
+        case .failed(let error): throw error
+        }
+    }
+
+    /// Commits `own` with the queued pushes, answers them, then hands the lead on (or,
+    /// when nothing is queued, gives the commit slot back). Returns `own`'s outcome.
+    private func lead(with own: PendingPush) async -> Turn {
+        let others = state.withLockedValue { state in
+            let taken = Array(state.queue.prefix(maxBatch - 1))
+            state.queue.removeFirst(taken.count)
+            return taken
+        }
+        let outcomes = await commit([own] + others.map(\.push))
+        let next = state.withLockedValue { state -> Waiting? in
+            guard !state.queue.isEmpty else {
+                state.committing -= 1
+                return nil
+            }
+            return state.queue.removeFirst()
+        }
+        for (waiting, outcome) in zip(others, outcomes.dropFirst()) {
+            waiting.continuation.resume(returning: outcome)
+        }
+        next?.continuation.resume(returning: .lead)
+        return outcomes[0]
+    }
+
+    /// One statement for the batch; on failure, each push on its own.
+    private func commit(_ pushes: [PendingPush]) async -> [Turn] {
+        do {
+            try await store.acceptPushes(pushes)
+            return Array(repeating: .committed, count: pushes.count)
+        } catch {
+            guard pushes.count > 1 else { return [.failed(error)] }
+        }
+        var outcomes: [Turn] = []
+        for push in pushes {
+            do {
+                try await store.acceptPushes([push])
+                outcomes.append(.committed)
+            } catch {
+                outcomes.append(.failed(error))
+            }
+        }
+        return outcomes
+    }
+}
