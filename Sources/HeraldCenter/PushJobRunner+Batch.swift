@@ -6,8 +6,9 @@ import NIOCore
 
 extension PushJobRunner {
     /// Runs fresh push jobs claimed together, so that most pushes (a few devices each)
-    /// share their commits: their messages are read with one query, their first batches
-    /// fanned out in one transaction, routed concurrently, their outcomes recorded with
+    /// share their commits: their messages are read with one query; pushes to explicit
+    /// lists of devices are fanned out whole in one statement, the others' first batches
+    /// in one transaction; all are routed concurrently, their outcomes recorded with
     /// one statement and the jobs finished with one more. A job whose audience fills its
     /// first batch goes on alone from its cursor, batch by batch.
     ///
@@ -19,11 +20,18 @@ extension PushJobRunner {
         let messages = try await store.messages(ids: jobs.map(\.messageID))
         var finished = jobs.filter { messages[$0.messageID] == nil }
         let live = jobs.compactMap { job in messages[job.messageID].map { (job: job, prepared: router.prepare($0)) } }
-        let batches = try await store.fanOutFirstBatches(
-            live.map { ($0.job, $0.prepared.message, $0.prepared.stored ? Array(buffer: $0.prepared.devicePayload) : nil) },
-            limit: configuration.batchSize,
-            node: configuration.nodeID,
-            lease: configuration.lease
+        let fanOut = live.map { ($0.job, $0.prepared.message, $0.prepared.stored ? Array(buffer: $0.prepared.devicePayload) : nil) }
+        let explicit = fanOut.filter { HeraldStore.fansOutExplicitly($0.1.push) }
+        var batches = try await store.fanOutExplicit(explicit)
+        let complete = Set(batches.keys)
+        try await batches.merge(
+            store.fanOutFirstBatches(
+                fanOut.filter { !HeraldStore.fansOutExplicitly($0.1.push) },
+                limit: configuration.batchSize,
+                node: configuration.nodeID,
+                lease: configuration.lease
+            ),
+            uniquingKeysWith: { first, _ in first }
         )
         var small: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
         var large: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
@@ -38,7 +46,7 @@ extension PushJobRunner {
             } catch is CenterFaults.WorkerDied {
                 continue  // abandoned, lease held, as a killed worker would leave it
             }
-            if targets.count < configuration.batchSize {
+            if complete.contains(job.id) || targets.count < configuration.batchSize {
                 small.append((job, prepared, targets))
             } else {
                 large.append((job, prepared, targets))

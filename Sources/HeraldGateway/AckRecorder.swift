@@ -73,7 +73,7 @@ final class AckRecorder: Sendable {
             try await store.updatePresence(connected: Array(batch.connected), disconnected: Array(batch.disconnected), nodeID: nodeID)
         } catch {
             if !(error is CancellationError) {
-                logger.error("cannot record acknowledgements; retrying", metadata: ["error": "\(error)"])
+                logger.error("cannot record acknowledgements; retrying", metadata: ["error": "\(String(reflecting: error))"])
             }
             pending.withLockedValue { pending in
                 for (device, seq) in batch.acks { pending.acks[device] = max(pending.acks[device] ?? 0, seq) }

@@ -92,14 +92,6 @@ import Testing
     }
 
     private func withStore(_ body: @Sendable @escaping (HeraldStore) async throws -> Void) async throws {
-        try await TestDatabase.withDatabase { url in
-            let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: TestDatabase.logger)
-            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { await client.run() }
-                defer { group.cancelAll() }
-                try await body(store)
-            }
-        }
+        try await TestDatabase.withStore(body)
     }
 }

@@ -97,14 +97,16 @@ extension HeraldStore {
     }
 
     /// Records, for many devices at once, that each acknowledged its inbox through `seq`.
+    /// Devices are locked in id order, as the fan-out locks them, so the two don't deadlock.
     public func acknowledge(_ positions: [Int64: Int64]) async throws {
         guard !positions.isEmpty else { return }
         let ids = Array(positions.keys)
         let seqs = ids.map { positions[$0]! }
         try await client.query(
             """
+            WITH locked AS (SELECT id FROM devices WHERE id = ANY(\(ids)) ORDER BY id FOR UPDATE)
             UPDATE devices d SET acked_seq = GREATEST(d.acked_seq, v.seq)
-            FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq) WHERE d.id = v.id
+            FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq), locked l WHERE d.id = v.id AND l.id = v.id
             """,
             logger: logger
         )

@@ -1,0 +1,139 @@
+import Foundation
+import HeraldCore
+import NIOCore
+import PostgresNIO
+
+extension HeraldStore {
+    /// Whether a push can be fanned out by ``fanOutExplicit(_:)``: its audience is a list
+    /// of registration ids or a list of aliases (bounded, so resolved whole) and it
+    /// leaves the badge alone (a badge change is read and written per device in order).
+    public static func fansOutExplicitly(_ push: Push) -> Bool {
+        let audience = push.audience
+        guard !audience.all, audience.tags == nil, audience.tagsAnd == nil, audience.tagsNot == nil,
+            (audience.registrationIDs == nil) != (audience.aliases == nil)
+        else { return false }
+        return push.notification?.ios?.badge == nil
+    }
+
+    /// Fans out fresh jobs whose audiences are explicit lists (``fansOutExplicitly(_:)``)
+    /// in one statement: the audiences are resolved, every stored copy gets the next
+    /// number of its device's inbox (devices locked in id order, several copies for one
+    /// device numbered in job order), inbox and delivery rows are written and the jobs'
+    /// cursors moved past the end. A message recalled or replaced meanwhile is skipped
+    /// (its row is read FOR SHARE, so a recall either waits for this statement and then
+    /// cancels what it wrote, or commits first and is seen here).
+    ///
+    /// Returns each job's targets by job id; nil for a job whose message isn't live.
+    public func fanOutExplicit(
+        _ jobs: [(job: PushJob, message: MessageRecord, payload: [UInt8]?)]
+    ) async throws -> [Int64: [FanOutTarget]?] {
+        guard !jobs.isEmpty else { return [:] }
+        var wantedJobs: [Int64] = []
+        var wantedIDs: [String] = []
+        var wantedAliases: [String] = []
+        for (job, message, _) in jobs {
+            for id in message.push.audience.registrationIDs ?? [] {
+                wantedJobs.append(job.id)
+                wantedIDs.append(id)
+                wantedAliases.append("")
+            }
+            for alias in message.push.audience.aliases ?? [] {
+                wantedJobs.append(job.id)
+                wantedIDs.append("")
+                wantedAliases.append(alias)
+            }
+        }
+        let jobIDs = jobs.map(\.job.id)
+        let messageIDs = jobs.map(\.message.id)
+        let appIDs = jobs.map(\.message.appID)
+        let stored = jobs.map { $0.payload != nil }
+        let payloads = jobs.map { ByteBuffer(bytes: $0.payload ?? []) }
+        let msgIDs = jobs.map(\.message.msgID)
+        let expiries = jobs.map(\.message.expiresAt)
+        return try await retryingDeadlocks {
+            let rows = try await client.query(
+                """
+                WITH jobs AS (
+                    SELECT * FROM unnest(\(jobIDs)::bigint[], \(messageIDs)::bigint[], \(appIDs)::bigint[], \(stored)::boolean[],
+                                         \(payloads)::bytea[], \(msgIDs)::text[], \(expiries)::timestamptz[])
+                        AS j(job_id, message_id, app_id, stored, payload, msg_id, expires_at)
+                ), live AS (
+                    SELECT m.id FROM messages m
+                    WHERE m.id = ANY(\(messageIDs)) AND m.recalled_at IS NULL AND m.superseded_at IS NULL
+                    FOR SHARE
+                ), wanted AS (
+                    SELECT job_id, NULLIF(rid, '') AS rid, NULLIF(alias, '') AS alias
+                    FROM unnest(\(wantedJobs)::bigint[], \(wantedIDs)::text[], \(wantedAliases)::text[]) AS w(job_id, rid, alias)
+                ), targets AS (
+                    SELECT j.job_id, d.id AS device_id, j.stored
+                    FROM wanted w JOIN jobs j ON j.job_id = w.job_id JOIN live ON live.id = j.message_id
+                    JOIN devices d ON d.app_id = j.app_id AND d.registration_id = w.rid
+                    UNION
+                    SELECT j.job_id, d.id, j.stored
+                    FROM wanted w JOIN jobs j ON j.job_id = w.job_id JOIN live ON live.id = j.message_id
+                    JOIN devices d ON d.app_id = j.app_id AND d.alias = w.alias
+                ), locked AS (
+                    SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM targets WHERE stored) ORDER BY d.id FOR UPDATE
+                ), counts AS (
+                    SELECT t.device_id, count(*) AS n FROM targets t JOIN locked l ON l.id = t.device_id WHERE t.stored
+                    GROUP BY t.device_id
+                ), bumped AS (
+                    UPDATE devices d SET inbox_seq = d.inbox_seq + c.n FROM counts c WHERE d.id = c.device_id
+                    RETURNING d.id, d.inbox_seq
+                ), numbered AS (
+                    SELECT t.job_id, t.device_id,
+                           CASE WHEN t.stored THEN
+                               b.inbox_seq - c.n + row_number() OVER (PARTITION BY t.device_id, t.stored ORDER BY t.job_id)
+                           END AS seq
+                    FROM targets t LEFT JOIN bumped b ON b.id = t.device_id AND t.stored
+                         LEFT JOIN counts c ON c.device_id = t.device_id AND t.stored
+                ), inboxed AS (
+                    INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
+                    SELECT n.device_id, n.seq, j.msg_id, j.payload, j.expires_at
+                    FROM numbered n JOIN jobs j ON j.job_id = n.job_id WHERE j.stored
+                ), delivered AS (
+                    INSERT INTO deliveries (message_id, device_id, inbox_seq)
+                    SELECT j.message_id, n.device_id, n.seq FROM numbered n JOIN jobs j ON j.job_id = n.job_id
+                    ON CONFLICT DO NOTHING
+                ), advanced AS (
+                    UPDATE push_jobs SET cursor_device = \(Int64.max) WHERE id = ANY(\(jobIDs))
+                )
+                SELECT j.job_id, live.id IS NOT NULL, d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment,
+                       d.voip_token, d.token_valid, d.in_background, n.seq
+                FROM jobs j LEFT JOIN live ON live.id = j.message_id
+                     LEFT JOIN numbered n ON n.job_id = j.job_id LEFT JOIN devices d ON d.id = n.device_id
+                ORDER BY j.job_id, d.id
+                """,
+                logger: logger
+            )
+            var batches: [Int64: [FanOutTarget]?] = [:]
+            for try await row in rows.decode(
+                (Int64, Bool, Int64?, String?, String?, String?, String?, String?, Bool?, Bool?, Int64?).self
+            ) {
+                guard row.1 else {
+                    batches[row.0] = .some(nil)
+                    continue
+                }
+                var targets = (batches[row.0] ?? []) ?? []
+                if let deviceID = row.2, let registrationID = row.3 {
+                    targets.append(
+                        FanOutTarget(
+                            deviceID: deviceID,
+                            registrationID: registrationID,
+                            platform: row.4.flatMap(Platform.init(rawValue:)) ?? .ios,
+                            apnsToken: row.5,
+                            apnsEnvironment: row.6.flatMap(APNsEnvironment.init(rawValue:)),
+                            voipToken: row.7,
+                            tokenValid: row.8 ?? false,
+                            inBackground: row.9 ?? false,
+                            inboxSeq: row.10,
+                            badge: nil
+                        )
+                    )
+                }
+                batches[row.0] = .some(targets)
+            }
+            return batches
+        }
+    }
+}
