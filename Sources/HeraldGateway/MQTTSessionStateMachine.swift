@@ -51,12 +51,16 @@ struct MQTTSessionStateMachine {
         var queue: Deque<Outgoing> = []
         var heldBack: [Outgoing] = []
         var nextPacketID: UInt16 = 1
-        /// Highest inbox seq queued on this connection: a later copy of it is dropped.
-        var highestQueuedSeq: Int64 = 0
+        /// Inbox seqs queued or sent on this connection and not yet acknowledged through:
+        /// a second copy of one of them (the replay and a live send) is dropped. Live
+        /// sends from concurrent fan-outs may arrive out of seq order; they are all sent.
+        var pendingSeqs: Set<Int64> = []
         /// Highest inbox seq acknowledged in order on this connection.
         var ackedThrough: Int64 = 0
         /// Seqs acknowledged out of order, waiting for the gap below them to close.
         var ackedAhead: Set<Int64> = []
+        /// Seqs sent and not yet acknowledged through, ascending: "acknowledged through"
+        /// only moves past a seq once every lower seq sent here is acknowledged.
         var sentSeqs: Deque<Int64> = []
     }
 
@@ -134,6 +138,7 @@ struct MQTTSessionStateMachine {
                 session.ackedAhead.insert(seq)
                 while let first = session.sentSeqs.first, session.ackedAhead.remove(first) != nil {
                     session.sentSeqs.removeFirst()
+                    session.pendingSeqs.remove(first)
                     session.ackedThrough = first
                     moved = first
                 }
@@ -250,8 +255,7 @@ struct MQTTSessionStateMachine {
 
     private func enqueue(_ message: Outgoing, into session: inout Session) {
         if let seq = message.seq {
-            guard seq > session.highestQueuedSeq else { return }
-            session.highestQueuedSeq = seq
+            guard seq > session.ackedThrough, session.pendingSeqs.insert(seq).inserted else { return }
         }
         session.queue.append(message)
     }
@@ -264,7 +268,12 @@ struct MQTTSessionStateMachine {
             session.nextPacketID = packetID == .max ? 1 : packetID + 1
             session.inFlight[packetID] = message
             session.inFlightOrder.append(packetID)
-            if let seq = message.seq { session.sentSeqs.append(seq) }
+            if let seq = message.seq {
+                // Usually the highest yet; a late one from a slower fan-out goes in its place.
+                var index = session.sentSeqs.endIndex
+                while index > session.sentSeqs.startIndex, session.sentSeqs[index - 1] > seq { index -= 1 }
+                session.sentSeqs.insert(seq, at: index)
+            }
             packets.append(
                 .publish(
                     .init(

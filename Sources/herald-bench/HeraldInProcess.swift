@@ -22,6 +22,8 @@ struct HeraldInProcess: Sendable {
         var poolSize = 20
         /// Fan-out workers (`center.workers`).
         var workers = 2
+        /// Devices per fan-out batch (`center.batchSize`).
+        var batchSize = CenterConfiguration().batchSize
     }
 
     let store: HeraldStore
@@ -61,6 +63,7 @@ struct HeraldInProcess: Sendable {
         var center = CenterConfiguration()
         center.nodeID = "bench-1"
         center.workers = configuration.workers
+        center.batchSize = configuration.batchSize
         center.apns = .sandbox(
             .init(host: "127.0.0.1", port: sandbox.port, transport: .plaintext) { credentials in
                 if case .token(let keyID, let teamID, let pem) = credentials.auth {

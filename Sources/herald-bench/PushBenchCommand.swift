@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldCenter
 import Logging
 
 /// `herald-bench push`: Herald end to end, from `POST /v3/push` to the device's receipt,
@@ -33,7 +34,8 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Option(help: "Load-generator processes holding the device connections.") var loadProcesses = 2
     @Option(help: "HTTP keep-alive connections pushing.") var httpConnections = 32
     @Option(help: "PostgreSQL pool size (herald serve: database.poolSize).") var poolSize = 20
-    @Option(help: "Fan-out workers (herald serve: center.workers).") var workers = 2
+    @Option(help: "Fan-out workers (herald serve: center.workers).") var workers = CenterConfiguration().workers
+    @Option(help: "Devices per fan-out batch (herald serve: center.batchSize).") var batchSize = CenterConfiguration().batchSize
     @Option(help: "(a) Steady unicast rate, pushes per second.") var rate = 1000.0
     @Option(help: "(a) Seconds at the steady rate.") var duration = 10.0
     @Option(help: "(b) Seconds flat out.") var flatOutDuration = 10.0
@@ -75,10 +77,14 @@ struct PushBenchCommand: AsyncParsableCommand {
         #endif
         let setup = """
             \(build) build, \(devices) devices over \(loadProcesses) load processes, \(httpConnections) HTTP connections, \
-            PostgreSQL pool \(poolSize) (durable, embedded), \(workers) center workers, \(ProcessInfo.processInfo.activeProcessorCount) cores
+            PostgreSQL pool \(poolSize) (durable, embedded), \(workers) center workers, fan-out batches of \(batchSize), \(ProcessInfo.processInfo.activeProcessorCount) cores
             """
         say("herald-bench push: \(setup)")
-        let results = try await HeraldInProcess.run(.init(poolSize: poolSize, workers: workers), cleanup: cleanup, logger: logger) { herald in
+        let results = try await HeraldInProcess.run(
+            .init(poolSize: poolSize, workers: workers, batchSize: batchSize),
+            cleanup: cleanup,
+            logger: logger
+        ) { herald in
             try await PushBench.run(herald, options: options, cleanup: cleanup)
         }
         results.print(setup: setup)
