@@ -75,6 +75,39 @@ import Testing
         }
     }
 
+    @Test func anExplicitAudienceIsCheckedInTheStatementThatStoresIt() async throws {
+        try await withStore { store in
+            let app = try await store.createApp(name: "Group")
+            let device = try await store.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let acceptor = PushAcceptor(store: store, maxBatch: 64, maxConcurrentCommits: 1)
+            let results = await withTaskGroup(of: (Bool, Result<AcceptedPush, any Error>).self) { group in
+                for index in 0..<60 {
+                    let reaches = index % 3 != 0
+                    let id = reaches ? device.registrationID : Identifiers.newRegistrationID()
+                    group.addTask {
+                        do {
+                            let request = try Self.request(#"{"audience":{"registration_id":["\#(id)"]},"message":{"msg_content":"x"}}"#)
+                            return (reaches, .success(try await acceptor.accept(request, push: try request.validated(), appID: app.app.id)))
+                        } catch {
+                            return (reaches, .failure(error))
+                        }
+                    }
+                }
+                return await group.reduce(into: [(Bool, Result<AcceptedPush, any Error>)]()) { $0.append($1) }
+            }
+            for (reaches, result) in results {
+                switch result {
+                case .success: #expect(reaches)
+                case .failure(let error):
+                    #expect(!reaches)
+                    #expect((error as? HeraldError)?.code == .noAudienceMatch)
+                }
+            }
+            let rows = try await store.client.query("SELECT count(*) FROM messages", logger: TestDatabase.logger)
+            for try await count in rows.decode(Int64.self) { #expect(count == 40) }
+        }
+    }
+
     @Test func pushesWithACidStillDeduplicate() async throws {
         try await withStore { store in
             let app = try await store.createApp(name: "Group")

@@ -12,6 +12,10 @@ struct PendingPush: Sendable {
     var timeToLive: Int32
     var expiresAt: Date
     var createdAt: Date
+    /// For a push to explicit registration ids or aliases: checked to match a device in
+    /// the statement that stores it. Nil when the caller checked the audience already.
+    var registrationIDs: [String]?
+    var aliases: [String]?
 
     init(_ request: PushRequest, push: Push, appID: Int64, now: Date) throws {
         msgID = Identifiers.newMessageID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
@@ -21,5 +25,9 @@ struct PendingPush: Sendable {
         timeToLive = Int32(clamping: push.timeToLive)
         expiresAt = now.addingTimeInterval(TimeInterval(push.timeToLive))
         createdAt = now
+        if HeraldStore.fansOutExplicitly(push) {
+            registrationIDs = push.audience.registrationIDs
+            aliases = push.audience.aliases
+        }
     }
 }

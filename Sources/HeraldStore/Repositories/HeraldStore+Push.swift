@@ -63,28 +63,58 @@ extension HeraldStore {
 
     /// Accepts pushes without a cid or a replace in one statement: their messages, their
     /// jobs and one NOTIFY are committed together (a group commit; see ``PushAcceptor``).
-    /// All or nothing: when it throws, none of them was stored.
-    func acceptPushes(_ pushes: [PendingPush]) async throws {
-        guard !pushes.isEmpty else { return }
+    /// A push to explicit registration ids or aliases is stored only if one of them names
+    /// a device of its app; the others were checked by the caller. Returns the message
+    /// ids stored; when it throws, none was.
+    func acceptPushes(_ pushes: [PendingPush]) async throws -> Set<String> {
+        guard !pushes.isEmpty else { return [] }
+        var wantedIndexes: [Int64] = []
+        var wantedIDs: [String] = []
+        var wantedAliases: [String] = []
+        for (index, push) in pushes.enumerated() {
+            for id in push.registrationIDs ?? [] {
+                wantedIndexes.append(Int64(index + 1))
+                wantedIDs.append(id)
+                wantedAliases.append("")
+            }
+            for alias in push.aliases ?? [] {
+                wantedIndexes.append(Int64(index + 1))
+                wantedIDs.append("")
+                wantedAliases.append(alias)
+            }
+        }
+        let checked = pushes.map { $0.registrationIDs == nil && $0.aliases == nil }
         // The rows are read to the end: an error raised while the statement executes
         // (after its row description) arrives with them, not from query().
-        _ = try await client.query(
+        let rows = try await client.query(
             """
-            WITH m AS (
+            WITH input AS (
+                SELECT * FROM unnest(\(pushes.map(\.msgID))::text[], \(pushes.map(\.appID))::bigint[], \(pushes.map(\.json))::text[],
+                                     \(pushes.map(\.identifier))::text[], \(pushes.map(\.timeToLive))::integer[],
+                                     \(pushes.map(\.expiresAt))::timestamptz[], \(pushes.map(\.createdAt))::timestamptz[], \(checked)::boolean[])
+                    WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, idx)
+            ), wanted AS (
+                SELECT * FROM unnest(\(wantedIndexes)::bigint[], \(wantedIDs)::text[], \(wantedAliases)::text[]) AS w(idx, rid, alias)
+            ), matched AS (
+                SELECT w.idx FROM wanted w JOIN input i ON i.idx = w.idx
+                WHERE EXISTS (SELECT 1 FROM devices d WHERE d.app_id = i.app_id AND d.registration_id = NULLIF(w.rid, ''))
+                   OR EXISTS (SELECT 1 FROM devices d WHERE d.app_id = i.app_id AND d.alias = NULLIF(w.alias, ''))
+            ), m AS (
                 INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at)
-                SELECT v.msg_id, v.app_id, v.request::jsonb, v.identifier, v.ttl, v.expires_at, v.created_at
-                FROM unnest(\(pushes.map(\.msgID))::text[], \(pushes.map(\.appID))::bigint[], \(pushes.map(\.json))::text[],
-                            \(pushes.map(\.identifier))::text[], \(pushes.map(\.timeToLive))::integer[],
-                            \(pushes.map(\.expiresAt))::timestamptz[], \(pushes.map(\.createdAt))::timestamptz[])
-                     AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at)
-                RETURNING id
+                SELECT i.msg_id, i.app_id, i.request::jsonb, i.identifier, i.ttl, i.expires_at, i.created_at
+                FROM input i WHERE i.checked OR i.idx IN (SELECT idx FROM matched)
+                ORDER BY i.idx
+                RETURNING id, msg_id
             ), j AS (
-                INSERT INTO push_jobs (message_id, kind) SELECT id, 'push' FROM m RETURNING id
+                INSERT INTO push_jobs (message_id, kind) SELECT id, 'push' FROM m ORDER BY id RETURNING id
             )
-            SELECT pg_notify(\(Self.jobsChannel), count(*)::text) FROM j
+            SELECT m.msg_id FROM m CROSS JOIN (SELECT pg_notify(\(Self.jobsChannel), count(*)::text) FROM j) AS notified
             """,
             logger: logger
-        ).count()
+        )
+        var stored: Set<String> = []
+        for try await msgID in rows.decode(String.self) { stored.insert(msgID) }
+        return stored
     }
 
     /// The push accepted earlier with this cid, within 24 hours.

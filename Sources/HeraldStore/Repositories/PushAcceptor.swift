@@ -16,7 +16,9 @@ import NIOConcurrencyHelpers
 /// oldest request still queued, whose own task then runs the next commit. At most
 /// `maxConcurrentCommits` commits run at once.
 ///
-/// A push with a cid or a replace takes the one-at-a-time path: both read and lock
+/// A push to explicit registration ids or aliases is checked to reach a device in the
+/// same statement (a no_audience_match error otherwise); the caller checks
+/// other audiences before. A push with a cid or a replace takes the one-at-a-time path: both read and lock
 /// earlier messages of the app, which a batch can't do for one of its members. When a
 /// batch fails (for instance one push's app was deleted meanwhile), each of its pushes is
 /// retried on its own, so one bad push never costs the others their acceptance.
@@ -39,6 +41,8 @@ public final class PushAcceptor: Sendable {
     /// What a queued request is told when it is resumed.
     private enum Turn: Sendable {
         case committed
+        /// Its explicit audience names no device of the app: nothing was stored.
+        case unmatched
         case failed(any Error)
         /// Its task runs the next commit.
         case lead
@@ -75,6 +79,7 @@ public final class PushAcceptor: Sendable {
         }
         switch turn {
         case .committed, .lead: return AcceptedPush(msgID: pending.msgID, cid: nil, repeated: false)
+        case .unmatched: throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent")
         case .failed(let error): throw error
         }
     }
@@ -105,16 +110,15 @@ public final class PushAcceptor: Sendable {
     /// One statement for the batch; on failure, each push on its own.
     private func commit(_ pushes: [PendingPush]) async -> [Turn] {
         do {
-            try await store.acceptPushes(pushes)
-            return Array(repeating: .committed, count: pushes.count)
+            let stored = try await store.acceptPushes(pushes)
+            return pushes.map { stored.contains($0.msgID) ? .committed : .unmatched }
         } catch {
             guard pushes.count > 1 else { return [.failed(error)] }
         }
         var outcomes: [Turn] = []
         for push in pushes {
             do {
-                try await store.acceptPushes([push])
-                outcomes.append(.committed)
+                outcomes.append(try await store.acceptPushes([push]).isEmpty ? .unmatched : .committed)
             } catch {
                 outcomes.append(.failed(error))
             }
