@@ -139,8 +139,11 @@ struct MQTTSessionStateMachine {
                 while let first = session.sentSeqs.first, session.ackedAhead.remove(first) != nil {
                     session.sentSeqs.removeFirst()
                     session.pendingSeqs.remove(first)
-                    session.ackedThrough = first
-                    moved = first
+                    // A late seq below the position (see `enqueue`) never moves it back.
+                    if first > session.ackedThrough {
+                        session.ackedThrough = first
+                        moved = first
+                    }
                 }
             }
             let next = isActive ? drain(&session) : []
@@ -255,7 +258,9 @@ struct MQTTSessionStateMachine {
 
     private func enqueue(_ message: Outgoing, into session: inout Session) {
         if let seq = message.seq {
-            guard seq > session.ackedThrough, session.pendingSeqs.insert(seq).inserted else { return }
+            // A seq below the acknowledged position is still sent: a fan-out that took its
+            // seq earlier can reach the gateway after a later one was acknowledged.
+            guard session.pendingSeqs.insert(seq).inserted else { return }
         }
         session.queue.append(message)
     }

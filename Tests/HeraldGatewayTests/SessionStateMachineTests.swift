@@ -26,6 +26,21 @@ import Testing
         #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: packetIDs[2]))) == .some(7))
     }
 
+    @Test func aSeqArrivingAfterAHigherOneWasAcknowledgedIsStillSent() throws {
+        var machine = try Self.activeMachine()
+        guard case .send(let first) = machine.deliver(Self.message(seq: 9)), case .publish(let publish) = first.first else {
+            Issue.record("seq 9 is sent")
+            return
+        }
+        #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: try #require(publish.packetID)))) == .some(9))
+        guard case .send(let late) = machine.deliver(Self.message(seq: 4)), case .publish(let latePublish) = late.first else {
+            Issue.record("seq 4 is sent though 9 was acknowledged")
+            return
+        }
+        // Its acknowledgement doesn't move the position back.
+        #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: try #require(latePublish.packetID)))) == .some(nil))
+    }
+
     @Test func aSecondCopyOfAQueuedOrSentSeqIsDropped() throws {
         var machine = try Self.activeMachine()
         guard case .send = machine.deliver(Self.message(seq: 3)) else {

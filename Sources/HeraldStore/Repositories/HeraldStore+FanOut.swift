@@ -166,7 +166,7 @@ extension HeraldStore {
             SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
                    d.in_background, NULL::bigint, NULL::integer
             FROM devices d WHERE d.app_id = \(message.appID) AND d.id > \(cursor)
-              AND \(audienceFilter: audience, appID: message.appID)
+              AND \(audienceFilter: audience, appID: message.appID, after: cursor)
             ORDER BY d.id LIMIT \(Int64(limit)) FOR UPDATE OF d
             """,
             logger: logger

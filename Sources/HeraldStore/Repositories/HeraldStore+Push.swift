@@ -184,7 +184,9 @@ extension HeraldStore {
 extension PostgresQuery.StringInterpolation {
     /// The audience as a condition on `devices d`: every filter given must hold (AND);
     /// `tag` matches any of its tags, `tag_and` all, `tag_not` none.
-    mutating func appendInterpolation(audienceFilter audience: ValidatedAudience, appID: Int64) {
+    /// `after`: only devices with a greater id are wanted (a fan-out's cursor); the tag
+    /// lookup starts there in the tag index instead of reading the tag from its start.
+    mutating func appendInterpolation(audienceFilter audience: ValidatedAudience, appID: Int64, after cursor: Int64 = 0) {
         appendLiteral("(")
         appendInterpolation(audience.registrationIDs)
         appendLiteral("::text[] IS NULL OR d.registration_id = ANY(")
@@ -197,6 +199,8 @@ extension PostgresQuery.StringInterpolation {
         appendInterpolation(audience.tags)
         appendLiteral("::text[] IS NULL OR d.id IN (SELECT t.device_id FROM device_tags t WHERE t.app_id = ")
         appendInterpolation(appID)
+        appendLiteral(" AND t.device_id > ")
+        appendInterpolation(cursor)
         appendLiteral(" AND t.tag = ANY(")
         appendInterpolation(audience.tags)
         appendLiteral("::text[]))) AND (")
