@@ -30,7 +30,8 @@ struct DeliveryRouter: Sendable {
         Prepared(
             message: message,
             devicePayload: ByteBuffer(bytes: PushRendering.devicePayload(message.push, messageID: message.msgID)),
-            apnsPayload: PushRendering.apnsPayload(message.push, messageID: message.msgID),
+            // Only a notification ever goes to APNs.
+            apnsPayload: message.push.notification == nil ? [] : PushRendering.apnsPayload(message.push, messageID: message.msgID),
             hasNotification: message.push.notification != nil,
             stored: message.push.timeToLive > 0
         )

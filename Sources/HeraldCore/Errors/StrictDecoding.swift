@@ -31,10 +31,10 @@ extension Decoder {
     /// error instead of a silently ignored field.
     public func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
         let container = try container(keyedBy: AnyCodingKey.self)
-        let known = Set(Keys.allCases.map(\.stringValue))
-        if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
+        if let unknown = container.allKeys.first(where: { Keys(stringValue: $0.stringValue) == nil }) {
             let field = CodingPath.describe(codingPath + [unknown])
-            throw HeraldError(.invalidJSON, "\(field): unknown field (expected one of \(known.sorted().joined(separator: ", ")))")
+            let known = Keys.allCases.map(\.stringValue).sorted()
+            throw HeraldError(.invalidJSON, "\(field): unknown field (expected one of \(known.joined(separator: ", ")))")
         }
     }
 

@@ -1,0 +1,71 @@
+import Foundation
+import HeraldCore
+import Testing
+
+/// What goes down each channel is valid JSON that says exactly what the push said, whatever
+/// characters its strings hold.
+@Suite struct RenderingTests {
+    static let awkward = "quote \" backslash \\ slash / newline \n tab \t bell \u{07} nul \u{00} émoji 📣 end"
+
+    @Test func theDevicePayloadCarriesEveryFieldAndEscapesWhatJSONNeeds() throws {
+        let push = try Self.push(
+            """
+            {"audience":"all","notification":{"ios":{"alert":{"title":"T","body":\(Self.quoted(Self.awkward))},"badge":3,
+             "sound":"s.caf","extras":{"k":\(Self.quoted(Self.awkward))}}},
+             "message":{"msg_content":"hello","title":"in-app","extras":{"a":"b"}},"options":{"identifier":"story-1"}}
+            """
+        )
+        let object = try Self.parse(PushRendering.devicePayload(push, messageID: "m1"))
+        #expect(object["msg_id"] as? String == "m1")
+        #expect(object["identifier"] as? String == "story-1")
+        #expect(object["type"] as? String == "notification")
+        let notification = try #require(object["notification"] as? [String: Any])
+        #expect(notification["title"] as? String == "T")
+        #expect(notification["alert"] as? String == Self.awkward)
+        #expect(notification["badge"] as? Int == 3)
+        #expect(notification["sound"] as? String == "s.caf")
+        #expect((notification["extras"] as? [String: String])?["k"] == Self.awkward)
+        let message = try #require(object["message"] as? [String: Any])
+        #expect(message["msg_content"] as? String == "hello")
+        #expect(message["title"] as? String == "in-app")
+        #expect((message["extras"] as? [String: String]) == ["a": "b"])
+    }
+
+    @Test func theAPNsPayloadHasApsExtrasAndHeraldsFieldsWithSortedKeys() throws {
+        let push = try Self.push(
+            """
+            {"audience":"all","notification":{"ios":{"alert":"hi","badge":"+1","thread-id":"t","extras":{"z":"1","aps":"dropped"}}}}
+            """
+        )
+        let bytes = PushRendering.apnsPayload(push, messageID: "m2", badge: 7)
+        let object = try Self.parse(bytes)
+        let aps = try #require(object["aps"] as? [String: Any])
+        #expect(aps["alert"] as? String == "hi")
+        #expect(aps["badge"] as? Int == 7)
+        #expect(aps["thread-id"] as? String == "t")
+        #expect(object["z"] as? String == "1")
+        #expect((object["herald"] as? [String: String])?["msg_id"] == "m2")
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"aps":{"alert":"hi","badge":7,"thread-id":"t"},"herald":"#))
+    }
+
+    @Test func recallCommandsListTheirIdentifiers() throws {
+        let device = try Self.parse(PushRendering.deviceRecall(commandID: "c", identifiers: ["a", Self.awkward]))
+        #expect(device["identifiers"] as? [String] == ["a", Self.awkward])
+        let apns = try Self.parse(PushRendering.apnsRecall(commandID: "c", identifiers: ["a"]))
+        #expect((apns["aps"] as? [String: Int])?["content-available"] == 1)
+        #expect(apns["herald-recall"] as? [String] == ["a"])
+    }
+
+    private static func push(_ json: String) throws -> Push {
+        try JSONDecoder().decode(PushRequest.self, from: Data(json.utf8)).validated()
+    }
+
+    private static func quoted(_ string: String) -> String {
+        String(decoding: try! JSONSerialization.data(withJSONObject: string, options: .fragmentsAllowed), as: UTF8.self)
+    }
+
+    private static func parse(_ bytes: [UInt8]) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+    }
+}
