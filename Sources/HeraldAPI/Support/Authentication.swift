@@ -50,7 +50,7 @@ struct Authentication: Sendable {
 
     private func basicCredentials(_ request: Request) throws -> (String, String) {
         guard let header = request.headers[.authorization], header.hasPrefix("Basic "),
-            let data = Data(base64Encoded: String(header.dropFirst("Basic ".count)).trimmingCharacters(in: .whitespaces)),
+            let data = Data(base64Encoded: String(Substring(header).dropFirst("Basic ".count).trimmingHTTPWhitespace)),
             let decoded = String(data: data, encoding: .utf8),
             let colon = decoded.firstIndex(of: ":")
         else {

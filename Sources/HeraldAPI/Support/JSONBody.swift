@@ -11,7 +11,7 @@ struct JSONBody: Sendable {
 
     func decode<Value: Decodable>(_ type: Value.Type, from request: Request) async throws -> Value {
         if let contentType = request.headers[.contentType] {
-            let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingHTTPWhitespace.lowercased() }
             guard mediaType == "application/json" else {
                 throw HeraldError(.unsupportedMediaType, "Content-Type: expected application/json")
             }
