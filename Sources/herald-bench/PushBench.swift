@@ -149,10 +149,11 @@ struct PushBench: Sendable {
         }
         let sent = meter.sample()
         let backlog = try await herald.pendingJobs()
-        let (early, _) = try await fleet.report()
-        let ((late, lastReceipt), backendsAfter) = try await BackendProfile.sampling(herald) {
+        let (early, earlyReceipt) = try await fleet.report()
+        let ((late, lateReceipt), backendsAfter) = try await BackendProfile.sampling(herald) {
             try await fleet.collect(expected: outcome.accepted - early.count, timeout: timeout)
         }
+        let lastReceipt = max(earlyReceipt, lateReceipt)
         let received = meter.sample()
         let latencies = (early + late).sorted()
         let responses = outcome.responseTimes.sorted()
