@@ -66,6 +66,8 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

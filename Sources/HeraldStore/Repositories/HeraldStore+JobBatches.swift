@@ -41,12 +41,12 @@ extension HeraldStore {
         )
         var messages: [Int64: MessageRecord] = [:]
         for try await row in rows.decode((Int64, String, Int64, String, String, Date, Date, Bool, Bool).self) {
-            let request = try JSONDecoder().decode(PushRequest.self, from: Data(row.3.utf8))
+            let push = try recentPushes.push(msgID: row.1) ?? JSONDecoder().decode(PushRequest.self, from: Data(row.3.utf8)).validated()
             messages[row.0] = MessageRecord(
                 id: row.0,
                 msgID: row.1,
                 appID: row.2,
-                push: try request.validated(),
+                push: push,
                 identifier: row.4,
                 expiresAt: row.5,
                 createdAt: row.6,

@@ -11,11 +11,15 @@ public struct HeraldStore: Sendable {
     public let client: PostgresClient
     let sealer: CredentialSealer
     let logger: Logger
+    /// Shared by every copy of this store: the API remembers what it accepted, the
+    /// center in the same process reads it back without decoding.
+    let recentPushes: RecentPushes
 
     public init(client: PostgresClient, sealer: CredentialSealer, logger: Logger) {
         self.client = client
         self.sealer = sealer
         self.logger = logger
+        self.recentPushes = RecentPushes()
     }
 
     /// Whether the database answers a trivial query.

@@ -57,9 +57,13 @@ public final class PushAcceptor: Sendable {
     /// Accepts a validated push: returns once its message and job are committed.
     public func accept(_ request: PushRequest, push: Push, appID: Int64, now: Date = Date()) async throws -> AcceptedPush {
         if push.cid != nil || push.replace != nil {
-            return try await store.acceptPush(request, push: push, appID: appID, now: now)
+            let accepted = try await store.acceptPush(request, push: push, appID: appID, now: now)
+            if !accepted.repeated { store.recentPushes.remember(push, msgID: accepted.msgID) }
+            return accepted
         }
         let pending = try PendingPush(request, push: push, appID: appID, now: now)
+        // Before the commit: its NOTIFY can wake the center before this task resumes.
+        store.recentPushes.remember(push, msgID: pending.msgID)
         // Deciding to lead and queueing happen under one lock: a leader that finds the
         // queue empty gives its slot back under the same lock, so no push is ever queued
         // with nobody left to commit it.
