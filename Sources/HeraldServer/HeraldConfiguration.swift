@@ -10,7 +10,7 @@ import Logging
 struct HeraldConfiguration: Sendable {
     /// `database.url`: PostgreSQL to use; nil starts the embedded cluster.
     var databaseURL: String?
-    /// `database.poolSize`: connections in the pool.
+    /// `database.poolSize`: connections in each pool (the API's; the gateway and center's).
     var databasePoolSize: Int
     /// `dataDir`: Herald's own files (embedded cluster, generated secrets).
     var dataDirectory: String

@@ -30,6 +30,8 @@ struct Serve: AsyncParsableCommand {
             do {
                 let client = PostgresClientFactory.make(database.url, poolSize: configuration.databasePoolSize, logger: logger)
                 let store = HeraldStore(client: client, sealer: sealer, logger: logger)
+                let deliveryClient = PostgresClientFactory.makeDelivery(database.url, poolSize: configuration.databasePoolSize, logger: logger)
+                let deliveryStore = store.using(deliveryClient)
                 let api = APIConfiguration(
                     host: configuration.httpHost,
                     port: configuration.httpPort,
@@ -52,11 +54,11 @@ struct Serve: AsyncParsableCommand {
                 gatewayConfiguration.tls = try configuration.mqttTLSListener()
                 let gateway = Gateway(
                     configuration: gatewayConfiguration,
-                    store: store,
+                    store: deliveryStore,
                     onDeviceEvent: events.receive,
                     logger: logger
                 )
-                var services: [any Service] = [gateway]
+                var services: [any Service] = [deliveryClient, gateway]
                 var center = CenterConfiguration()
                 center.nodeID = configuration.nodeID
                 center.workers = configuration.centerWorkers
@@ -69,7 +71,7 @@ struct Serve: AsyncParsableCommand {
                     services += sandbox.services
                     banner.sandbox = sandbox
                 }
-                services.append(MessageCenter(configuration: center, store: store, gateway: gateway, events: events, logger: logger))
+                services.append(MessageCenter(configuration: center, store: deliveryStore, gateway: gateway, events: events, logger: logger))
                 let readyBanner = banner
                 let app = buildApplication(
                     configuration: api,

@@ -51,12 +51,20 @@ struct HeraldInProcess: Sendable {
             configuration: postgres.url.clientConfiguration(maximumConnections: configuration.poolSize),
             backgroundLogger: logger
         )
-        let store = HeraldStore(client: client, sealer: try CredentialSealer(keyBytes: Array(repeating: 7, count: 32)), logger: logger)
+        let sealer = try CredentialSealer(keyBytes: Array(repeating: 7, count: 32))
+        let store = HeraldStore(client: client, sealer: sealer, logger: logger)
+        // As herald serve: the gateway and the center on their own pool, without waiting
+        // for the WAL flush (their work is redone from the durable job if lost).
+        let deliveryClient = PostgresClient(
+            configuration: postgres.url.clientConfiguration(maximumConnections: configuration.poolSize, synchronousCommit: false),
+            backgroundLogger: logger
+        )
+        let deliveryStore = store.using(deliveryClient)
         let sandbox = try await APNsSandbox.start(configuration: .init(transport: .plaintext))
         let events = DeviceEvents()
         let gateway = Gateway(
             configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, nodeID: "bench-1"),
-            store: store,
+            store: deliveryStore,
             onDeviceEvent: events.receive,
             logger: logger
         )
@@ -76,7 +84,10 @@ struct HeraldInProcess: Sendable {
             configuration: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: RandomToken.hex(byteCount: 16)),
             store: store,
             registry: PrometheusCollectorRegistry(),
-            services: [gateway, MessageCenter(configuration: center, store: store, gateway: gateway, events: events, logger: logger)],
+            services: [
+                deliveryClient, gateway,
+                MessageCenter(configuration: center, store: deliveryStore, gateway: gateway, events: events, logger: logger),
+            ],
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
                 portContinuation.finish()

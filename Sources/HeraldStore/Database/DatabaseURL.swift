@@ -73,7 +73,9 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Configuration for a pooled client.
-    public func clientConfiguration(maximumConnections: Int = 20) -> PostgresClient.Configuration {
+    /// - Parameter synchronousCommit: false for work that is derived from durable data and
+    ///   redone if lost (see the server's composition): its commits don't wait for the WAL flush.
+    public func clientConfiguration(maximumConnections: Int = 20, synchronousCommit: Bool = true) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS =
             switch tlsMode {
             case .disable: .disable
@@ -90,6 +92,9 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
         )
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
+        if !synchronousCommit {
+            configuration.options.additionalStartupParameters = [("synchronous_commit", "off")]
+        }
         return configuration
     }
 

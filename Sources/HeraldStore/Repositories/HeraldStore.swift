@@ -8,7 +8,7 @@ import PostgresNIO
 /// devices. Domain failures (limits, unknown ids) are thrown as ``HeraldError`` and roll
 /// the transaction back: a request either applies whole or not at all.
 public struct HeraldStore: Sendable {
-    public let client: PostgresClient
+    public private(set) var client: PostgresClient
     let sealer: CredentialSealer
     let logger: Logger
     /// Shared by every copy of this store: the API remembers what it accepted, the
@@ -20,6 +20,14 @@ public struct HeraldStore: Sendable {
         self.sealer = sealer
         self.logger = logger
         self.recentPushes = RecentPushes()
+    }
+
+    /// The same store over another pool (one with other session settings), sharing what
+    /// this process remembers.
+    public func using(_ client: PostgresClient) -> HeraldStore {
+        var store = self
+        store.client = client
+        return store
     }
 
     /// Whether the database answers a trivial query.
