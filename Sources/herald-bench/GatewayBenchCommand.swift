@@ -23,6 +23,16 @@ struct GatewayBenchCommand: AsyncParsableCommand {
     @Flag(help: "Measure Herald only.") var skipMosquitto = false
 
     func run() async throws {
+        do {
+            try await measure()
+        } catch {
+            // PSQLError's description hides the server's message; a failed run should say it.
+            FileHandle.standardError.write(Data("herald-bench gateway failed: \(String(reflecting: error))\n".utf8))
+            throw error
+        }
+    }
+
+    private func measure() async throws {
         let logger = {
             var logger = Logger(label: "herald-bench")
             logger.logLevel = .warning

@@ -36,25 +36,7 @@ extension HeraldStore {
     /// Records the outcomes of routed copies in one statement. A copy recalled or replaced
     /// meanwhile keeps that state.
     public func recordDeliveries(messageID: Int64, _ updates: [DeliveryUpdate]) async throws {
-        guard !updates.isEmpty else { return }
-        let ids = updates.map(\.deviceID)
-        let states = updates.map(\.state.rawValue)
-        let reasons = updates.map { $0.apnsReason ?? "" }
-        let retries = updates.map { $0.retryAt ?? Date(timeIntervalSince1970: 0) }
-        let attempted = updates.map { $0.apnsAttempted ? Int32(1) : Int32(0) }
-        try await retryingDeadlocks {
-            try await client.query(
-                """
-                UPDATE deliveries dl SET state = v.state, apns_reason = NULLIF(v.reason, ''),
-                    next_attempt_at = CASE WHEN v.retry > 'epoch'::timestamptz THEN v.retry END,
-                    apns_attempts = dl.apns_attempts + v.attempted, routed_at = now()
-                FROM unnest(\(ids)::bigint[], \(states)::text[], \(reasons)::text[], \(retries)::timestamptz[], \(attempted)::integer[])
-                    AS v(id, state, reason, retry, attempted)
-                WHERE dl.message_id = \(messageID) AND dl.device_id = v.id AND dl.state IN ('pending', 'waiting')
-                """,
-                logger: logger
-            )
-        }
+        try await recordDeliveries([(messageID, updates)])
     }
 
     /// Claims up to `limit` deliveries whose APNs retry is due, pushing their next attempt

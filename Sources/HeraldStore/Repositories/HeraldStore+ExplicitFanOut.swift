@@ -73,7 +73,7 @@ extension HeraldStore {
                     FROM wanted w JOIN jobs j ON j.job_id = w.job_id JOIN live ON live.id = j.message_id
                     JOIN devices d ON d.app_id = j.app_id AND d.alias = w.alias
                 ), locked AS (
-                    SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM targets WHERE stored) ORDER BY d.id FOR UPDATE
+                    SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM targets WHERE stored) ORDER BY d.id FOR NO KEY UPDATE
                 ), counts AS (
                     SELECT t.device_id, count(*) AS n FROM targets t JOIN locked l ON l.id = t.device_id WHERE t.stored
                     GROUP BY t.device_id

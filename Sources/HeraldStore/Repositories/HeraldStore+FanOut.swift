@@ -3,50 +3,14 @@ import HeraldCore
 import PostgresNIO
 
 extension HeraldStore {
-    /// Claims the oldest available job whose lease is free (never leased, or expired because
-    /// its worker died), leasing it to `node` for `lease`.
-    public func claimJob(node: String, lease: Duration) async throws -> PushJob? {
-        let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
-        let rows = try await client.query(
-            """
-            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(seconds)), leased_by = \(node), attempts = attempts + 1
-            WHERE id = (
-                SELECT id FROM push_jobs WHERE available_at <= now() AND (leased_until IS NULL OR leased_until < now())
-                ORDER BY available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
-            )
-            RETURNING id, message_id, kind, cursor_device, attempts
-            """,
-            logger: logger
-        )
-        for try await (id, messageID, kind, cursor, attempts) in rows.decode((Int64, Int64, String, Int64, Int32).self) {
-            return PushJob(id: id, messageID: messageID, kind: PushJob.Kind(rawValue: kind) ?? .push, cursor: cursor, attempt: Int(attempts))
-        }
-        return nil
-    }
-
     /// Extends a job's lease; false when another worker took it over.
     public func renewLease(jobID: Int64, node: String, lease: Duration) async throws -> Bool {
-        let seconds = Double(lease.components.seconds)
-        return try await client.query(
-            """
-            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(seconds))
-            WHERE id = \(jobID) AND leased_by = \(node) RETURNING id
-            """,
-            logger: logger
-        ).count() > 0
+        try await renewLeases(jobIDs: [jobID], node: node, lease: lease) > 0
     }
 
     /// Removes a finished job; a push job also marks its message fanned out.
     public func finishJob(_ job: PushJob) async throws {
-        try await transaction { connection in
-            try await connection.query("DELETE FROM push_jobs WHERE id = \(job.id)", logger: logger)
-            if job.kind == .push {
-                try await connection.query(
-                    "UPDATE messages SET fanned_out_at = now() WHERE id = \(job.messageID) AND fanned_out_at IS NULL",
-                    logger: logger
-                )
-            }
-        }
+        try await finishJobs([job])
     }
 
     /// Gives a job back to be retried after `delay` (a failure that isn't the job's fault).
@@ -63,29 +27,7 @@ extension HeraldStore {
 
     /// The message a job is about, or nil when it is gone (its app was deleted).
     public func message(id: Int64) async throws -> MessageRecord? {
-        let rows = try await client.query(
-            """
-            SELECT id, msg_id, app_id, request::text, identifier, expires_at, created_at, recalled_at IS NOT NULL,
-                   superseded_at IS NOT NULL
-            FROM messages WHERE id = \(id)
-            """,
-            logger: logger
-        )
-        for try await row in rows.decode((Int64, String, Int64, String, String, Date, Date, Bool, Bool).self) {
-            let request = try JSONDecoder().decode(PushRequest.self, from: Data(row.3.utf8))
-            return MessageRecord(
-                id: row.0,
-                msgID: row.1,
-                appID: row.2,
-                push: try request.validated(),
-                identifier: row.4,
-                expiresAt: row.5,
-                createdAt: row.6,
-                recalled: row.7,
-                superseded: row.8
-            )
-        }
-        return nil
+        try await messages(ids: [id])[id]
     }
 
     /// Fans out the next batch of a push job in one transaction: the next `limit` devices
@@ -167,7 +109,7 @@ extension HeraldStore {
                    d.in_background, NULL::bigint, NULL::integer
             FROM devices d WHERE d.app_id = \(message.appID) AND d.id > \(cursor)
               AND \(audienceFilter: audience, appID: message.appID, after: cursor)
-            ORDER BY d.id LIMIT \(Int64(limit)) FOR UPDATE OF d
+            ORDER BY d.id LIMIT \(Int64(limit)) FOR NO KEY UPDATE OF d
             """,
             logger: logger
         )

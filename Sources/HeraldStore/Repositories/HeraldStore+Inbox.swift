@@ -49,8 +49,13 @@ extension HeraldStore {
         guard !deviceIDs.isEmpty else { return [:] }
         let rows = try await client.query(
             """
-            WITH next AS (
-                UPDATE devices SET inbox_seq = inbox_seq + 1 WHERE id = ANY(\(deviceIDs)) RETURNING id, inbox_seq
+            WITH locked AS (
+                -- In id order, as every statement that locks many devices does: no deadlocks.
+                -- NO KEY UPDATE, as the UPDATE itself takes: rows that reference a device
+                -- (inbox, presence) only take KEY SHARE on it and don't conflict.
+                SELECT id FROM devices WHERE id = ANY(\(deviceIDs)) ORDER BY id FOR NO KEY UPDATE
+            ), next AS (
+                UPDATE devices d SET inbox_seq = d.inbox_seq + 1 FROM locked l WHERE d.id = l.id RETURNING d.id, d.inbox_seq
             )
             INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
             SELECT id, inbox_seq, \(messageID), \(ByteBuffer(bytes: payload)), \(expiresAt) FROM next
@@ -104,7 +109,7 @@ extension HeraldStore {
         let seqs = ids.map { positions[$0]! }
         try await client.query(
             """
-            WITH locked AS (SELECT id FROM devices WHERE id = ANY(\(ids)) ORDER BY id FOR UPDATE)
+            WITH locked AS (SELECT id FROM devices WHERE id = ANY(\(ids)) ORDER BY id FOR NO KEY UPDATE)
             UPDATE devices d SET acked_seq = GREATEST(d.acked_seq, v.seq)
             FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq), locked l WHERE d.id = v.id AND l.id = v.id
             """,
