@@ -28,20 +28,9 @@ extension HeraldStore {
         _ jobs: [(job: PushJob, message: MessageRecord, payload: [UInt8]?)]
     ) async throws -> [Int64: [FanOutTarget]?] {
         guard !jobs.isEmpty else { return [:] }
-        var wantedJobs: [Int64] = []
-        var wantedIDs: [String] = []
-        var wantedAliases: [String] = []
+        var wanted = ExplicitAudienceRows()
         for (job, message, _) in jobs {
-            for id in message.push.audience.registrationIDs ?? [] {
-                wantedJobs.append(job.id)
-                wantedIDs.append(id)
-                wantedAliases.append("")
-            }
-            for alias in message.push.audience.aliases ?? [] {
-                wantedJobs.append(job.id)
-                wantedIDs.append("")
-                wantedAliases.append(alias)
-            }
+            wanted.append(key: job.id, registrationIDs: message.push.audience.registrationIDs, aliases: message.push.audience.aliases)
         }
         let jobIDs = jobs.map(\.job.id)
         let messageIDs = jobs.map(\.message.id)
@@ -63,7 +52,7 @@ extension HeraldStore {
                     FOR SHARE
                 ), wanted AS (
                     SELECT job_id, NULLIF(rid, '') AS rid, NULLIF(alias, '') AS alias
-                    FROM unnest(\(wantedJobs)::bigint[], \(wantedIDs)::text[], \(wantedAliases)::text[]) AS w(job_id, rid, alias)
+                    FROM unnest(\(wanted.keys)::bigint[], \(wanted.registrationIDs)::text[], \(wanted.aliases)::text[]) AS w(job_id, rid, alias)
                 ), targets AS (
                     SELECT j.job_id, d.id AS device_id, j.stored
                     FROM wanted w JOIN jobs j ON j.job_id = w.job_id JOIN live ON live.id = j.message_id

@@ -68,20 +68,9 @@ extension HeraldStore {
     /// ids stored; when it throws, none was.
     func acceptPushes(_ pushes: [PendingPush]) async throws -> Set<String> {
         guard !pushes.isEmpty else { return [] }
-        var wantedIndexes: [Int64] = []
-        var wantedIDs: [String] = []
-        var wantedAliases: [String] = []
+        var wanted = ExplicitAudienceRows()
         for (index, push) in pushes.enumerated() {
-            for id in push.registrationIDs ?? [] {
-                wantedIndexes.append(Int64(index + 1))
-                wantedIDs.append(id)
-                wantedAliases.append("")
-            }
-            for alias in push.aliases ?? [] {
-                wantedIndexes.append(Int64(index + 1))
-                wantedIDs.append("")
-                wantedAliases.append(alias)
-            }
+            wanted.append(key: Int64(index + 1), registrationIDs: push.registrationIDs, aliases: push.aliases)
         }
         let checked = pushes.map { $0.registrationIDs == nil && $0.aliases == nil }
         // The rows are read to the end: an error raised while the statement executes
@@ -94,7 +83,7 @@ extension HeraldStore {
                                      \(pushes.map(\.expiresAt))::timestamptz[], \(pushes.map(\.createdAt))::timestamptz[], \(checked)::boolean[])
                     WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, idx)
             ), wanted AS (
-                SELECT * FROM unnest(\(wantedIndexes)::bigint[], \(wantedIDs)::text[], \(wantedAliases)::text[]) AS w(idx, rid, alias)
+                SELECT * FROM unnest(\(wanted.keys)::bigint[], \(wanted.registrationIDs)::text[], \(wanted.aliases)::text[]) AS w(idx, rid, alias)
             ), matched AS (
                 SELECT w.idx FROM wanted w JOIN input i ON i.idx = w.idx
                 WHERE EXISTS (SELECT 1 FROM devices d WHERE d.app_id = i.app_id AND d.registration_id = NULLIF(w.rid, ''))
