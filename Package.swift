@@ -121,6 +121,7 @@ let package = Package(
         .target(
             name: "HeraldAPNsSandbox",
             dependencies: [
+                "HeraldCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

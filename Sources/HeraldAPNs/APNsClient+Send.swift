@@ -123,7 +123,7 @@ extension APNsClient {
             headers.add(name: "authorization", value: "bearer \(token.jwt)", indexing: .neverIndexed)
         }
         headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
-        headers.add(name: "apns-id", value: notification.apnsID.uuidString.lowercased())
+        headers.add(name: "apns-id", value: notification.apnsID.lowercasedString, indexing: .nonIndexable)
         headers.add(name: "apns-topic", value: notification.topic ?? credentials.bundleID + notification.pushType.topicSuffix)
         headers.add(name: "apns-priority", value: String(notification.effectivePriority.rawValue))
         if let expiration = notification.expiration {

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// One push to one device, as the message center hands it over.
 public struct APNsNotification: Sendable, Hashable {
@@ -25,7 +26,7 @@ public struct APNsNotification: Sendable, Hashable {
         priority: APNsPriority? = nil,
         expiration: Date? = nil,
         collapseID: String? = nil,
-        apnsID: UUID = UUID(),
+        apnsID: UUID = .random(),
         topic: String? = nil
     ) {
         self.deviceToken = deviceToken

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -200,7 +201,7 @@ extension RecordedNotification {
     /// The notification as the inspection endpoint shows it; the payload as JSON when it is JSON.
     var inspectionJSON: [String: Any] {
         var object: [String: Any] = [
-            "apns_id": apnsID.uuidString.lowercased(),
+            "apns_id": apnsID.lowercasedString,
             "device_token": deviceToken,
             "push_type": pushType,
             "priority": priority,

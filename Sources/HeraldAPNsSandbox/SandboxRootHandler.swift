@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -103,7 +104,10 @@ final class SandboxRootHandler: ChannelInboundHandler {
     }
 
     private func respond(_ response: SandboxResponse, streamID: HTTP2StreamID, context: ChannelHandlerContext) {
-        var headers: HPACKHeaders = [":status": String(response.status), "apns-id": response.apnsID.uuidString.lowercased()]
+        var headers = HPACKHeaders()
+        headers.add(name: ":status", value: response.status == 200 ? "200" : String(response.status))
+        // Every apns-id is new: indexing it would only churn the peer's HPACK table.
+        headers.add(name: "apns-id", value: response.apnsID.lowercasedString, indexing: .nonIndexable)
         guard let body = response.body else {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
             return

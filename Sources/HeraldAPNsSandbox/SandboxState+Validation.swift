@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// A request that passed every check, with its headers parsed.
 struct ValidatedRequest: Sendable {
@@ -26,13 +27,13 @@ extension SandboxState {
         connection: inout SandboxConnectionAuth,
         now: Date
     ) -> Result<ValidatedRequest, SandboxResponse> {
-        var apnsID = UUID()
+        var apnsID = UUID.random()
         func reject(_ status: Int, _ reason: String, timestamp: Int64? = nil) -> Result<ValidatedRequest, SandboxResponse> {
             .failure(SandboxResponse(status: status, apnsID: apnsID, reason: reason, timestamp: timestamp))
         }
 
         if let values = request.headers["apns-id"] {
-            guard values.count == 1, let id = UUID(uuidString: values[0]) else { return reject(400, "BadMessageId") }
+            guard values.count == 1, let id = UUID(canonical: values[0]) else { return reject(400, "BadMessageId") }
             apnsID = id
         }
         if request.headers.values.contains(where: { $0.count > 1 }) { return reject(400, "DuplicateHeaders") }
@@ -60,25 +61,26 @@ extension SandboxState {
 
         guard let deviceToken = Self.deviceToken(inPath: request.path) else { return reject(404, "BadPath") }
         if deviceToken.isEmpty { return reject(400, "MissingDeviceToken") }
-        guard deviceToken.count % 2 == 0, deviceToken.allSatisfy(\.isHexDigit) else { return reject(400, "BadDeviceToken") }
-        let token = deviceToken.lowercased()
+        guard let token = Self.lowercaseHexToken(deviceToken) else { return reject(400, "BadDeviceToken") }
         if let since = unregistered[token] {
             return reject(410, "Unregistered", timestamp: Int64((since.timeIntervalSince1970 * 1000).rounded()))
         }
         if let registeredTopic = deviceTopics[token], let topic,
-            registeredTopic != topic.replacingOccurrences(of: ".voip", with: "")
+            registeredTopic != (topic.hasSuffix(".voip") ? String(topic.dropLast(".voip".count)) : topic)
         {
             return reject(400, "DeviceTokenNotForTopic")
         }
 
         var providerToken: String?
         if !usesCertificate {
-            guard let authorization = request.header("authorization"), authorization.lowercased().hasPrefix("bearer ") else {
+            guard let authorization = request.header("authorization"), let jwt = Self.bearerToken(authorization) else {
                 return reject(403, "MissingProviderToken")
             }
-            let jwt = String(authorization.dropFirst("bearer ".count))
             let parsed: SandboxProviderToken
-            if let verified = verifiedTokens[jwt] {
+            if let verified = connection.verifiedToken, verified.jwt == jwt {
+                // The connection's token again: the common case, one comparison.
+                parsed = verified.token
+            } else if let verified = verifiedTokens[jwt] {
                 parsed = verified
             } else {
                 do {
@@ -102,6 +104,7 @@ extension SandboxState {
                 connection.currentTokenSince = now
             }
             connection.pinnedTeamID = parsed.teamID
+            connection.verifiedToken = (jwt, parsed)
             providerToken = jwt
         }
 
@@ -126,5 +129,31 @@ extension SandboxState {
                 payload: request.body
             )
         )
+    }
+
+    /// The device token in lowercase if it is an even number of hex digits, else nil.
+    static func lowercaseHexToken(_ token: String) -> String? {
+        var hasUppercase = false
+        var count = 0
+        for byte in token.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): hasUppercase = true
+            default: return nil
+            }
+            count += 1
+        }
+        guard count % 2 == 0 else { return nil }
+        return hasUppercase ? token.lowercased() : token
+    }
+
+    /// The token of an `authorization: bearer <token>` value (the scheme in any case).
+    static func bearerToken(_ authorization: String) -> String? {
+        let scheme = "bearer ".utf8
+        let value = authorization.utf8
+        guard value.count > scheme.count,
+            value.prefix(scheme.count).elementsEqual(scheme, by: { $0 == $1 || ($1 != UInt8(ascii: " ") && $0 | 0x20 == $1) })
+        else { return nil }
+        return String(authorization.utf8.dropFirst(scheme.count))
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 
 /// Everything the sandbox knows: registered keys and devices, faults, and what it
 /// received. A value type guarded by the sandbox's lock, so its rules are testable
@@ -129,7 +130,7 @@ struct SandboxState: Sendable {
             for (position, shown) in (centres[token]?.shown ?? []).enumerated() { index[shown.identifier] = position }
             shownIndex[token] = index
         } else {
-            let identifier = request.collapseID ?? request.apnsID.uuidString.lowercased()
+            let identifier = request.collapseID ?? request.apnsID.lowercasedString
             let shown = ShownNotification(identifier: identifier, notification: record)
             if let position = shownIndex[token]?[identifier] {
                 centres[token, default: DeviceNotificationCentre()].shown[position] = shown

@@ -91,6 +91,27 @@ struct ErrorHandlingTests {
         }
     }
 
+    /// Error answers carry a body: more of them than the 64 KiB initial connection window
+    /// must keep flowing on one connection, so the client has to give the window back.
+    @Test func errorBodiesBeyondTheConnectionWindowKeepFlowing() async throws {
+        try await withSandboxAndClient(connectionCount: 1) { sandbox, client async throws in
+            let reason = "Reason" + String(repeating: "x", count: 250)
+            sandbox.setFault(.reject(status: 400, reason: reason), forDevice: deviceToken(16))
+            let outcomes = try await withThrowingTaskGroup(of: APNsOutcome.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        var last = APNsOutcome.retryLater(reason: .unknown(""), after: .zero)
+                        for _ in 0..<30 { last = try await client.send(alert("verbose", to: deviceToken(16))) }
+                        return last
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.allSatisfy { $0 == .failed(reason: .unknown(reason), status: 400) })
+            #expect(sandbox.rejections.count == 600)
+        }
+    }
+
     @Test func requestThatIsNeverAnsweredFailsAtItsDeadline() async throws {
         try await withSandboxAndClient { sandbox, client async throws in
             _ = try await client.send(alert("warm up"))

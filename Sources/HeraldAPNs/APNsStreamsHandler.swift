@@ -1,0 +1,180 @@
+import Foundation
+import HeraldCore
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// Every request stream of one connection, at the frame level: a request is a HEADERS and
+/// a DATA frame on the next client stream id, its answer the frames that come back on that
+/// id. No channel per stream, and the requests handed over together are written with one
+/// flush: at APNs rates the per-stream channel and flush were most of the client's cost.
+///
+/// Each request has a deadline; a request past it gets RST_STREAM (CANCEL) and fails with
+/// ``APNsError/deadlineExceeded``. A stream the peer resets, or closes unanswered (GOAWAY
+/// above its last stream id, a lost connection), fails with ``APNsError/connectionClosed``
+/// so the client retries it elsewhere. Root-stream frames go on to the connection handler.
+///
+/// Without a stream multiplexer nobody else gives the peer back its connection window, so
+/// this handler does (the answers' DATA frames, error bodies, would otherwise exhaust the
+/// 64 KiB initial window and stall the connection).
+final class APNsStreamsHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias InboundOut = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    private struct Pending {
+        var promise: EventLoopPromise<APNsResponse>
+        var timeout: Scheduled<Void>?
+        var status: Int?
+        var apnsID: UUID?
+        var body: ByteBuffer?
+    }
+
+    /// Window given back in steps of this many bytes.
+    static let windowUpdateThreshold = 1 << 15
+
+    private var streams: [HTTP2StreamID: Pending] = [:]
+    private var nextStreamID: Int32 = 1
+    private var context: ChannelHandlerContext?
+    private var unacknowledgedBytes = 0
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failAll(.connectionClosed)
+        self.context = nil
+    }
+
+    /// Writes the requests on new streams, in order, and flushes once. Must be called on
+    /// the channel's event loop.
+    func start(_ requests: [APNsRequest]) {
+        guard let context, context.channel.isActive else {
+            for request in requests { request.promise.fail(APNsError.connectionClosed) }
+            return
+        }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        for request in requests {
+            guard nextStreamID < Int32.max - 2 else {
+                request.promise.fail(APNsError.connectionClosed)
+                continue
+            }
+            let streamID = HTTP2StreamID(nextStreamID)
+            nextStreamID += 2
+            let timeout = context.eventLoop.assumeIsolated().scheduleTask(deadline: request.deadline) {
+                loopBound.value.timedOut(streamID)
+            }
+            streams[streamID] = Pending(promise: request.promise, timeout: timeout)
+            // A write the HTTP/2 handler refuses (after GOAWAY, on a closing connection)
+            // fails the stream, so the client retries it elsewhere.
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.assumeIsolated().whenFailure { _ in
+                loopBound.value.fail(streamID, .connectionClosed)
+            }
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: request.headers)))), promise: nil)
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(request.body), endStream: true)))),
+                promise: written
+            )
+        }
+        context.flush()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        guard frame.streamID != .rootStream else {
+            context.fireChannelRead(data)
+            return
+        }
+        switch frame.payload {
+        case .headers(let headers):
+            guard streams[frame.streamID] != nil else { return }
+            if let value = headers.headers.first(name: ":status"), let code = Int(value) { streams[frame.streamID]?.status = code }
+            if let value = headers.headers.first(name: "apns-id") { streams[frame.streamID]?.apnsID = UUID(canonical: value) }
+            if headers.endStream { finish(frame.streamID) }
+        case .data(let data):
+            unacknowledgedBytes += data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
+            guard streams[frame.streamID] != nil else { return }
+            if case .byteBuffer(var buffer) = data.data {
+                if streams[frame.streamID]?.body == nil {
+                    streams[frame.streamID]?.body = buffer
+                } else {
+                    streams[frame.streamID]?.body?.writeBuffer(&buffer)
+                }
+            }
+            if data.endStream { finish(frame.streamID) }
+        case .rstStream:
+            fail(frame.streamID, .connectionClosed)
+        default:
+            break
+        }
+    }
+
+    /// Gives the connection window back in steps, once the read is over: a write while the
+    /// HTTP/2 handler is still delivering a frame would hand us that frame's stream-closed
+    /// event before the frame's own processing finished.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if unacknowledgedBytes >= Self.windowUpdateThreshold {
+            let increment = unacknowledgedBytes
+            unacknowledgedBytes = 0
+            let update = HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))
+            context.writeAndFlush(wrapOutboundOut(update), promise: nil)
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let closed = event as? StreamClosedEvent {
+            fail(closed.streamID, .connectionClosed)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failAll(.connectionClosed)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let streamError = error as? NIOHTTP2Errors.StreamError {
+            fail(streamError.streamID, .connectionClosed)
+            return
+        }
+        context.fireErrorCaught(error)
+    }
+
+    private func timedOut(_ streamID: HTTP2StreamID) {
+        guard let pending = streams.removeValue(forKey: streamID) else { return }
+        pending.promise.fail(APNsError.deadlineExceeded)
+        guard let context, context.channel.isActive else { return }
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))), promise: nil)
+    }
+
+    private func finish(_ streamID: HTTP2StreamID) {
+        guard let pending = streams.removeValue(forKey: streamID) else { return }
+        pending.timeout?.cancel()
+        guard let status = pending.status else {
+            pending.promise.fail(APNsError.connectionClosed)
+            return
+        }
+        var response = APNsResponse(status: status, apnsID: pending.apnsID)
+        if let body = pending.body { response.readBody(body) }
+        pending.promise.succeed(response)
+    }
+
+    private func fail(_ streamID: HTTP2StreamID, _ error: APNsError) {
+        guard let pending = streams.removeValue(forKey: streamID) else { return }
+        pending.timeout?.cancel()
+        pending.promise.fail(error)
+    }
+
+    private func failAll(_ error: APNsError) {
+        let pending = streams
+        streams.removeAll()
+        for entry in pending.values {
+            entry.timeout?.cancel()
+            entry.promise.fail(error)
+        }
+    }
+}
