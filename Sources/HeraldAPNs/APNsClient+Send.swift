@@ -120,7 +120,7 @@ extension APNsClient {
         headers.add(name: ":path", value: "/3/device/\(notification.deviceToken)", indexing: .neverIndexed)
         headers.add(name: ":authority", value: configuration.host)
         if let token {
-            headers.add(name: "authorization", value: "bearer \(token.jwt)", indexing: .neverIndexed)
+            headers.add(name: "authorization", value: token.authorization, indexing: .neverIndexed)
         }
         headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
         headers.add(name: "apns-id", value: notification.apnsID.lowercasedString, indexing: .nonIndexable)

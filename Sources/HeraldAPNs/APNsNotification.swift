@@ -26,7 +26,7 @@ public struct APNsNotification: Sendable, Hashable {
         priority: APNsPriority? = nil,
         expiration: Date? = nil,
         collapseID: String? = nil,
-        apnsID: UUID = .random(),
+        apnsID: UUID = .unique(),
         topic: String? = nil
     ) {
         self.deviceToken = deviceToken

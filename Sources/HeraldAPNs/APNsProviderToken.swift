@@ -3,8 +3,16 @@ import Foundation
 
 /// A signed provider token (JWT) and when it was issued.
 struct APNsProviderToken: Sendable, Hashable {
-    var jwt: String
-    var issuedAt: Date
+    let jwt: String
+    let issuedAt: Date
+    /// The `authorization` header value, built once rather than for every request.
+    let authorization: String
+
+    init(jwt: String, issuedAt: Date) {
+        self.jwt = jwt
+        self.issuedAt = issuedAt
+        self.authorization = "bearer " + jwt
+    }
 }
 
 /// Signs ES256 provider tokens: header `{"alg":"ES256","kid":...}`, claims `{"iss":...,"iat":<number>}`.

@@ -10,7 +10,9 @@ import NIOHTTP2
 /// flush: at APNs rates the per-stream channel and flush were most of the client's cost.
 ///
 /// Each request has a deadline; a request past it gets RST_STREAM (CANCEL) and fails with
-/// ``APNsError/deadlineExceeded``. A stream the peer resets, or closes unanswered (GOAWAY
+/// ``APNsError/deadlineExceeded``. One timer per connection, set for the earliest pending
+/// deadline, finds them: a timer per request (scheduled, then cancelled at the answer) was
+/// a twentieth of the client's cost. A stream the peer resets, or closes unanswered (GOAWAY
 /// above its last stream id, a lost connection), fails with ``APNsError/connectionClosed``
 /// so the client retries it elsewhere. Root-stream frames go on to the connection handler.
 ///
@@ -24,7 +26,7 @@ final class APNsStreamsHandler: ChannelInboundHandler {
 
     private struct Pending {
         var promise: EventLoopPromise<APNsResponse>
-        var timeout: Scheduled<Void>?
+        var deadline: NIODeadline
         var status: Int?
         var apnsID: UUID?
         var body: ByteBuffer?
@@ -37,6 +39,8 @@ final class APNsStreamsHandler: ChannelInboundHandler {
     private var nextStreamID: Int32 = 1
     private var context: ChannelHandlerContext?
     private var unacknowledgedBytes = 0
+    /// The deadline timer and when it fires.
+    private var sweep: (at: NIODeadline, task: Scheduled<Void>)?
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -62,10 +66,8 @@ final class APNsStreamsHandler: ChannelInboundHandler {
             }
             let streamID = HTTP2StreamID(nextStreamID)
             nextStreamID += 2
-            let timeout = context.eventLoop.assumeIsolated().scheduleTask(deadline: request.deadline) {
-                loopBound.value.timedOut(streamID)
-            }
-            streams[streamID] = Pending(promise: request.promise, timeout: timeout)
+            streams[streamID] = Pending(promise: request.promise, deadline: request.deadline)
+            armSweep(at: request.deadline, context: context)
             // A write the HTTP/2 handler refuses (after GOAWAY, on a closing connection)
             // fails the stream, so the client retries it elsewhere.
             let written = context.eventLoop.makePromise(of: Void.self)
@@ -91,7 +93,10 @@ final class APNsStreamsHandler: ChannelInboundHandler {
         case .headers(let headers):
             guard streams[frame.streamID] != nil else { return }
             if let value = headers.headers.first(name: ":status"), let code = Int(value) { streams[frame.streamID]?.status = code }
-            if let value = headers.headers.first(name: "apns-id") { streams[frame.streamID]?.apnsID = UUID(canonical: value) }
+            // APNs echoes the request's apns-id: read only for errors, which log it.
+            if streams[frame.streamID]?.status != 200, let value = headers.headers.first(name: "apns-id") {
+                streams[frame.streamID]?.apnsID = UUID(canonical: value)
+            }
             if headers.endStream { finish(frame.streamID) }
         case .data(let data):
             unacknowledgedBytes += data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
@@ -144,6 +149,36 @@ final class APNsStreamsHandler: ChannelInboundHandler {
         context.fireErrorCaught(error)
     }
 
+    /// Makes sure the deadline timer fires by `deadline`.
+    private func armSweep(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        if let sweep {
+            guard deadline < sweep.at else { return }
+            sweep.task.cancel()
+        }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let task = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            loopBound.value.sweepExpired()
+        }
+        sweep = (deadline, task)
+    }
+
+    /// Fails the requests past their deadline and sets the timer for the next one.
+    private func sweepExpired() {
+        sweep = nil
+        let now = NIODeadline.now()
+        var expired: [HTTP2StreamID] = []
+        var next: NIODeadline?
+        for (streamID, pending) in streams {
+            if pending.deadline <= now {
+                expired.append(streamID)
+            } else if next == nil || pending.deadline < next! {
+                next = pending.deadline
+            }
+        }
+        for streamID in expired { timedOut(streamID) }
+        if let next, let context { armSweep(at: next, context: context) }
+    }
+
     private func timedOut(_ streamID: HTTP2StreamID) {
         guard let pending = streams.removeValue(forKey: streamID) else { return }
         pending.promise.fail(APNsError.deadlineExceeded)
@@ -153,7 +188,6 @@ final class APNsStreamsHandler: ChannelInboundHandler {
 
     private func finish(_ streamID: HTTP2StreamID) {
         guard let pending = streams.removeValue(forKey: streamID) else { return }
-        pending.timeout?.cancel()
         guard let status = pending.status else {
             pending.promise.fail(APNsError.connectionClosed)
             return
@@ -165,16 +199,14 @@ final class APNsStreamsHandler: ChannelInboundHandler {
 
     private func fail(_ streamID: HTTP2StreamID, _ error: APNsError) {
         guard let pending = streams.removeValue(forKey: streamID) else { return }
-        pending.timeout?.cancel()
         pending.promise.fail(error)
     }
 
     private func failAll(_ error: APNsError) {
         let pending = streams
         streams.removeAll()
-        for entry in pending.values {
-            entry.timeout?.cancel()
-            entry.promise.fail(error)
-        }
+        sweep?.task.cancel()
+        sweep = nil
+        for entry in pending.values { entry.promise.fail(error) }
     }
 }

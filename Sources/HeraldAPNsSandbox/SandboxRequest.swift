@@ -4,11 +4,28 @@ import Foundation
 struct SandboxRequest: Sendable {
     var method: String
     var path: String
-    /// Regular headers, lowercase names, every value in arrival order.
-    var headers: [String: [String]]
+    /// Regular headers in arrival order, lowercase names (a request has about ten: a list
+    /// beats a dictionary of arrays).
+    var headers: [(name: String, value: String)]
     var body: [UInt8]
 
-    func header(_ name: String) -> String? { headers[name]?.first }
+    /// The first value of the header.
+    func header(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    /// How many times the header came.
+    func count(of name: String) -> Int {
+        headers.reduce(0) { $0 + ($1.name == name ? 1 : 0) }
+    }
+
+    /// Whether any header came more than once.
+    var hasDuplicateHeaders: Bool {
+        for index in headers.indices where headers[(index + 1)...].contains(where: { $0.name == headers[index].name }) {
+            return true
+        }
+        return false
+    }
 }
 
 /// The answer to one request.

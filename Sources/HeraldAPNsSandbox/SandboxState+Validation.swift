@@ -27,16 +27,17 @@ extension SandboxState {
         connection: inout SandboxConnectionAuth,
         now: Date
     ) -> Result<ValidatedRequest, SandboxResponse> {
-        var apnsID = UUID.random()
+        // APNs makes up an apns-id only when the request has none.
+        var apnsID: UUID?
         func reject(_ status: Int, _ reason: String, timestamp: Int64? = nil) -> Result<ValidatedRequest, SandboxResponse> {
-            .failure(SandboxResponse(status: status, apnsID: apnsID, reason: reason, timestamp: timestamp))
+            .failure(SandboxResponse(status: status, apnsID: apnsID ?? .random(), reason: reason, timestamp: timestamp))
         }
 
-        if let values = request.headers["apns-id"] {
-            guard values.count == 1, let id = UUID(canonical: values[0]) else { return reject(400, "BadMessageId") }
+        if let value = request.header("apns-id") {
+            guard request.count(of: "apns-id") == 1, let id = UUID(canonical: value) else { return reject(400, "BadMessageId") }
             apnsID = id
         }
-        if request.headers.values.contains(where: { $0.count > 1 }) { return reject(400, "DuplicateHeaders") }
+        if request.hasDuplicateHeaders { return reject(400, "DuplicateHeaders") }
         guard request.method == "POST" else { return reject(405, "MethodNotAllowed") }
         let topic = request.header("apns-topic")
         let usesCertificate = connection.clientCertificateDER != nil
@@ -112,12 +113,13 @@ extension SandboxState {
         if request.body.count > (pushType == "voip" ? 5120 : 4096) { return reject(413, "PayloadTooLarge") }
 
         var headers: [String: String] = [:]
-        for (name, values) in request.headers where name != "authorization" {
-            headers[name] = values.first
+        headers.reserveCapacity(request.headers.count)
+        for (name, value) in request.headers where name != "authorization" {
+            headers[name] = value
         }
         return .success(
             ValidatedRequest(
-                apnsID: apnsID,
+                apnsID: apnsID ?? .random(),
                 deviceToken: token,
                 topic: topic,
                 pushType: pushType,

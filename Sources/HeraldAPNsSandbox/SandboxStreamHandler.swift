@@ -11,7 +11,7 @@ import NIOHTTP2
 struct SandboxStreamState {
     private var method = ""
     private var path = ""
-    private var headers: [String: [String]] = [:]
+    private var headers: [(name: String, value: String)] = []
     private var body: [UInt8] = []
 
     mutating func receive(_ frame: HPACKHeaders) {
@@ -21,7 +21,9 @@ struct SandboxStreamState {
             case ":path": path = value
             // HTTP/2 header names are lowercase: NIOHTTP2 refuses others.
             case let pseudo where pseudo.hasPrefix(":"): break
-            default: headers[name, default: []].append(value)
+            default:
+                if headers.isEmpty { headers.reserveCapacity(12) }
+                headers.append((name, value))
             }
         }
     }

@@ -38,6 +38,9 @@ struct APNsSandboxCommand: AsyncParsableCommand {
     @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS once a connection had a request accepted.")
     var maxConcurrentStreams = 1000
 
+    @Option(help: "Event-loop threads (default: one per core).")
+    var threads: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -78,9 +81,10 @@ struct APNsSandboxCommand: AsyncParsableCommand {
         var configuration = APNsSandbox.Configuration(transport: plaintext ? .plaintext : .tls, port: port)
         configuration.host = host
         configuration.maxConcurrentStreams = maxConcurrentStreams
-        let sandbox = try await APNsSandbox.start(configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        let group: any EventLoopGroup = threads.map { MultiThreadedEventLoopGroup(numberOfThreads: max(1, $0)) } ?? MultiThreadedEventLoopGroup.singleton
+        let sandbox = try await APNsSandbox.start(configuration: configuration, eventLoopGroup: group, logger: logger)
         do {
-            let inspection = try await SandboxInspectionServer.bind(sandbox: sandbox, host: host, port: inspectPort, logger: logger)
+            let inspection = try await SandboxInspectionServer.bind(sandbox: sandbox, host: host, port: inspectPort, eventLoopGroup: group, logger: logger)
             return (sandbox, inspection)
         } catch {
             await sandbox.shutdown()

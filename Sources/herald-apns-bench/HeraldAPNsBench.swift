@@ -34,6 +34,9 @@ struct HeraldAPNsBench: AsyncParsableCommand {
     @Option(help: "The apns-sandbox executable (default: next to this one).")
     var sandbox: String?
 
+    @Option(help: "apns-sandbox's event-loop threads (default: one per core).")
+    var sandboxThreads: Int?
+
     @Flag(help: "Run the sandbox inside this process instead of as apns-sandbox.")
     var inProcess = false
 
@@ -87,7 +90,8 @@ struct HeraldAPNsBench: AsyncParsableCommand {
                 ?? Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("apns-sandbox")
             let process = try SandboxProcess.start(
                 executable: executable,
-                certificatePath: directory.appendingPathComponent("sandbox.pem").path
+                certificatePath: directory.appendingPathComponent("sandbox.pem").path,
+                threads: sandboxThreads
             )
             defer { process.stop() }
             try await measure(

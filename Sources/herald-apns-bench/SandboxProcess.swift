@@ -20,12 +20,13 @@ final class SandboxProcess {
     }
 
     /// Starts `executable` on free ports and waits for its "apns-sandbox ready" line.
-    static func start(executable: URL, certificatePath: String) throws -> SandboxProcess {
+    static func start(executable: URL, certificatePath: String, threads: Int?) throws -> SandboxProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = [
             "--port", "0", "--inspect-port", "0", "--certificate-out", certificatePath, "--log-level", "warning",
         ]
+        if let threads { process.arguments! += ["--threads", String(threads)] }
         let output = Pipe()
         process.standardOutput = output
         try process.run()

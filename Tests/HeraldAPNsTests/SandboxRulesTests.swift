@@ -8,7 +8,7 @@ import Testing
 struct SandboxRulesTests {
     private func request(_ headers: [String: String], method: String = "POST", path: String = "/3/device/abcd", body: String = "{}") -> SandboxRequest
     {
-        SandboxRequest(method: method, path: path, headers: headers.mapValues { [$0] }, body: Array(body.utf8))
+        SandboxRequest(method: method, path: path, headers: headers.map { ($0.key, $0.value) }, body: Array(body.utf8))
     }
 
     private func reason(_ state: inout SandboxState, _ request: SandboxRequest) -> String? {

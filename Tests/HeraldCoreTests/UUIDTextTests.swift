@@ -43,3 +43,17 @@ struct UUIDTextTests {
         #expect(UUID(canonical: text) == nil)
     }
 }
+
+@Suite("Unique UUIDs")
+struct UniqueUUIDTests {
+    @Test func uniqueUUIDsAreDistinctVersionFourVariantOne() {
+        var seen = Set<UUID>()
+        for _ in 0..<10_000 {
+            let uuid = UUID.unique()
+            #expect(uuid.uuid.6 >> 4 == 4)
+            #expect(uuid.uuid.8 >> 6 == 0b10)
+            seen.insert(uuid)
+        }
+        #expect(seen.count == 10_000)
+    }
+}
