@@ -81,10 +81,17 @@ struct APNsSandboxCommand: AsyncParsableCommand {
         var configuration = APNsSandbox.Configuration(transport: plaintext ? .plaintext : .tls, port: port)
         configuration.host = host
         configuration.maxConcurrentStreams = maxConcurrentStreams
-        let group: any EventLoopGroup = threads.map { MultiThreadedEventLoopGroup(numberOfThreads: max(1, $0)) } ?? MultiThreadedEventLoopGroup.singleton
+        let group: any EventLoopGroup =
+            threads.map { MultiThreadedEventLoopGroup(numberOfThreads: max(1, $0)) } ?? MultiThreadedEventLoopGroup.singleton
         let sandbox = try await APNsSandbox.start(configuration: configuration, eventLoopGroup: group, logger: logger)
         do {
-            let inspection = try await SandboxInspectionServer.bind(sandbox: sandbox, host: host, port: inspectPort, eventLoopGroup: group, logger: logger)
+            let inspection = try await SandboxInspectionServer.bind(
+                sandbox: sandbox,
+                host: host,
+                port: inspectPort,
+                eventLoopGroup: group,
+                logger: logger
+            )
             return (sandbox, inspection)
         } catch {
             await sandbox.shutdown()
