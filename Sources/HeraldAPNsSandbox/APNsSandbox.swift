@@ -251,7 +251,7 @@ extension APNsSandbox {
 
     /// What the device with this token holds.
     public func notificationCentre(for deviceToken: String) -> DeviceNotificationCentre {
-        state.withLockedValue { $0.centres[deviceToken.lowercased()] ?? DeviceNotificationCentre() }
+        state.withLockedValue { $0.centre(for: deviceToken.lowercased()) }
     }
 
     /// How many notifications were accepted since the start or the last ``clearRecords()``.

@@ -39,10 +39,9 @@ struct SandboxState: Sendable {
     /// After this many accepted requests in all, the next one meets a GOAWAY.
     var goAwayAfter: (count: Int, reason: String)?
 
+    /// Every accepted notification in order; device notification centres are derived from
+    /// them when asked for, so accepting one is an append.
     var records: [RecordedNotification] = []
-    var centres: [String: DeviceNotificationCentre] = [:]
-    /// Device token → shown identifier → its index in the centre's `shown`.
-    var shownIndex: [String: [String: Int]] = [:]
     var rejections: [SandboxRejection] = []
     var nextConnectionID = 1
 
@@ -119,34 +118,40 @@ struct SandboxState: Sendable {
             receivedAt: now
         )
         records.append(record)
-        // Mutated in place: copying a busy device's centre on every request is quadratic.
-        let token = request.deviceToken
-        if request.pushType == "background" {
-            centres[token, default: DeviceNotificationCentre()].background.append(record)
-            let recalled = Self.recalledIdentifiers(in: record, key: recallKey)
-            guard !recalled.isEmpty else { return }
-            centres[token, default: DeviceNotificationCentre()].shown.removeAll { recalled.contains($0.identifier) }
-            var index: [String: Int] = [:]
-            for (position, shown) in (centres[token]?.shown ?? []).enumerated() { index[shown.identifier] = position }
-            shownIndex[token] = index
-        } else {
-            let identifier = request.collapseID ?? request.apnsID.lowercasedString
-            let shown = ShownNotification(identifier: identifier, notification: record)
-            if let position = shownIndex[token]?[identifier] {
-                centres[token, default: DeviceNotificationCentre()].shown[position] = shown
+    }
+
+    /// What the device with this token holds: its notifications replayed in order
+    /// (a collapse id replaces the shown notification; a background push carrying recall
+    /// identifiers removes those).
+    func centre(for token: String) -> DeviceNotificationCentre {
+        var centre = DeviceNotificationCentre()
+        var shownIndex: [String: Int] = [:]
+        for record in records where record.deviceToken == token {
+            if record.pushType == "background" {
+                centre.background.append(record)
+                let recalled = Self.recalledIdentifiers(in: record, key: recallKey)
+                guard !recalled.isEmpty else { continue }
+                centre.shown.removeAll { recalled.contains($0.identifier) }
+                shownIndex = [:]
+                for (position, shown) in centre.shown.enumerated() { shownIndex[shown.identifier] = position }
             } else {
-                shownIndex[token, default: [:]][identifier] = centres[token]?.shown.count ?? 0
-                centres[token, default: DeviceNotificationCentre()].shown.append(shown)
+                let identifier = record.collapseID ?? record.apnsID.lowercasedString
+                let shown = ShownNotification(identifier: identifier, notification: record)
+                if let position = shownIndex[identifier] {
+                    centre.shown[position] = shown
+                } else {
+                    shownIndex[identifier] = centre.shown.count
+                    centre.shown.append(shown)
+                }
             }
         }
+        return centre
     }
 
     /// Forgets what was received; returns how many accepted notifications were forgotten.
     mutating func clearRecords() -> Int {
         defer {
             records.removeAll()
-            centres.removeAll()
-            shownIndex.removeAll()
             rejections.removeAll()
         }
         return records.count
