@@ -148,9 +148,20 @@ public final class APNsSandbox: Sendable {
         connections.withLockedValue { _ = $0.removeValue(forKey: connectionID) }
     }
 
-    func decide(_ request: SandboxRequest, connection: inout SandboxConnectionAuth) -> SandboxDecision {
+    /// Decides requests in order under one turn of the lock, stopping after one that meets
+    /// a GOAWAY (the rest are left unprocessed, as APNs would).
+    func decide(_ requests: [SandboxRequest], connection: inout SandboxConnectionAuth) -> [SandboxDecision] {
         let now = configuration.now()
-        return state.withLockedValue { $0.handle(request, connection: &connection, now: now) }
+        return state.withLockedValue { state in
+            var decisions: [SandboxDecision] = []
+            decisions.reserveCapacity(requests.count)
+            for request in requests {
+                let decision = state.handle(request, connection: &connection, now: now)
+                decisions.append(decision)
+                if case .goAway = decision.action { break }
+            }
+            return decisions
+        }
     }
 }
 

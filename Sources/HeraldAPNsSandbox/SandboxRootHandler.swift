@@ -7,8 +7,9 @@ import NIOSSL
 
 /// Sits on a sandbox connection after the HTTP/2 handler and sees every frame: gathers
 /// each stream's request, answers it, holds the connection's authentication state,
-/// raises the stream limit, and sends GOAWAY. Answers written while reading go out with
-/// one flush when the read ends.
+/// raises the stream limit, and sends GOAWAY. The requests completed during one read are
+/// decided together when the read ends (one turn of the sandbox's lock, not one per
+/// request: the connections' event loops contended for it) and answered with one flush.
 final class SandboxRootHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -20,6 +21,8 @@ final class SandboxRootHandler: ChannelInboundHandler {
     private var lastProcessedStreamID = HTTP2StreamID.rootStream
     private var goingAway = false
     private var streams: [HTTP2StreamID: SandboxStreamState] = [:]
+    /// Requests complete in this read, in arrival order.
+    private var completed: [(streamID: HTTP2StreamID, request: SandboxRequest)] = []
     private var needsFlush = false
     /// DATA bytes received and not yet given back to the peer's connection window.
     private var unacknowledgedBytes = 0
@@ -75,6 +78,11 @@ final class SandboxRootHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if !completed.isEmpty {
+            let batch = completed
+            completed.removeAll(keepingCapacity: true)
+            answer(batch, context: context)
+        }
         if needsFlush {
             needsFlush = false
             context.flush()
@@ -84,22 +92,45 @@ final class SandboxRootHandler: ChannelInboundHandler {
 
     private func complete(_ streamID: HTTP2StreamID, context: ChannelHandlerContext) {
         guard let stream = streams.removeValue(forKey: streamID) else { return }
-        switch handle(stream.request, streamID: streamID) {
-        case .respond(let response):
-            respond(response, streamID: streamID, context: context)
-            needsFlush = true
-        case .respondAfter(let delay, let response):
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            context.eventLoop.scheduleTask(
-                in: TimeAmount.nanoseconds(Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
-            ) {
-                let (handler, context) = loopBound.value
-                guard !handler.goingAway else { return }
-                handler.respond(response, streamID: streamID, context: context)
-                context.flush()
+        completed.append((streamID, stream.request))
+    }
+
+    /// Decides the requests in order, applying the connection-level effects (stream limit,
+    /// GOAWAY) and writing the answers in that order. Requests after a GOAWAY get no
+    /// decision: they stay unprocessed, above the GOAWAY's last stream id.
+    private func answer(_ batch: [(streamID: HTTP2StreamID, request: SandboxRequest)], context: ChannelHandlerContext) {
+        guard !goingAway else { return }
+        if !certificateChecked {
+            certificateChecked = true
+            let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
+            auth.clientCertificateDER = try? tls?.peerCertificate?.toDERBytes()
+        }
+        let decisions = sandbox.decide(batch.map(\.request), connection: &auth)
+        for (decision, (streamID, _)) in zip(decisions, batch) {
+            if decision.raiseStreamLimit {
+                let settings = HTTP2Settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: sandbox.configuration.maxConcurrentStreams)])
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))), promise: nil)
+                needsFlush = true
             }
-        case .neverAnswer, .goAway, nil:
-            break
+            switch decision.action {
+            case .respond(let response):
+                lastProcessedStreamID = max(lastProcessedStreamID, streamID)
+                respond(response, streamID: streamID, context: context)
+                needsFlush = true
+            case .respondAfter(let delay, let response):
+                lastProcessedStreamID = max(lastProcessedStreamID, streamID)
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
+                    let (handler, context) = loopBound.value
+                    guard !handler.goingAway else { return }
+                    handler.respond(response, streamID: streamID, context: context)
+                    context.flush()
+                }
+            case .goAway(let reason):
+                sendGoAway(reason: reason)
+            case .neverAnswer:
+                break
+            }
         }
     }
 
@@ -124,32 +155,6 @@ final class SandboxRootHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         sandbox.connectionClosed(auth.connectionID)
         context.fireChannelInactive()
-    }
-
-    /// Decides what to do with a complete request on `streamID`, applying the
-    /// connection-level effects (stream limit, GOAWAY) itself.
-    func handle(_ request: SandboxRequest, streamID: HTTP2StreamID) -> SandboxDecision.Action? {
-        guard !goingAway, let context else { return nil }
-        if !certificateChecked {
-            certificateChecked = true
-            let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
-            auth.clientCertificateDER = try? tls?.peerCertificate?.toDERBytes()
-        }
-        let decision = sandbox.decide(request, connection: &auth)
-        if decision.raiseStreamLimit {
-            let settings = HTTP2Settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: sandbox.configuration.maxConcurrentStreams)])
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))), promise: nil)
-            needsFlush = true
-        }
-        switch decision.action {
-        case .goAway(let reason):
-            sendGoAway(reason: reason)
-        case .respond, .respondAfter:
-            lastProcessedStreamID = max(lastProcessedStreamID, streamID)
-        case .neverAnswer:
-            break
-        }
-        return decision.action
     }
 
     /// Stops answering and closes, as a lost network would: requests still in the TLS
