@@ -133,6 +133,10 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
             authenticate(clientID: clientID, username: username, password: password, channel: channel)
         case .acceptSession(let registrationID):
             startSession(registrationID, channel: channel)
+        case .loadInbox(let packets):
+            for packet in packets { channel.write(packet, promise: nil) }
+            if !packets.isEmpty { channel.flush() }
+            loadInbox(channel: channel)
         case .send(let packets):
             for packet in packets { channel.write(packet, promise: nil) }
             channel.flush()
@@ -191,20 +195,30 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
             previous.eventLoop.execute { previous.handler.value.takenOver() }
         }
         context.acks.connected(deviceID: device.deviceID)
+        loadInbox(channel: channel)
+    }
 
+    /// Loads the device's unacknowledged messages and hands them to the session. A load
+    /// that fails closes the connection: the device reconnects and its replay loads again.
+    private func loadInbox(channel: any Channel) {
+        guard let device else { return }
         let store = context.store
         let acks = context.acks
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
         Task {
-            let pending = (try? await store.pendingMessages(deviceID: device.deviceID)) ?? []
+            let snapshot = try? await store.pendingInbox(deviceID: device.deviceID)
             let acked = acks.pendingAcknowledgement(deviceID: device.deviceID) ?? 0
-            let replay = pending.filter { $0.seq > acked }.map {
+            let replay = (snapshot?.messages ?? []).filter { $0.seq > acked }.map {
                 Outgoing(seq: $0.seq, messageID: $0.messageID, payload: ByteBuffer(bytes: $0.payload), dup: true, token: 0)
             }
             channel.eventLoop.execute {
                 let handler = handler.value
+                guard let snapshot else {
+                    handler.perform(handler.machine.close(.storeUnavailable), nil)
+                    return
+                }
                 handler.context.metrics.replays.increment(by: replay.count)
-                handler.perform(handler.machine.replayLoaded(replay), nil)
+                handler.perform(handler.machine.replayLoaded(replay, through: snapshot.through), nil)
             }
         }
     }

@@ -8,6 +8,13 @@ import NIOCore
 ///
 /// Lifecycle: awaiting CONNECT → authenticating → replaying (loading the inbox; live
 /// stored messages are held back so order is kept) → active → closed.
+///
+/// Stored messages go out in seq order, so the device's in-order PUBACKs make "acknowledged
+/// through" exact. A live message whose seq skips one (concurrent fan-outs can reach the
+/// gateway out of order) is held back and the inbox loaded again: the store has every seq
+/// below it, since seqs are taken under the device's row lock. Sending it first would let
+/// its acknowledgement move the position past the missing one, which a disconnect would
+/// then lose.
 struct MQTTSessionStateMachine {
     enum CloseReason: String, Sendable {
         case clientDisconnected = "client_disconnect"
@@ -19,6 +26,7 @@ struct MQTTSessionStateMachine {
         case slowConsumer = "slow_consumer"
         case serverShutdown = "shutdown"
         case unsupportedQoS = "unsupported_qos"
+        case storeUnavailable = "store_unavailable"
     }
 
     enum Action {
@@ -26,6 +34,8 @@ struct MQTTSessionStateMachine {
         case authenticate(clientID: String, username: String, password: String, keepAlive: UInt16)
         /// CONNACK accepted, then register the session and load the inbox.
         case acceptSession(registrationID: String)
+        /// Send these, then load the inbox again (a live message skipped a seq).
+        case loadInbox(sendFirst: [MQTTPacket])
         case send([MQTTPacket])
         case sendAndClose(MQTTPacket, CloseReason)
         case close(CloseReason)
@@ -62,6 +72,9 @@ struct MQTTSessionStateMachine {
         /// Seqs sent and not yet acknowledged through, ascending: "acknowledged through"
         /// only moves past a seq once every lower seq sent here is acknowledged.
         var sentSeqs: Deque<Int64> = []
+        /// Every seq up to this one was loaded from the inbox or came live: a live message
+        /// above the next one waits for a load.
+        var knownThrough: Int64 = 0
     }
 
     private(set) var state: State = .awaitingConnect
@@ -190,17 +203,42 @@ struct MQTTSessionStateMachine {
         }
     }
 
-    /// The inbox was loaded: send it (DUP), then what arrived meanwhile, in order.
-    mutating func replayLoaded(_ messages: [Outgoing]) -> Action {
+    /// The inbox was loaded: send it (DUP), then what arrived meanwhile, in order. Loaded
+    /// messages this connection already had acknowledged (the store hears of acks in
+    /// batches) are not sent again.
+    mutating func replayLoaded(_ messages: [Outgoing], through: Int64) -> Action {
         guard case .replaying(var session) = state else { return .none }
+        for message in messages where message.seq.map({ $0 > session.ackedThrough }) ?? true {
+            enqueue(message, into: &session)
+        }
+        session.knownThrough = max(session.knownThrough, through)
         let held = session.heldBack
         session.heldBack = []
-        for message in messages { enqueue(message, into: &session) }
-        for message in held { enqueue(message, into: &session) }
+        var gap = false
+        for message in held {
+            if gap || !takeInOrder(message, &session) {
+                gap = true
+                session.heldBack.append(message)
+            }
+        }
         if session.queue.count > maxQueued { return closeNow(.slowConsumer) }
         let packets = drain(&session)
+        if gap {
+            state = .replaying(session)
+            return .loadInbox(sendFirst: packets)
+        }
         state = .active(session)
         return packets.isEmpty ? .none : .send(packets)
+    }
+
+    /// Queues a live message unless its seq skips one; false when it must wait.
+    private func takeInOrder(_ message: Outgoing, _ session: inout Session) -> Bool {
+        if let seq = message.seq {
+            guard seq <= session.knownThrough + 1 else { return false }
+            session.knownThrough = max(session.knownThrough, seq)
+        }
+        enqueue(message, into: &session)
+        return true
     }
 
     /// A live message for this device.
@@ -214,12 +252,21 @@ struct MQTTSessionStateMachine {
             }
             return deliverNow(message, &session, replaying: true)
         case .active(var session):
-            return deliverNow(message, &session, replaying: false)
+            guard takeInOrder(message, &session) else {
+                session.heldBack.append(message)
+                state = .replaying(session)
+                return .loadInbox(sendFirst: [])
+            }
+            if session.queue.count > maxQueued { return closeNow(.slowConsumer) }
+            let packets = drain(&session)
+            state = .active(session)
+            return packets.isEmpty ? .none : .send(packets)
         default:
             return .none
         }
     }
 
+    /// A message without a seq while the inbox loads: it needs no place in the order.
     private mutating func deliverNow(_ message: Outgoing, _ session: inout Session, replaying: Bool) -> Action {
         enqueue(message, into: &session)
         if session.queue.count > maxQueued { return closeNow(.slowConsumer) }

@@ -6,43 +6,74 @@ import Testing
 @testable import HeraldGateway
 
 /// Inbox positions on one connection when concurrent fan-outs hand messages to the gateway
-/// out of seq order: every message is sent once, and "acknowledged through" never moves
-/// past a message the device hasn't acknowledged.
+/// out of seq order: stored messages go out in seq order, each once, so "acknowledged
+/// through" never moves past a message the device hasn't acknowledged.
 @Suite struct SessionStateMachineTests {
-    @Test func lateLowerSeqsAreSentAndHoldBackTheAcknowledgedPosition() throws {
-        var machine = try Self.activeMachine()
-        let sent = [7, 5, 6].map { machine.deliver(Self.message(seq: $0)) }
-        let packetIDs = try sent.map { action in
-            guard case .send(let packets) = action, case .publish(let publish) = try #require(packets.first) else {
-                Issue.record("expected a PUBLISH, got \(action)")
-                return UInt16(0)
-            }
-            return try #require(publish.packetID)
+    @Test func aLiveSeqThatSkipsOneWaitsForTheInboxThenAllGoOutInOrder() throws {
+        var machine = try Self.activeMachine(through: 4)
+        guard case .loadInbox(let first) = machine.deliver(Self.message(seq: 7)), first.isEmpty else {
+            Issue.record("seq 7 skips 5 and 6: the inbox is loaded, nothing sent")
+            return
         }
-        #expect(packetIDs.count == 3)
-        // The device acknowledges in the order it received: 7, 5, 6.
-        #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: packetIDs[0]))) == .some(nil))
-        #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: packetIDs[1]))) == .some(5))
-        #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: packetIDs[2]))) == .some(7))
+        guard case .none = machine.deliver(Self.message(seq: 5)) else {
+            Issue.record("while the inbox loads, stored messages wait")
+            return
+        }
+        let action = machine.replayLoaded([5, 6, 7].map { Self.message(seq: $0, dup: true) }, through: 7)
+        let packetIDs = try Self.published(action)
+        #expect(packetIDs.map(\.seq) == [5, 6, 7])
+        // The device acknowledges in the order it received: the position follows.
+        for (packetID, seq) in packetIDs {
+            #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: packetID))) == .some(seq))
+        }
     }
 
-    @Test func aSeqArrivingAfterAHigherOneWasAcknowledgedIsStillSent() throws {
-        var machine = try Self.activeMachine()
-        guard case .send(let first) = machine.deliver(Self.message(seq: 9)), case .publish(let publish) = first.first else {
-            Issue.record("seq 9 is sent")
+    @Test func lateLiveCopiesOfLoadedSeqsAreNotSentTwice() throws {
+        var machine = try Self.activeMachine(through: 0)
+        guard case .loadInbox = machine.deliver(Self.message(seq: 3)) else {
+            Issue.record("seq 3 skips 1 and 2")
             return
         }
-        #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: try #require(publish.packetID)))) == .some(9))
-        guard case .send(let late) = machine.deliver(Self.message(seq: 4)), case .publish(let latePublish) = late.first else {
-            Issue.record("seq 4 is sent though 9 was acknowledged")
+        let packetIDs = try Self.published(machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3))
+        #expect(packetIDs.map(\.seq) == [1, 2, 3])
+        for seq in [1, 2] {
+            guard case .none = machine.deliver(Self.message(seq: seq)) else {
+                Issue.record("seq \(seq) is in flight already")
+                return
+            }
+        }
+    }
+
+    @Test func loadedMessagesThisConnectionHadAcknowledgedAreNotSentAgain() throws {
+        var machine = try Self.activeMachine(through: 0)
+        let first = try Self.published(machine.deliver(Self.message(seq: 1)))
+        #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: try #require(first.first).packetID))) == .some(1))
+        guard case .loadInbox = machine.deliver(Self.message(seq: 3)) else {
+            Issue.record("seq 3 skips 2")
             return
         }
-        // Its acknowledgement doesn't move the position back.
-        #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: try #require(latePublish.packetID)))) == .some(nil))
+        // The store hasn't heard of the acknowledgement of 1 yet: the load still has it.
+        let loaded = try Self.published(machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3))
+        #expect(loaded.map(\.seq) == [2, 3])
+    }
+
+    @Test func aLoadCutShortByItsLimitIsFollowedByAnother() throws {
+        var machine = try Self.activeMachine(through: 0)
+        guard case .loadInbox = machine.deliver(Self.message(seq: 3)) else {
+            Issue.record("seq 3 skips 1 and 2")
+            return
+        }
+        guard case .loadInbox(let sent) = machine.replayLoaded([Self.message(seq: 1, dup: true)], through: 1) else {
+            Issue.record("2 is still missing: load again")
+            return
+        }
+        #expect(try Self.published(.send(sent)).map(\.seq) == [1])
+        let rest = try Self.published(machine.replayLoaded([2, 3].map { Self.message(seq: $0, dup: true) }, through: 3))
+        #expect(rest.map(\.seq) == [2, 3])
     }
 
     @Test func aSecondCopyOfAQueuedOrSentSeqIsDropped() throws {
-        var machine = try Self.activeMachine()
+        var machine = try Self.activeMachine(through: 2)
         guard case .send = machine.deliver(Self.message(seq: 3)) else {
             Issue.record("the first copy is sent")
             return
@@ -53,21 +84,50 @@ import Testing
         }
     }
 
-    private static func activeMachine() throws -> MQTTSessionStateMachine {
+    @Test func messagesWithoutSeqAreSentAtOnceEvenWhileTheInboxLoads() throws {
+        var machine = try Self.activeMachine(through: 0)
+        guard case .loadInbox = machine.deliver(Self.message(seq: 2)) else {
+            Issue.record("seq 2 skips 1")
+            return
+        }
+        let onlineOnly = Outgoing(seq: nil, messageID: "ttl0", payload: ByteBuffer(string: "{}"), dup: false, token: 1)
+        guard case .send(let packets) = machine.deliver(onlineOnly), packets.count == 1 else {
+            Issue.record("a TTL 0 message has no place in the order")
+            return
+        }
+    }
+
+    private static func activeMachine(through: Int64) throws -> MQTTSessionStateMachine {
         var machine = MQTTSessionStateMachine(maxInFlight: 8, maxQueued: 100)
         _ = machine.packetReceived(.connect(.init(clientID: "rid", username: "app", password: ByteBuffer(string: "secret"))))
         _ = machine.authenticated(.accepted(GatewayDevice(deviceID: 1, appID: 1, registrationID: "rid")))
-        _ = machine.replayLoaded([])
+        _ = machine.replayLoaded([], through: through)
         return machine
     }
 
-    private static func message(seq: Int) -> Outgoing {
-        Outgoing(seq: Int64(seq), messageID: "m\(seq)", payload: ByteBuffer(string: "{}"), dup: false, token: 0)
+    private static func message(seq: Int, dup: Bool = false) -> Outgoing {
+        Outgoing(seq: Int64(seq), messageID: "m\(seq)", payload: ByteBuffer(string: "\(seq)"), dup: dup, token: 0)
+    }
+
+    /// The PUBLISHes an action sends: packet id and the seq named by the message id.
+    private static func published(_ action: MQTTSessionStateMachine.Action) throws -> [(packetID: UInt16, seq: Int64)] {
+        guard case .send(let packets) = action else {
+            Issue.record("expected packets, got \(action)")
+            return []
+        }
+        return try packets.map { packet in
+            guard case .publish(let publish) = packet else { throw Unexpected(packet: "\(packet)") }
+            return (try #require(publish.packetID), try #require(Int64(String(buffer: publish.payload))))
+        }
     }
 
     /// nil: not an acknowledgement; .some(nil): acknowledged, position unmoved.
     private static func ackedThrough(_ action: MQTTSessionStateMachine.Action) -> Int64?? {
         guard case .acknowledged(_, let through, _) = action else { return nil }
         return .some(through)
+    }
+
+    private struct Unexpected: Error {
+        var packet: String
     }
 }

@@ -70,10 +70,16 @@ extension HeraldStore {
     }
 
     /// Unacknowledged, unexpired messages of a device, oldest first.
+    public func pendingMessages(deviceID: Int64, limit: Int = 1000, now: Date = Date()) async throws -> [InboxMessage] {
+        try await pendingInbox(deviceID: deviceID, limit: limit, now: now).messages
+    }
+
+    /// Unacknowledged, unexpired messages of a device, oldest first, and the seq through
+    /// which that list is complete.
     ///
     /// Copies that expired before the device came back are marked expired in their
     /// delivery rows and removed from the inbox: they are never sent.
-    public func pendingMessages(deviceID: Int64, limit: Int = 1000, now: Date = Date()) async throws -> [InboxMessage] {
+    public func pendingInbox(deviceID: Int64, limit: Int = 1000, now: Date = Date()) async throws -> InboxSnapshot {
         try await client.query(
             """
             WITH expired AS (
@@ -86,19 +92,29 @@ extension HeraldStore {
             """,
             logger: logger
         )
+        // One statement, so the device's latest seq and its messages come from one snapshot:
+        // a message committed in between would otherwise look covered but be missing.
         let rows = try await client.query(
             """
-            SELECT m.seq, m.message_id, m.payload, m.expires_at FROM device_messages m JOIN devices d ON d.id = m.device_id
-            WHERE m.device_id = \(deviceID) AND m.seq > d.acked_seq AND m.expires_at > \(now)
-            ORDER BY m.seq LIMIT \(limit)
+            SELECT d.inbox_seq, m.seq, m.message_id, m.payload, m.expires_at FROM devices d
+            LEFT JOIN LATERAL (
+                SELECT seq, message_id, payload, expires_at FROM device_messages
+                WHERE device_id = d.id AND seq > d.acked_seq AND expires_at > \(now)
+                ORDER BY seq LIMIT \(limit)
+            ) m ON true
+            WHERE d.id = \(deviceID)
             """,
             logger: logger
         )
         var messages: [InboxMessage] = []
-        for try await (seq, messageID, payload, expiresAt) in rows.decode((Int64, String, ByteBuffer, Date).self) {
+        var latest: Int64 = 0
+        for try await (inboxSeq, seq, messageID, payload, expiresAt) in rows.decode((Int64, Int64?, String?, ByteBuffer?, Date?).self) {
+            latest = inboxSeq
+            guard let seq, let messageID, let payload, let expiresAt else { continue }
             messages.append(InboxMessage(seq: seq, messageID: messageID, payload: Array(buffer: payload), expiresAt: expiresAt))
         }
-        return messages
+        let through = messages.count >= limit ? messages[messages.count - 1].seq : latest
+        return InboxSnapshot(messages: messages, through: through)
     }
 
     /// Records, for many devices at once, that each acknowledged its inbox through `seq`.

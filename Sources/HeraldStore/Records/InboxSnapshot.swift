@@ -1,0 +1,14 @@
+/// A device's unacknowledged messages as one statement saw them.
+public struct InboxSnapshot: Sendable, Hashable {
+    /// Unacknowledged, unexpired messages, oldest first.
+    public var messages: [InboxMessage]
+    /// Every seq up to this one is in `messages` or no longer pending (acknowledged,
+    /// expired, recalled): the device's latest seq then, or the last message's when the
+    /// snapshot stopped at its limit.
+    public var through: Int64
+
+    public init(messages: [InboxMessage], through: Int64) {
+        self.messages = messages
+        self.through = through
+    }
+}
