@@ -53,7 +53,9 @@ extension PushJobRunner {
             }
         }
         return try await withThrowingTaskGroup(of: Void.self) { renewal in
-            let held = (small + large).map(\.job.id)
+            // Jobs leave the renewal as they finish: a finished job's lease can't be renewed,
+            // which read as "taken over" while a large fan-out outlasted a third of the lease.
+            let held = HeldJobs(Set((small + large).map(\.job.id)))
             renewal.addTask { try await renewLeases(held) }
             defer { renewal.cancelAll() }
             let unfinished = try await withThrowingTaskGroup(of: PushJob?.self) { group in
@@ -73,6 +75,7 @@ extension PushJobRunner {
                 }
                 try await store.recordDeliveries(recorded)
                 try await store.finishJobs(finished + small.map(\.job))
+                held.remove(small.map(\.job.id))
                 var unfinished: [PushJob] = []
                 for try await job in group {
                     if let job { unfinished.append(job) }
@@ -86,9 +89,11 @@ extension PushJobRunner {
     }
 
     /// Keeps the leases of jobs being worked on.
-    private func renewLeases(_ jobIDs: [Int64]) async throws {
+    private func renewLeases(_ jobs: HeldJobs) async throws {
         while !Task.isCancelled {
             try await Task.sleep(for: configuration.lease / 3)
+            let jobIDs = jobs.ids
+            guard !jobIDs.isEmpty else { continue }
             let held = try await store.renewLeases(jobIDs: jobIDs, node: configuration.nodeID, lease: configuration.lease)
             if held < jobIDs.count {
                 logger.warning("Jobs were taken over while being worked on", metadata: ["herald.jobs": "\(jobIDs.count - held)"])

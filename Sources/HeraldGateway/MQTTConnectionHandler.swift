@@ -148,18 +148,25 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
             recordClose(reason)
         case .acknowledged(let outgoing, let ackedThrough, let next):
             context.metrics.acknowledgements.increment()
-            let key: WaiterKey = outgoing.seq.map { .seq($0) } ?? .token(outgoing.token)
-            if let waiter = waiters.removeValue(forKey: key) {
-                waiter.timeout.cancel()
-                waiter.promise.succeed(.acknowledged)
-            }
+            resolveWaiter(for: outgoing)
             if let ackedThrough, let device { context.acks.acknowledged(deviceID: device.deviceID, through: ackedThrough) }
             for packet in next { channel.write(packet, promise: nil) }
             if !next.isEmpty { channel.flush() }
+        case .alreadyAcknowledged(let outgoing):
+            resolveWaiter(for: outgoing)
         case .deviceEvent(let payload, let reply):
             context.metrics.deviceEvents.increment()
             if let device { context.onDeviceEvent(device, payload) }
             if let reply { channel.writeAndFlush(reply, promise: nil) }
+        }
+    }
+
+    /// Tells whoever waits for this message that the device acknowledged it.
+    private func resolveWaiter(for outgoing: Outgoing) {
+        let key: WaiterKey = outgoing.seq.map { .seq($0) } ?? .token(outgoing.token)
+        if let waiter = waiters.removeValue(forKey: key) {
+            waiter.timeout.cancel()
+            waiter.promise.succeed(.acknowledged)
         }
     }
 

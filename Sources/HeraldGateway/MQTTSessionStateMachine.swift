@@ -36,6 +36,9 @@ struct MQTTSessionStateMachine {
         case acceptSession(registrationID: String)
         /// Send these, then load the inbox again (a live message skipped a seq).
         case loadInbox(sendFirst: [MQTTPacket])
+        /// A live copy of a message this connection already had acknowledged (an inbox load
+        /// brought it first): nothing to send, its sender learns it was acknowledged.
+        case alreadyAcknowledged(Outgoing)
         case send([MQTTPacket])
         case sendAndClose(MQTTPacket, CloseReason)
         case close(CloseReason)
@@ -252,6 +255,7 @@ struct MQTTSessionStateMachine {
             }
             return deliverNow(message, &session, replaying: true)
         case .active(var session):
+            if let seq = message.seq, seq <= session.ackedThrough { return .alreadyAcknowledged(message) }
             guard takeInOrder(message, &session) else {
                 session.heldBack.append(message)
                 state = .replaying(session)

@@ -26,6 +26,12 @@ import Testing
         for (packetID, seq) in packetIDs {
             #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: packetID))) == .some(seq))
         }
+        // The live copy of 6 arriving now is not sent again: its sender hears it was acknowledged.
+        guard case .alreadyAcknowledged(let late) = machine.deliver(Self.message(seq: 6)) else {
+            Issue.record("seq 6 was acknowledged already")
+            return
+        }
+        #expect(late.seq == 6)
     }
 
     @Test func lateLiveCopiesOfLoadedSeqsAreNotSentTwice() throws {
