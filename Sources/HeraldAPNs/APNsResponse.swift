@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import NIOHPACK
 
 /// APNs' answer to one request.
 struct APNsResponse: Sendable {
@@ -20,12 +19,4 @@ struct APNsResponse: Sendable {
             timestamp = Date(timeIntervalSince1970: milliseconds.doubleValue / 1000)
         }
     }
-}
-
-/// A request waiting to be written on a connection.
-struct APNsRequest: Sendable {
-    var headers: HPACKHeaders
-    var body: ByteBuffer
-    var deadline: NIODeadline
-    var promise: EventLoopPromise<APNsResponse>
 }

@@ -75,8 +75,8 @@ struct SandboxConnectionAuth: Sendable {
     var currentTokenSince: Date?
     /// Whether a request was accepted on this connection.
     var hasAccepted = false
-    /// The last token verified on this connection, to skip the shared cache's lookup.
-    var verifiedToken: (jwt: String, token: SandboxProviderToken)?
+    /// `currentToken` parsed, to skip the shared cache's lookup.
+    var currentParsedToken: SandboxProviderToken?
 
     init(connectionID: Int, clientCertificateDER: [UInt8]? = nil) {
         self.connectionID = connectionID

@@ -78,9 +78,9 @@ extension SandboxState {
                 return reject(403, "MissingProviderToken")
             }
             let parsed: SandboxProviderToken
-            if let verified = connection.verifiedToken, verified.jwt == jwt {
+            if connection.currentToken == jwt, let current = connection.currentParsedToken {
                 // The connection's token again: the common case, one comparison.
-                parsed = verified.token
+                parsed = current
             } else if let verified = verifiedTokens[jwt] {
                 parsed = verified
             } else {
@@ -105,7 +105,7 @@ extension SandboxState {
                 connection.currentTokenSince = now
             }
             connection.pinnedTeamID = parsed.teamID
-            connection.verifiedToken = (jwt, parsed)
+            connection.currentParsedToken = parsed
             providerToken = jwt
         }
 

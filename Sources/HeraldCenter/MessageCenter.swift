@@ -105,11 +105,10 @@ public final class MessageCenter: Service, Sendable {
                     break
                 }
                 guard !jobs.isEmpty else { break }
-                let fresh = jobs.filter { $0.kind == .push && $0.attempt == 1 }
+                let isFresh = { (job: PushJob) in job.kind == .push && job.attempt == 1 }
+                let fresh = jobs.filter(isFresh)
                 if !fresh.isEmpty { await runFresh(fresh, logger: logger) }
-                for job in jobs where !(job.kind == .push && job.attempt == 1) {
-                    await run(job, logger: logger)
-                }
+                for job in jobs where !isFresh(job) { await run(job, logger: logger) }
             }
         } while await wakeUps.first(where: { _ in true }) != nil && !isStopping
     }

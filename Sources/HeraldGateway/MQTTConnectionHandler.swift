@@ -134,8 +134,7 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
         case .acceptSession(let registrationID):
             startSession(registrationID, channel: channel)
         case .loadInbox(let packets):
-            for packet in packets { channel.write(packet, promise: nil) }
-            if !packets.isEmpty { channel.flush() }
+            if !packets.isEmpty { perform(.send(packets), channelContext) }
             loadInbox(channel: channel)
         case .send(let packets):
             for packet in packets { channel.write(packet, promise: nil) }

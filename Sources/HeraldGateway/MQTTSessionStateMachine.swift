@@ -65,15 +65,16 @@ struct MQTTSessionStateMachine {
         var heldBack: [Outgoing] = []
         var nextPacketID: UInt16 = 1
         /// Inbox seqs queued or sent on this connection and not yet acknowledged through:
-        /// a second copy of one of them (the replay and a live send) is dropped. Live
-        /// sends from concurrent fan-outs may arrive out of seq order; they are all sent.
+        /// a second copy of one of them (an inbox load and a live send) is dropped.
         var pendingSeqs: Set<Int64> = []
         /// Highest inbox seq acknowledged in order on this connection.
         var ackedThrough: Int64 = 0
         /// Seqs acknowledged out of order, waiting for the gap below them to close.
         var ackedAhead: Set<Int64> = []
         /// Seqs sent and not yet acknowledged through, ascending: "acknowledged through"
-        /// only moves past a seq once every lower seq sent here is acknowledged.
+        /// only moves past a seq once every lower seq sent here is acknowledged (a safety
+        /// net: seqs go out in order, but a live copy of one an inbox load no longer had,
+        /// expired or recalled meanwhile, still goes out after higher ones).
         var sentSeqs: Deque<Int64> = []
         /// Every seq up to this one was loaded from the inbox or came live: a live message
         /// above the next one waits for a load.
@@ -155,7 +156,7 @@ struct MQTTSessionStateMachine {
                 while let first = session.sentSeqs.first, session.ackedAhead.remove(first) != nil {
                     session.sentSeqs.removeFirst()
                     session.pendingSeqs.remove(first)
-                    // A late seq below the position (see `enqueue`) never moves it back.
+                    // A late seq below the position (see `sentSeqs`) never moves it back.
                     if first > session.ackedThrough {
                         session.ackedThrough = first
                         moved = first
@@ -261,10 +262,7 @@ struct MQTTSessionStateMachine {
                 state = .replaying(session)
                 return .loadInbox(sendFirst: [])
             }
-            if session.queue.count > maxQueued { return closeNow(.slowConsumer) }
-            let packets = drain(&session)
-            state = .active(session)
-            return packets.isEmpty ? .none : .send(packets)
+            return sendQueued(&session, replaying: false)
         default:
             return .none
         }
@@ -273,6 +271,12 @@ struct MQTTSessionStateMachine {
     /// A message without a seq while the inbox loads: it needs no place in the order.
     private mutating func deliverNow(_ message: Outgoing, _ session: inout Session, replaying: Bool) -> Action {
         enqueue(message, into: &session)
+        return sendQueued(&session, replaying: replaying)
+    }
+
+    /// Sends what the in-flight window allows of the queue, or closes a connection whose
+    /// queue outgrew its bound.
+    private mutating func sendQueued(_ session: inout Session, replaying: Bool) -> Action {
         if session.queue.count > maxQueued { return closeNow(.slowConsumer) }
         let packets = drain(&session)
         state = replaying ? .replaying(session) : .active(session)
@@ -309,8 +313,6 @@ struct MQTTSessionStateMachine {
 
     private func enqueue(_ message: Outgoing, into session: inout Session) {
         if let seq = message.seq {
-            // A seq below the acknowledged position is still sent: a fan-out that took its
-            // seq earlier can reach the gateway after a later one was acknowledged.
             guard session.pendingSeqs.insert(seq).inserted else { return }
         }
         session.queue.append(message)
@@ -325,7 +327,7 @@ struct MQTTSessionStateMachine {
             session.inFlight[packetID] = message
             session.inFlightOrder.append(packetID)
             if let seq = message.seq {
-                // Usually the highest yet; a late one from a slower fan-out goes in its place.
+                // Usually the highest yet; otherwise it goes in its place.
                 var index = session.sentSeqs.endIndex
                 while index > session.sentSeqs.startIndex, session.sentSeqs[index - 1] > seq { index -= 1 }
                 session.sentSeqs.insert(seq, at: index)

@@ -21,14 +21,11 @@ struct UUIDTextTests {
     }
 
     @Test func randomUUIDsAreVersionFourVariantOne() {
-        var seen = Set<UUID>()
-        for _ in 0..<1000 {
-            let uuid = UUID.random()
-            #expect(uuid.uuid.6 >> 4 == 4)
-            #expect(uuid.uuid.8 >> 6 == 0b10)
-            seen.insert(uuid)
-        }
-        #expect(seen.count == 1000)
+        expectDistinctVersionFourVariantOne(count: 1000, UUID.random)
+    }
+
+    @Test func uniqueUUIDsAreDistinctVersionFourVariantOne() {
+        expectDistinctVersionFourVariantOne(count: 10_000, UUID.unique)
     }
 
     @Test(arguments: [
@@ -44,16 +41,13 @@ struct UUIDTextTests {
     }
 }
 
-@Suite("Unique UUIDs")
-struct UniqueUUIDTests {
-    @Test func uniqueUUIDsAreDistinctVersionFourVariantOne() {
-        var seen = Set<UUID>()
-        for _ in 0..<10_000 {
-            let uuid = UUID.unique()
-            #expect(uuid.uuid.6 >> 4 == 4)
-            #expect(uuid.uuid.8 >> 6 == 0b10)
-            seen.insert(uuid)
-        }
-        #expect(seen.count == 10_000)
+private func expectDistinctVersionFourVariantOne(count: Int, _ make: () -> UUID) {
+    var seen = Set<UUID>()
+    for _ in 0..<count {
+        let uuid = make()
+        #expect(uuid.uuid.6 >> 4 == 4)
+        #expect(uuid.uuid.8 >> 6 == 0b10)
+        seen.insert(uuid)
     }
+    #expect(seen.count == count)
 }

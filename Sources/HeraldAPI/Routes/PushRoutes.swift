@@ -27,9 +27,7 @@ struct PushRoutes {
         if let cid = push.cid, let earlier = try await store.acceptedPush(appID: app.id, cid: cid) {
             return PushResponse(msgID: earlier.msgID, cid: earlier.cid)
         }
-        // The acceptor checks an explicit audience in the statement that stores the push.
-        let checkedByAcceptor = push.cid == nil && push.replace == nil && HeraldStore.fansOutExplicitly(push)
-        if !checkedByAcceptor, try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) == 0 {
+        if !PushAcceptor.checksAudience(of: push), try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) == 0 {
             throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent")
         }
         let accepted = try await acceptor.accept(input, push: push, appID: app.id)

@@ -16,18 +16,20 @@ extension UUID {
     /// ``random()`` costs one; for identifiers such as apns-id that must be unique, not
     /// unguessable.
     public static func unique() -> UUID {
-        let sequence = UniqueUUIDs.counter.wrappingAdd(1, ordering: .relaxed).oldValue
-        let varied = (sequence & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-        return UUID(high: UniqueUUIDs.prefix, low: varied)
+        UUID(version4High: UniqueUUIDs.prefix, low: UniqueUUIDs.counter.wrappingAdd(1, ordering: .relaxed).oldValue)
     }
 
     public static func random(using generator: inout some RandomNumberGenerator) -> UUID {
-        let high: UInt64 = generator.next()
-        let low: UInt64 = generator.next()
-        // Version 4 in the high nibble of byte 6, variant 10 in the top bits of byte 8.
-        let versioned = (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
-        let varied = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-        return UUID(high: versioned, low: varied)
+        UUID(version4High: generator.next(), low: generator.next())
+    }
+
+    /// Version 4 in the high nibble of byte 6, variant 10 in the top bits of byte 8; the
+    /// other 122 bits from `high` and `low`.
+    private init(version4High high: UInt64, low: UInt64) {
+        self.init(
+            high: (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000,
+            low: (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        )
     }
 
     /// The canonical text in lowercase (`8-4-4-4-12` hex digits), as APNs writes apns-id;
@@ -108,8 +110,8 @@ extension UUID {
 
 /// The per-process state of ``Foundation/UUID/unique()``.
 private enum UniqueUUIDs {
-    /// Version 4 in the high nibble of byte 6; the other 60 bits random.
-    static let prefix: UInt64 = (UInt64.random(in: .min ... .max) & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
+    /// Random; its version nibble is overwritten.
+    static let prefix = UInt64.random(in: .min ... .max)
     /// Starts at a random point so a restarted process doesn't repeat its first ids.
     static let counter = Atomic<UInt64>(UInt64.random(in: .min ... .max))
 }

@@ -54,9 +54,20 @@ public final class PushAcceptor: Sendable {
         self.maxConcurrentCommits = max(1, maxConcurrentCommits)
     }
 
+    /// Whether ``accept(_:push:appID:now:)`` itself checks that the push's audience names a
+    /// device (in the statement that stores it); for other pushes the caller checks.
+    public static func checksAudience(of push: Push) -> Bool {
+        isGroupCommitted(push) && HeraldStore.fansOutExplicitly(push)
+    }
+
+    /// A push with a cid or a replace takes the one-at-a-time path (see the type's notes).
+    private static func isGroupCommitted(_ push: Push) -> Bool {
+        push.cid == nil && push.replace == nil
+    }
+
     /// Accepts a validated push: returns once its message and job are committed.
     public func accept(_ request: PushRequest, push: Push, appID: Int64, now: Date = Date()) async throws -> AcceptedPush {
-        if push.cid != nil || push.replace != nil {
+        if !Self.isGroupCommitted(push) {
             let accepted = try await store.acceptPush(request, push: push, appID: appID, now: now)
             if !accepted.repeated { store.recentPushes.remember(push, msgID: accepted.msgID) }
             return accepted
