@@ -21,6 +21,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
     @Option(help: "Messages in the unicast measurement.") var unicastMessages = 30_000
     @Option(help: "Load-generator processes.") var loadProcesses = 2
     @Flag(help: "Measure Herald only.") var skipMosquitto = false
+    @Flag(help: "Measure memory per idle connection only.") var memoryOnly = false
 
     func run() async throws {
         do {
@@ -70,6 +71,10 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                 username: appKey,
                 subscribe: nil
             )
+            if memoryOnly {
+                await group.triggerGracefulShutdown()
+                return
+            }
             let load = try await Fleet.start(
                 clientIDs: Array(ids.prefix(devices)),
                 processes: loadProcesses,
@@ -79,7 +84,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                 subscribe: nil
             )
             let targets = Array(fleet.prefix(devices))
-            results.fanout["herald TTL 0"] = try await measure(load, expected: devices * broadcasts) {
+            results.fanout["herald TTL 0"] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for index in 0..<broadcasts {
                         group.addTask {
@@ -93,7 +98,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                     try await group.waitForAll()
                 }
             }
-            results.fanout["herald TTL 1h (stored)"] = try await measure(load, expected: devices * broadcasts) {
+            results.fanout["herald TTL 1h (stored)"] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for index in 0..<broadcasts {
                         group.addTask {
@@ -107,7 +112,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                     try await group.waitForAll()
                 }
             }
-            let unicast = try await measure(load, expected: unicastMessages) {
+            let unicast = try await measure(load, server: getpid(), expected: unicastMessages) {
                 try await Self.paced(count: unicastMessages, rate: nil) { index in
                     _ = try await gateway.deliver(
                         GatewayMessage(messageID: "u\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
@@ -116,7 +121,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                 }
             }
             results.unicast["herald"] = unicast
-            results.unicastHalf["herald"] = try await measure(load, expected: unicastMessages / 2) {
+            results.unicastHalf["herald"] = try await measure(load, server: getpid(), expected: unicastMessages / 2) {
                 try await Self.paced(count: unicastMessages / 2, rate: unicast.rate / 2) { index in
                     _ = try await gateway.deliver(
                         GatewayMessage(messageID: "h\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
@@ -160,6 +165,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
     func measureMemory(clientIDs: [String], port: Int, pid: Int32, username: String?, subscribe: String?) async throws -> Double {
         try await Task.sleep(for: .seconds(1))
         let before = Stats.residentMemory(pid: pid)
+        if pid == getpid() { Stats.printMallocStats("before \(clientIDs.count) connections") }
         let fleet = try await Fleet.start(
             clientIDs: clientIDs,
             processes: loadProcesses,
@@ -170,14 +176,19 @@ struct GatewayBenchCommand: AsyncParsableCommand {
         )
         try await Task.sleep(for: .seconds(3))
         let after = Stats.residentMemory(pid: pid)
+        if pid == getpid() { Stats.printMallocStats("with \(clientIDs.count) connections") }
         fleet.stop()
         try await Task.sleep(for: .seconds(2))
         return Double(after - before) / Double(clientIDs.count)
     }
 
-    /// Runs `send`, then collects what the devices received.
-    func measure(_ fleet: Fleet, expected: Int, _ send: () async throws -> Void) async throws -> Measurement {
+    /// Runs `send`, then collects what the devices received; `server` is the process whose
+    /// CPU time counts as the server's (Herald's is this one).
+    func measure(_ fleet: Fleet, server: Int32, expected: Int, _ send: () async throws -> Void) async throws -> Measurement {
         _ = try await fleet.report()
+        let devices = fleet.processes.map(\.pid)
+        let serverCPU = CPUMeter.cpuSeconds(server)
+        let devicesCPU = devices.map(CPUMeter.cpuSeconds).reduce(0, +)
         let start = WallClock.nanoseconds()
         try await send()
         let (samples, last) = try await fleet.collect(expected: expected)
@@ -188,9 +199,11 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             expected: expected,
             rate: Double(samples.count) / seconds,
             p50: Stats.percentile(sorted, 0.5),
-            p99: Stats.percentile(sorted, 0.99)
+            p99: Stats.percentile(sorted, 0.99),
+            serverMicroseconds: (CPUMeter.cpuSeconds(server) - serverCPU) * 1e6 / Double(max(samples.count, 1)),
+            devicesMicroseconds: (devices.map(CPUMeter.cpuSeconds).reduce(0, +) - devicesCPU) * 1e6 / Double(max(samples.count, 1))
         )
-        say("  \(measurement)")
+        say("  \(Stats.format(measurement.rate, 0))/s, p50 \(Stats.format(measurement.p50, 2)) ms, p99 \(Stats.format(measurement.p99, 2)) ms")
         return measurement
     }
 
@@ -235,7 +248,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             subscribe: "bench/all"
         )
         let publisher = try await Publisher.connect(host: "127.0.0.1", port: broker.port)
-        results.fanout[name] = try await measure(fanoutFleet, expected: devices * broadcasts) {
+        results.fanout[name] = try await measure(fanoutFleet, server: broker.pid, expected: devices * broadcasts) {
             for _ in 0..<broadcasts { try await publisher.publish(topic: "bench/all", payload: WallClock.stampedPayload()) }
             try await publisher.drain()
         }
@@ -249,12 +262,12 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             password: nil,
             subscribe: "bench/{id}"
         )
-        let unicast = try await measure(unicastFleet, expected: unicastMessages) {
+        let unicast = try await measure(unicastFleet, server: broker.pid, expected: unicastMessages) {
             for index in 0..<unicastMessages { try await publisher.publish(topic: "bench/d\(index % devices)", payload: WallClock.stampedPayload()) }
             try await publisher.drain()
         }
         results.unicast[name] = unicast
-        results.unicastHalf[name] = try await measure(unicastFleet, expected: unicastMessages / 2) {
+        results.unicastHalf[name] = try await measure(unicastFleet, server: broker.pid, expected: unicastMessages / 2) {
             let start = ContinuousClock.now
             for index in 0..<(unicastMessages / 2) {
                 let due = start + .milliseconds(Int64(Double(index) / (unicast.rate / 2) * 1000))
@@ -274,6 +287,9 @@ struct Measurement {
     var rate: Double
     var p50: Double
     var p99: Double
+    /// CPU time per message received, of the server and of the device processes.
+    var serverMicroseconds: Double
+    var devicesMicroseconds: Double
 }
 
 struct Results {
@@ -295,7 +311,7 @@ struct Results {
             line(title)
             for (name, m) in table.sorted(by: { $0.key < $1.key }) {
                 line(
-                    "  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(Stats.format(m.rate, 0))/s  p50 \(Stats.format(m.p50, 2)) ms  p99 \(Stats.format(m.p99, 2)) ms  (\(m.count)/\(m.expected))"
+                    "  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(Stats.format(m.rate, 0))/s  p50 \(Stats.format(m.p50, 2)) ms  p99 \(Stats.format(m.p99, 2)) ms  (\(m.count)/\(m.expected))  CPU µs/msg: server \(Stats.format(m.serverMicroseconds, 1)), devices \(Stats.format(m.devicesMicroseconds, 1))"
                 )
             }
         }

@@ -18,6 +18,16 @@ enum Stats {
         return 0
     }
 
+    /// glibc's per-arena heap figures (`malloc_stats`, on standard error), when
+    /// `HERALD_BENCH_MALLOC_STATS` is set: live heap against what resident memory counts.
+    static func printMallocStats(_ label: String) {
+        guard ProcessInfo.processInfo.environment["HERALD_BENCH_MALLOC_STATS"] != nil,
+            let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_stats")
+        else { return }
+        FileHandle.standardError.write(Data("malloc_stats \(label):\n".utf8))
+        unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)()
+    }
+
     static func format(_ value: Double, _ digits: Int = 1) -> String {
         String(format: "%.\(digits)f", value)
     }
