@@ -7,12 +7,15 @@ import NIOConcurrencyHelpers
 /// Checks CONNECT credentials against the store, remembering successes for a while: a
 /// device reconnecting with the same credentials is let in without a query.
 ///
-/// Only successes are cached, keyed by the digest of the password, so a rotated secret
-/// is never shadowed: new credentials miss the cache and go to the store.
+/// Only successes are cached, with a digest of the app key and password they were made
+/// with, so a rotated secret is never shadowed: new credentials miss the cache and go to
+/// the store. An entry is the device (whose registration id string the connection then
+/// shares) and that digest: about a hundred bytes a device.
 final class DeviceAuthenticator: Sendable {
     private struct Entry {
         var device: GatewayDevice
-        var appKey: String
+        /// SHA-256 of the app key, a zero byte and the password.
+        var credentials: SIMD4<UInt64>
         var expires: ContinuousClock.Instant
     }
 
@@ -26,9 +29,13 @@ final class DeviceAuthenticator: Sendable {
     }
 
     func authenticate(clientID: String, username: String, password: String) async -> AuthResult {
-        let key = clientID + "\u{0}" + Hex.encode(SHA256.hash(data: Array(password.utf8)))
+        var hasher = SHA256()
+        hasher.update(data: Array(username.utf8))
+        hasher.update(data: [0])
+        hasher.update(data: Array(password.utf8))
+        let credentials = hasher.finalize().withUnsafeBytes { $0.loadUnaligned(as: SIMD4<UInt64>.self) }
         let now = ContinuousClock.now
-        if let entry = cache.withLockedValue({ $0[key] }), entry.expires > now, entry.appKey == username {
+        if let entry = cache.withLockedValue({ $0[clientID] }), entry.expires > now, entry.credentials == credentials {
             return .accepted(entry.device)
         }
         do {
@@ -36,7 +43,7 @@ final class DeviceAuthenticator: Sendable {
             case .success(let device):
                 cache.withLockedValue { cache in
                     if cache.count > 200_000 { cache.removeAll(keepingCapacity: true) }
-                    cache[key] = Entry(device: device, appKey: username, expires: now + ttl)
+                    cache[device.registrationID] = Entry(device: device, credentials: credentials, expires: now + ttl)
                 }
                 return .accepted(device)
             case .failure(.unknownDevice):

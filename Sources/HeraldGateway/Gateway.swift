@@ -86,7 +86,7 @@ public final class Gateway: Service, Sendable {
         let outgoing = Outgoing(seq: seq, messageID: message.messageID, payload: message.payload, dup: false, token: token)
         let promise = handle.eventLoop.makePromise(of: DeliveryOutcome.self)
         handle.eventLoop.execute {
-            handle.handler.value.deliver(outgoing, promise: promise, timeout: ackTimeout)
+            handle.handler.value.deliver(outgoing, to: .promise(promise), timeout: ackTimeout)
         }
         return try await promise.futureResult.get()
     }
@@ -137,18 +137,19 @@ public final class Gateway: Service, Sendable {
             )
             batches[ObjectIdentifier(handle.eventLoop), default: (handle.eventLoop, [])].items.append((index, handle, outgoing))
         }
-        let futures = batches.values.map { batch in
+        let perLoop = Array(batches.values)
+        let futures = perLoop.map { batch in
             batch.loop.flatSubmit {
-                let promises = batch.items.map { item -> EventLoopFuture<(Int, DeliveryOutcome)> in
-                    let promise = batch.loop.makePromise(of: DeliveryOutcome.self)
-                    item.handle.handler.value.deliver(item.outgoing, promise: promise, timeout: ackTimeout)
-                    return promise.futureResult.map { (item.index, $0) }
+                let promise = batch.loop.makePromise(of: [DeliveryOutcome].self)
+                let slots = OutcomeBatch(count: batch.items.count, promise: promise)
+                for (slot, item) in batch.items.enumerated() {
+                    item.handle.handler.value.deliver(item.outgoing, to: .batch(slots, slot: slot), timeout: ackTimeout)
                 }
-                return EventLoopFuture.whenAllSucceed(promises, on: batch.loop)
+                return promise.futureResult
             }
         }
-        for future in futures {
-            for (index, outcome) in try await future.get() { outcomes[index] = outcome }
+        for (batch, future) in zip(perLoop, futures) {
+            for (slot, outcome) in try await future.get().enumerated() { outcomes[batch.items[slot].index] = outcome }
         }
         return outcomes
     }
@@ -183,10 +184,6 @@ public final class Gateway: Service, Sendable {
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                     }
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(MQTTPacketDecoder(maximumPacketSize: configuration.maxPacketSize))
-                    )
-                    try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MQTTPacketEncoder()))
                     try channel.pipeline.syncOperations.addHandler(MQTTConnectionHandler(context: context))
                 }
             }

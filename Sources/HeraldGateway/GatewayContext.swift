@@ -2,8 +2,9 @@ import HeraldStore
 import Logging
 import NIOCore
 
-/// What every connection of a gateway shares.
-struct GatewayContext: Sendable {
+/// What every connection of a gateway shares: one instance, so a connection holds a
+/// single reference to it rather than a copy of each field.
+final class GatewayContext: Sendable {
     let configuration: GatewayConfiguration
     let store: HeraldStore
     let authenticator: DeviceAuthenticator
@@ -14,20 +15,46 @@ struct GatewayContext: Sendable {
     let onDeviceEvent: @Sendable (GatewayDevice, ByteBuffer) -> Void
     let logger: Logger
 
+    init(
+        configuration: GatewayConfiguration,
+        store: HeraldStore,
+        authenticator: DeviceAuthenticator,
+        registry: ConnectionRegistry,
+        acks: AckRecorder,
+        metrics: GatewayMetrics,
+        sweepers: [ObjectIdentifier: LoopSweeper],
+        onDeviceEvent: @escaping @Sendable (GatewayDevice, ByteBuffer) -> Void,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.authenticator = authenticator
+        self.registry = registry
+        self.acks = acks
+        self.metrics = metrics
+        self.sweepers = sweepers
+        self.onDeviceEvent = onDeviceEvent
+        self.logger = logger
+    }
+
     func sweeper(for eventLoop: any EventLoop) -> LoopSweeper {
         sweepers[ObjectIdentifier(eventLoop)]!
     }
 }
 
 /// The connections of one event loop, checked about once a second for CONNECT and
-/// keepalive timeouts and slow consumers: one timer per loop, not one per connection.
+/// keepalive timeouts and slow consumers, and their acknowledgement deadlines: timers per
+/// loop, not per connection or delivery.
 final class LoopSweeper: Sendable {
     private let connections: NIOLoopBoundBox<[ObjectIdentifier: MQTTConnectionHandler]>
+    /// The acknowledgement deadlines of the loop's deliveries.
+    let deadlines: NIOLoopBoundBox<AckDeadlines>
     let eventLoop: any EventLoop
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
         self.connections = .makeBoxSendingValue([:], eventLoop: eventLoop)
+        self.deadlines = .makeBoxSendingValue(AckDeadlines(eventLoop: eventLoop), eventLoop: eventLoop)
     }
 
     func add(_ handler: MQTTConnectionHandler) { connections.value[ObjectIdentifier(handler)] = handler }

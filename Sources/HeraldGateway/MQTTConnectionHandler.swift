@@ -5,25 +5,25 @@ import HeraldStore
 import Logging
 import NIOCore
 
-/// One device connection: decodes nothing itself (the pipeline's MQTT codec does), feeds
-/// packets and Herald's deliveries to ``MQTTSessionStateMachine`` and carries out its
-/// actions. Lives on its channel's event loop.
-final class MQTTConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = MQTTPacket
-    typealias OutboundIn = Never
-    typealias OutboundOut = MQTTPacket
-
-    private enum WaiterKey: Hashable {
-        case seq(Int64)
-        case token(UInt64)
-    }
+/// One device connection: decodes its packets, feeds them and Herald's deliveries to
+/// ``MQTTSessionStateMachine`` and carries out its actions. Lives on its channel's event
+/// loop.
+///
+/// It is the connection's only handler (after TLS, if any) and codes MQTT itself rather
+/// than behind a `ByteToMessageHandler` and a `MessageToByteHandler`: an idle connection
+/// then holds no codec buffers and no extra pipeline contexts.
+final class MQTTConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private let context: GatewayContext
     private var machine: MQTTSessionStateMachine
-    private var channel: (any Channel)?
+    private var reader: MQTTPacketReader
+    /// Set while the handler is in the pipeline.
+    private var channelContext: ChannelHandlerContext?
     private var device: GatewayDevice?
-    private var logger: Logger
-    private var waiters: [WaiterKey: (promise: EventLoopPromise<DeliveryOutcome>, timeout: Scheduled<Void>)] = [:]
+    /// Deliveries whose outcome someone waits for; `ticket` names the wait's deadline.
+    private var waiters: [DeliveryKey: (receiver: OutcomeReceiver, ticket: UInt64)] = [:]
     /// The silence after which the connection is closed: the CONNECT timeout, then the keepalive.
     private var silenceLimit: Duration
     private var lastHeard: NIODeadline = .now()
@@ -32,45 +32,63 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
     init(context: GatewayContext) {
         self.context = context
         self.machine = MQTTSessionStateMachine(maxInFlight: context.configuration.maxInFlight, maxQueued: context.configuration.maxQueued)
+        self.reader = MQTTPacketReader(maximumPacketSize: context.configuration.maxPacketSize)
         self.silenceLimit = context.configuration.connectTimeout
-        self.logger = context.logger
     }
 
     // MARK: Channel events
 
     func handlerAdded(context channelContext: ChannelHandlerContext) {
-        channel = channelContext.channel
+        self.channelContext = channelContext
         lastHeard = .now()
         context.sweeper(for: channelContext.eventLoop).add(self)
-        logger[metadataKey: "herald.connection"] = "\(channelContext.channel.remoteAddress?.description ?? "?")"
+    }
+
+    func handlerRemoved(context channelContext: ChannelHandlerContext) {
+        self.channelContext = nil
     }
 
     func channelInactive(context channelContext: ChannelHandlerContext) {
-        if machine.isOpen { perform(machine.close(.clientDisconnected), channelContext) }
+        if machine.isOpen { perform(machine.close(.clientDisconnected)) }
         finish(channelContext)
         channelContext.fireChannelInactive()
     }
 
     func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
         lastHeard = .now()
-        perform(machine.packetReceived(unwrapInboundIn(data)), channelContext)
+        reader.append(unwrapInboundIn(data))
+        do {
+            while machine.isOpen, let packet = try reader.next() {
+                perform(machine.packetReceived(packet))
+            }
+        } catch {
+            malformed(error)
+        }
     }
 
     func errorCaught(context channelContext: ChannelHandlerContext, error: any Error) {
         guard machine.isOpen else { return }
-        if let error = error as? MQTTProtocolError, case .awaitingConnect = machine.state, let code = error.connAckReturnCode {
+        logger.debug("closing connection", metadata: metadata(["error": "\(error)"]))
+        perform(machine.close(.protocolViolation))
+    }
+
+    /// Bytes that are not MQTT close the connection; a CONNECT of another protocol version
+    /// is answered with its CONNACK code first, as the specification asks.
+    private func malformed(_ error: MQTTProtocolError) {
+        guard machine.isOpen else { return }
+        if case .awaitingConnect = machine.state, let code = error.connAckReturnCode {
             _ = machine.close(.protocolViolation)
-            perform(.sendAndClose(.connAck(.init(returnCode: code)), .protocolViolation), channelContext)
+            perform(.sendAndClose(.connAck(.init(returnCode: code)), .protocolViolation))
             return
         }
-        logger.debug("closing connection", metadata: ["error": "\(error)"])
-        perform(machine.close(.protocolViolation), channelContext)
+        logger.debug("closing connection", metadata: metadata(["error": "\(error)"]))
+        perform(machine.close(.protocolViolation))
     }
 
     func channelWritabilityChanged(context channelContext: ChannelHandlerContext) {
         if channelContext.channel.isWritable {
             unwritableSince = nil
-            perform(machine.resume(), channelContext)
+            perform(machine.resume())
         } else if unwritableSince == nil {
             unwritableSince = .now()
         }
@@ -79,33 +97,41 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
 
     // MARK: Herald events (on the event loop)
 
-    func deliver(_ message: Outgoing, promise: EventLoopPromise<DeliveryOutcome>, timeout: Duration) {
-        guard let channel, machine.registrationID != nil else {
-            promise.succeed(.notConnected)
+    /// Sends `message`; `receiver` learns whether it was acknowledged within `timeout`.
+    func deliver(_ message: Outgoing, to receiver: OutcomeReceiver, timeout: Duration) {
+        guard let channelContext, machine.registrationID != nil else {
+            receiver.resolve(.notConnected)
             return
         }
-        let key: WaiterKey = message.seq.map { .seq($0) } ?? .token(message.token)
-        let bound = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        let scheduled: Scheduled<Void> = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-            if let waiter = bound.value.waiters.removeValue(forKey: key) {
-                waiter.promise.succeed(DeliveryOutcome.noAcknowledgement)
-            }
-        }
-        if let previous = waiters.updateValue((promise, scheduled), forKey: key) {
-            previous.timeout.cancel()
-            previous.promise.succeed(.noAcknowledgement)
+        let key = DeliveryKey(message)
+        let deadlines = context.sweeper(for: channelContext.eventLoop).deadlines.value
+        let ticket = deadlines.add(.now() + TimeAmount(timeout), for: self, key: key)
+        if let previous = waiters.updateValue((receiver, ticket), forKey: key) {
+            previous.receiver.resolve(.noAcknowledgement)
         }
         context.metrics.deliveries.increment()
-        perform(machine.deliver(message), nil)
+        perform(machine.deliver(message))
+    }
+
+    /// The deadline of a delivery's wait passed (``AckDeadlines``).
+    func ackDeadlinePassed(_ key: DeliveryKey, ticket: UInt64) {
+        guard let waiter = waiters[key], waiter.ticket == ticket else { return }
+        waiters[key] = nil
+        waiter.receiver.resolve(.noAcknowledgement)
+    }
+
+    /// Whether the wait with this ticket is still open.
+    func awaitsAcknowledgement(of key: DeliveryKey, ticket: UInt64) -> Bool {
+        waiters[key]?.ticket == ticket
     }
 
     /// Another connection for the same device took over.
     func takenOver() {
-        perform(machine.close(.takenOver), nil)
+        perform(machine.close(.takenOver))
     }
 
     func shutdown() {
-        perform(machine.close(.serverShutdown), nil)
+        perform(machine.close(.serverShutdown))
     }
 
     /// Called about once a second by the loop's sweeper.
@@ -113,18 +139,19 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
         guard machine.isOpen else { return }
         if now - lastHeard > TimeAmount(silenceLimit) {
             let reason: MQTTSessionStateMachine.CloseReason = machine.registrationID == nil ? .connectTimeout : .keepaliveExpired
-            perform(machine.close(reason), nil)
+            perform(machine.close(reason))
         } else if let since = unwritableSince,
             now - since > TimeAmount(context.configuration.slowConsumerTimeout)
         {
-            perform(machine.close(.slowConsumer), nil)
+            perform(machine.close(.slowConsumer))
         }
     }
 
     // MARK: Actions
 
-    private func perform(_ action: MQTTSessionStateMachine.Action, _ channelContext: ChannelHandlerContext?) {
-        guard let channel else { return }
+    private func perform(_ action: MQTTSessionStateMachine.Action) {
+        guard let channelContext else { return }
+        let channel = channelContext.channel
         switch action {
         case .none:
             break
@@ -134,13 +161,16 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
         case .acceptSession(let registrationID):
             startSession(registrationID, channel: channel)
         case .loadInbox(let packets):
-            if !packets.isEmpty { perform(.send(packets), channelContext) }
+            if !packets.isEmpty { send(packets, channelContext) }
             loadInbox(channel: channel)
         case .send(let packets):
-            for packet in packets { channel.write(packet, promise: nil) }
-            channel.flush()
+            send(packets, channelContext)
         case .sendAndClose(let packet, let reason):
-            channel.writeAndFlush(packet).whenComplete { _ in channel.close(promise: nil) }
+            if let bytes = encode([packet], channelContext) {
+                channelContext.writeAndFlush(wrapOutboundOut(bytes)).whenComplete { _ in channel.close(promise: nil) }
+            } else {
+                channel.close(promise: nil)
+            }
             recordClose(reason)
         case .close(let reason):
             channel.close(promise: nil)
@@ -149,24 +179,40 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
             context.metrics.acknowledgements.increment()
             resolveWaiter(for: outgoing)
             if let ackedThrough, let device { context.acks.acknowledged(deviceID: device.deviceID, through: ackedThrough) }
-            for packet in next { channel.write(packet, promise: nil) }
-            if !next.isEmpty { channel.flush() }
+            if !next.isEmpty { send(next, channelContext) }
         case .alreadyAcknowledged(let outgoing):
             resolveWaiter(for: outgoing)
         case .deviceEvent(let payload, let reply):
             context.metrics.deviceEvents.increment()
             if let device { context.onDeviceEvent(device, payload) }
-            if let reply { channel.writeAndFlush(reply, promise: nil) }
+            if let reply { send([reply], channelContext) }
+        }
+    }
+
+    /// Writes `packets` as one buffer and flushes.
+    private func send(_ packets: [MQTTPacket], _ channelContext: ChannelHandlerContext) {
+        guard let bytes = encode(packets, channelContext) else { return }
+        channelContext.writeAndFlush(wrapOutboundOut(bytes), promise: nil)
+    }
+
+    /// The wire form of `packets`, or nil (and the connection closed) if one cannot be
+    /// encoded, which only a bug in Herald can cause: the encoder refuses what a peer
+    /// couldn't decode.
+    private func encode(_ packets: [MQTTPacket], _ channelContext: ChannelHandlerContext) -> ByteBuffer? {
+        var bytes = channelContext.channel.allocator.buffer(capacity: 0)
+        do {
+            for packet in packets { try encoder.write(packet, into: &bytes) }
+            return bytes
+        } catch {
+            logger.error("cannot encode a packet; closing the connection", metadata: metadata(["error": "\(error)"]))
+            channelContext.close(promise: nil)
+            return nil
         }
     }
 
     /// Tells whoever waits for this message that the device acknowledged it.
     private func resolveWaiter(for outgoing: Outgoing) {
-        let key: WaiterKey = outgoing.seq.map { .seq($0) } ?? .token(outgoing.token)
-        if let waiter = waiters.removeValue(forKey: key) {
-            waiter.timeout.cancel()
-            waiter.promise.succeed(.acknowledged)
-        }
+        waiters.removeValue(forKey: DeliveryKey(outgoing))?.receiver.resolve(.acknowledged)
     }
 
     private func authenticate(clientID: String, username: String, password: String, channel: any Channel) {
@@ -180,15 +226,14 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
                 case .accepted(let device): handler.device = device
                 case .refused: handler.context.metrics.authFailures.increment()
                 }
-                handler.perform(handler.machine.authenticated(result), nil)
+                handler.perform(handler.machine.authenticated(result))
             }
         }
     }
 
     private func startSession(_ registrationID: String, channel: any Channel) {
-        guard let device else { return }
-        logger[metadataKey: "herald.registration_id"] = "\(registrationID)"
-        channel.writeAndFlush(MQTTPacket.connAck(.init(returnCode: .accepted)), promise: nil)
+        guard let device, let channelContext else { return }
+        send([.connAck(.init(returnCode: .accepted))], channelContext)
         context.metrics.connects.increment()
         context.metrics.connections.record(context.registry.count + 1)
         let handle = ConnectionHandle(
@@ -220,18 +265,31 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
             channel.eventLoop.execute {
                 let handler = handler.value
                 guard let snapshot else {
-                    handler.perform(handler.machine.close(.storeUnavailable), nil)
+                    handler.perform(handler.machine.close(.storeUnavailable))
                     return
                 }
                 handler.context.metrics.replays.increment(by: replay.count)
-                handler.perform(handler.machine.replayLoaded(replay, through: snapshot.through), nil)
+                handler.perform(handler.machine.replayLoaded(replay, through: snapshot.through))
             }
         }
     }
 
     private func recordClose(_ reason: MQTTSessionStateMachine.CloseReason) {
         context.metrics.disconnected(reason)
-        logger.debug("connection closed", metadata: ["herald.reason": "\(reason.rawValue)"])
+        logger.debug("connection closed", metadata: metadata(["herald.reason": "\(reason.rawValue)"]))
+    }
+
+    private var logger: Logger { context.logger }
+
+    private let encoder = MQTTPacketEncoder()
+
+    /// `extra` with the connection's address and device: built only for lines that are
+    /// logged, not kept per connection.
+    private func metadata(_ extra: Logger.Metadata) -> Logger.Metadata {
+        var metadata = extra
+        metadata["herald.connection"] = "\(channelContext?.channel.remoteAddress?.description ?? "?")"
+        if let device { metadata["herald.registration_id"] = "\(device.registrationID)" }
+        return metadata
     }
 
     private func finish(_ channelContext: ChannelHandlerContext) {
@@ -243,11 +301,9 @@ final class MQTTConnectionHandler: ChannelDuplexHandler {
                 context.acks.disconnected(deviceID: device.deviceID)
             }
         }
-        for (_, waiter) in waiters {
-            waiter.timeout.cancel()
-            waiter.promise.succeed(.noAcknowledgement)
-        }
+        let unresolved = waiters
         waiters = [:]
+        for (_, waiter) in unresolved { waiter.receiver.resolve(.noAcknowledgement) }
         context.metrics.connections.record(context.registry.count)
     }
 }

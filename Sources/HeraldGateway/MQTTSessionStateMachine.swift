@@ -54,6 +54,9 @@ struct MQTTSessionStateMachine {
         case replaying(Session)
         case active(Session)
         case closed
+        /// Held while a session is changed in place: with the session still in `state`,
+        /// its collections would be copied on every change.
+        case modifying
     }
 
     struct Session {
@@ -127,19 +130,23 @@ struct MQTTSessionStateMachine {
             // Nothing may come before the CONNACK.
             return closeNow(.protocolViolation)
         case .replaying(var session):
-            let action = sessionPacket(packet, &session)
+            state = .modifying
+            let action = sessionPacket(packet, &session, active: false)
             if isOpen { state = .replaying(session) }
             return action
         case .active(var session):
-            let action = sessionPacket(packet, &session)
+            state = .modifying
+            let action = sessionPacket(packet, &session, active: true)
             if isOpen { state = .active(session) }
             return action
         case .closed:
             return .none
+        case .modifying:
+            preconditionFailure("MQTTSessionStateMachine re-entered")
         }
     }
 
-    private mutating func sessionPacket(_ packet: MQTTPacket, _ session: inout Session) -> Action {
+    private mutating func sessionPacket(_ packet: MQTTPacket, _ session: inout Session, active: Bool) -> Action {
         switch packet {
         case .pingReq:
             return .send([.pingResp])
@@ -163,7 +170,7 @@ struct MQTTSessionStateMachine {
                     }
                 }
             }
-            let next = isActive ? drain(&session) : []
+            let next = active ? drain(&session) : []
             return .acknowledged(outgoing, ackedThrough: moved, then: next)
         case .subscribe(let subscribe):
             let own = ["herald/\(session.registrationID)/push", "herald/\(session.registrationID)/#"]
@@ -188,11 +195,6 @@ struct MQTTSessionStateMachine {
         }
     }
 
-    private var isActive: Bool {
-        if case .active = state { return true }
-        return false
-    }
-
     // MARK: Events from Herald
 
     mutating func authenticated(_ result: AuthResult) -> Action {
@@ -212,6 +214,7 @@ struct MQTTSessionStateMachine {
     /// batches) are not sent again.
     mutating func replayLoaded(_ messages: [Outgoing], through: Int64) -> Action {
         guard case .replaying(var session) = state else { return .none }
+        state = .modifying
         for message in messages where message.seq.map({ $0 > session.ackedThrough }) ?? true {
             enqueue(message, into: &session)
         }
@@ -249,6 +252,7 @@ struct MQTTSessionStateMachine {
     mutating func deliver(_ message: Outgoing) -> Action {
         switch state {
         case .replaying(var session):
+            state = .modifying
             if message.seq != nil {
                 session.heldBack.append(message)
                 state = .replaying(session)
@@ -257,6 +261,7 @@ struct MQTTSessionStateMachine {
             return deliverNow(message, &session, replaying: true)
         case .active(var session):
             if let seq = message.seq, seq <= session.ackedThrough { return .alreadyAcknowledged(message) }
+            state = .modifying
             guard takeInOrder(message, &session) else {
                 session.heldBack.append(message)
                 state = .replaying(session)
@@ -286,6 +291,7 @@ struct MQTTSessionStateMachine {
     /// Sends queued messages the in-flight window allows (after the channel became writable again).
     mutating func resume() -> Action {
         guard case .active(var session) = state else { return .none }
+        state = .modifying
         let packets = drain(&session)
         state = .active(session)
         return packets.isEmpty ? .none : .send(packets)

@@ -101,6 +101,41 @@ import Testing
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func acknowledgementDeadlinesStayExactPastThousandsOfAcknowledgedDeliveries() async throws {
+        try await GatewayTest.run { test in
+            let (device, _, client) = try await test.connectedDevice()
+            // Past the deadline queue's first compaction (at 4,096 deadlines).
+            let count = 5000
+            async let received: Int = {
+                var received = 0
+                while received < count, try await client.nextPublish() != nil { received += 1 }
+                return received
+            }()
+            let acknowledged = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
+                var acknowledged = 0
+                for index in 0..<count {
+                    if index >= 256, try await group.next() == .acknowledged { acknowledged += 1 }
+                    group.addTask {
+                        try await test.gateway.deliver(test.message("m\(index)", ttl: .zero), to: device, ackTimeout: .seconds(60))
+                    }
+                }
+                for try await outcome in group where outcome == .acknowledged { acknowledged += 1 }
+                return acknowledged
+            }
+            #expect(try await received == count)
+            #expect(acknowledged == count)
+
+            // The deadlines of those acknowledged deliveries are still queued; a later one
+            // that isn't acknowledged still ends on time, and one that is, as acknowledged.
+            async let late = test.gateway.deliver(test.message("late", ttl: .zero), to: device, ackTimeout: .milliseconds(300))
+            #expect(try await client.nextPublish(acknowledge: false).map { String(buffer: $0.payload) } == "late")
+            #expect(try await late == .noAcknowledgement)
+            async let onTime = test.gateway.deliver(test.message("on time", ttl: .zero), to: device, ackTimeout: .milliseconds(300))
+            #expect(try await client.nextPublish().map { String(buffer: $0.payload) } == "on time")
+            #expect(try await onTime == .acknowledged)
+        }
+    }
+
     @Test func timeToLiveZeroIsForOnlineDevicesOnlyAndNeverStored() async throws {
         try await GatewayTest.run { test in
             let (device, secret) = try await test.device()
