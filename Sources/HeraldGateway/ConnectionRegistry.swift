@@ -34,6 +34,11 @@ final class ConnectionRegistry: Sendable {
         connections.withLockedValue { $0[registrationID] }
     }
 
+    /// The connections of many devices, in their order, under one acquisition of the lock.
+    func connections(_ registrationIDs: some Sequence<String>) -> [ConnectionHandle?] {
+        connections.withLockedValue { connections in registrationIDs.map { connections[$0] } }
+    }
+
     var count: Int { connections.withLockedValue { $0.count } }
 
     func all() -> [ConnectionHandle] { connections.withLockedValue { Array($0.values) } }

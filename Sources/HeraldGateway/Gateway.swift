@@ -126,8 +126,9 @@ public final class Gateway: Service, Sendable {
             defer { token &+= UInt64(devices.count) }
             return token &+ 1
         }
+        let handles = context.registry.connections(devices.lazy.map(\.registrationID))
         for (index, device) in devices.enumerated() {
-            guard let handle = context.registry.connection(device.registrationID) else { continue }
+            guard let handle = handles[index] else { continue }
             let outgoing = Outgoing(
                 seq: seqs[device.deviceID],
                 messageID: message.messageID,

@@ -21,6 +21,8 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private var reader: MQTTPacketReader
     /// Set while the handler is in the pipeline.
     private var channelContext: ChannelHandlerContext?
+    /// The acknowledgement deadlines of this connection's event loop.
+    private var deadlines: AckDeadlines?
     private var device: GatewayDevice?
     /// Deliveries whose outcome someone waits for; `ticket` names the wait's deadline.
     private var waiters: [DeliveryKey: (receiver: OutcomeReceiver, ticket: UInt64)] = [:]
@@ -41,11 +43,14 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     func handlerAdded(context channelContext: ChannelHandlerContext) {
         self.channelContext = channelContext
         lastHeard = .now()
-        context.sweeper(for: channelContext.eventLoop).add(self)
+        let sweeper = context.sweeper(for: channelContext.eventLoop)
+        sweeper.add(self)
+        deadlines = sweeper.deadlines.value
     }
 
     func handlerRemoved(context channelContext: ChannelHandlerContext) {
         self.channelContext = nil
+        deadlines = nil
     }
 
     func channelInactive(context channelContext: ChannelHandlerContext) {
@@ -99,12 +104,11 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
 
     /// Sends `message`; `receiver` learns whether it was acknowledged within `timeout`.
     func deliver(_ message: Outgoing, to receiver: OutcomeReceiver, timeout: Duration) {
-        guard let channelContext, machine.registrationID != nil else {
+        guard let deadlines, machine.registrationID != nil else {
             receiver.resolve(.notConnected)
             return
         }
         let key = DeliveryKey(message)
-        let deadlines = context.sweeper(for: channelContext.eventLoop).deadlines.value
         let ticket = deadlines.add(.now() + TimeAmount(timeout), for: self, key: key)
         if let previous = waiters.updateValue((receiver, ticket), forKey: key) {
             previous.receiver.resolve(.noAcknowledgement)
@@ -151,21 +155,21 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
 
     private func perform(_ action: MQTTSessionStateMachine.Action) {
         guard let channelContext else { return }
-        let channel = channelContext.channel
         switch action {
         case .none:
             break
         case .authenticate(let clientID, let username, let password, let keepAlive):
             silenceLimit = context.configuration.keepAliveDeadline(clientKeepAlive: keepAlive)
-            authenticate(clientID: clientID, username: username, password: password, channel: channel)
+            authenticate(clientID: clientID, username: username, password: password, channel: channelContext.channel)
         case .acceptSession(let registrationID):
-            startSession(registrationID, channel: channel)
+            startSession(registrationID, channel: channelContext.channel)
         case .loadInbox(let packets):
             if !packets.isEmpty { send(packets, channelContext) }
-            loadInbox(channel: channel)
+            loadInbox(channel: channelContext.channel)
         case .send(let packets):
             send(packets, channelContext)
         case .sendAndClose(let packet, let reason):
+            let channel = channelContext.channel
             if let bytes = encode([packet], channelContext) {
                 channelContext.writeAndFlush(wrapOutboundOut(bytes)).whenComplete { _ in channel.close(promise: nil) }
             } else {
@@ -173,7 +177,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
             }
             recordClose(reason)
         case .close(let reason):
-            channel.close(promise: nil)
+            channelContext.close(promise: nil)
             recordClose(reason)
         case .acknowledged(let outgoing, let ackedThrough, let next):
             context.metrics.acknowledgements.increment()

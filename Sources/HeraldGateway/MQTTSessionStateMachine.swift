@@ -105,10 +105,39 @@ struct MQTTSessionStateMachine {
         return true
     }
 
+    /// The state without its session: what to switch on before changing a session, since a
+    /// switch over `state` keeps a copy of it (and so of the session's collections) alive.
+    private enum Phase {
+        case awaitingConnect, authenticating, replaying, active, closed, modifying
+    }
+
+    private var phase: Phase {
+        switch state {
+        case .awaitingConnect: .awaitingConnect
+        case .authenticating: .authenticating
+        case .replaying: .replaying
+        case .active: .active
+        case .closed: .closed
+        case .modifying: .modifying
+        }
+    }
+
+    /// Moves the session out of `state`, leaving `.modifying`, so it changes in place
+    /// instead of copying its collections. The caller puts it back (or closes).
+    private mutating func takeSession() -> Session {
+        let session: Session
+        switch state {
+        case .replaying(let current), .active(let current): session = current
+        default: preconditionFailure("MQTTSessionStateMachine: no session in \(phase)")
+        }
+        state = .modifying
+        return session
+    }
+
     // MARK: Packets from the device
 
     mutating func packetReceived(_ packet: MQTTPacket) -> Action {
-        switch state {
+        switch phase {
         case .awaitingConnect:
             guard case .connect(let connect) = packet else { return closeNow(.protocolViolation) }
             guard let username = connect.username, let passwordBuffer = connect.password else {
@@ -129,15 +158,11 @@ struct MQTTSessionStateMachine {
         case .authenticating:
             // Nothing may come before the CONNACK.
             return closeNow(.protocolViolation)
-        case .replaying(var session):
-            state = .modifying
-            let action = sessionPacket(packet, &session, active: false)
-            if isOpen { state = .replaying(session) }
-            return action
-        case .active(var session):
-            state = .modifying
-            let action = sessionPacket(packet, &session, active: true)
-            if isOpen { state = .active(session) }
+        case .replaying, .active:
+            let active = phase == .active
+            var session = takeSession()
+            let action = sessionPacket(packet, &session, active: active)
+            if isOpen { state = active ? .active(session) : .replaying(session) }
             return action
         case .closed:
             return .none
@@ -213,8 +238,8 @@ struct MQTTSessionStateMachine {
     /// messages this connection already had acknowledged (the store hears of acks in
     /// batches) are not sent again.
     mutating func replayLoaded(_ messages: [Outgoing], through: Int64) -> Action {
-        guard case .replaying(var session) = state else { return .none }
-        state = .modifying
+        guard phase == .replaying else { return .none }
+        var session = takeSession()
         for message in messages where message.seq.map({ $0 > session.ackedThrough }) ?? true {
             enqueue(message, into: &session)
         }
@@ -250,18 +275,21 @@ struct MQTTSessionStateMachine {
 
     /// A live message for this device.
     mutating func deliver(_ message: Outgoing) -> Action {
-        switch state {
-        case .replaying(var session):
-            state = .modifying
+        switch phase {
+        case .replaying:
+            var session = takeSession()
             if message.seq != nil {
                 session.heldBack.append(message)
                 state = .replaying(session)
                 return .none
             }
             return deliverNow(message, &session, replaying: true)
-        case .active(var session):
-            if let seq = message.seq, seq <= session.ackedThrough { return .alreadyAcknowledged(message) }
-            state = .modifying
+        case .active:
+            var session = takeSession()
+            if let seq = message.seq, seq <= session.ackedThrough {
+                state = .active(session)
+                return .alreadyAcknowledged(message)
+            }
             guard takeInOrder(message, &session) else {
                 session.heldBack.append(message)
                 state = .replaying(session)
@@ -290,8 +318,8 @@ struct MQTTSessionStateMachine {
 
     /// Sends queued messages the in-flight window allows (after the channel became writable again).
     mutating func resume() -> Action {
-        guard case .active(var session) = state else { return .none }
-        state = .modifying
+        guard phase == .active else { return .none }
+        var session = takeSession()
         let packets = drain(&session)
         state = .active(session)
         return packets.isEmpty ? .none : .send(packets)
