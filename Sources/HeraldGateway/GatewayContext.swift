@@ -49,12 +49,15 @@ final class LoopSweeper: Sendable {
     private let connections: NIOLoopBoundBox<[ObjectIdentifier: MQTTConnectionHandler]>
     /// The acknowledgement deadlines of the loop's deliveries.
     let deadlines: NIOLoopBoundBox<AckDeadlines>
+    /// The connections of the loop with writes to flush.
+    let flushes: NIOLoopBoundBox<LoopFlushes>
     let eventLoop: any EventLoop
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
         self.connections = .makeBoxSendingValue([:], eventLoop: eventLoop)
         self.deadlines = .makeBoxSendingValue(AckDeadlines(eventLoop: eventLoop), eventLoop: eventLoop)
+        self.flushes = .makeBoxSendingValue(LoopFlushes(eventLoop: eventLoop), eventLoop: eventLoop)
     }
 
     func add(_ handler: MQTTConnectionHandler) { connections.value[ObjectIdentifier(handler)] = handler }

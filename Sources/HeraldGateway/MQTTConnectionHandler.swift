@@ -23,6 +23,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private var channelContext: ChannelHandlerContext?
     /// The acknowledgement deadlines of this connection's event loop.
     private var deadlines: AckDeadlines?
+    /// Flushes this connection's writes together with its loop's other connections'.
+    private var flushes: LoopFlushes?
+    private var flushPending = false
     private var device: GatewayDevice?
     /// Deliveries whose outcome someone waits for; `ticket` names the wait's deadline.
     private var waiters: [DeliveryKey: (receiver: OutcomeReceiver, ticket: UInt64)] = [:]
@@ -46,11 +49,13 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         let sweeper = context.sweeper(for: channelContext.eventLoop)
         sweeper.add(self)
         deadlines = sweeper.deadlines.value
+        flushes = sweeper.flushes.value
     }
 
     func handlerRemoved(context channelContext: ChannelHandlerContext) {
         self.channelContext = nil
         deadlines = nil
+        flushes = nil
     }
 
     func channelInactive(context channelContext: ChannelHandlerContext) {
@@ -193,10 +198,22 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// Writes `packets` as one buffer and flushes.
+    /// Writes `packets` as one buffer; the flush comes with the loop's next round of flushes.
     private func send(_ packets: [MQTTPacket], _ channelContext: ChannelHandlerContext) {
         guard let bytes = encode(packets, channelContext) else { return }
-        channelContext.writeAndFlush(wrapOutboundOut(bytes), promise: nil)
+        channelContext.write(wrapOutboundOut(bytes), promise: nil)
+        if !flushPending, let flushes {
+            flushPending = true
+            flushes.add(self)
+        } else if flushes == nil {
+            channelContext.flush()
+        }
+    }
+
+    /// Flushes what ``send(_:_:)`` wrote (``LoopFlushes``).
+    func flushNow() {
+        flushPending = false
+        channelContext?.flush()
     }
 
     /// The wire form of `packets`, or nil (and the connection closed) if one cannot be
