@@ -21,7 +21,10 @@ final class AckRecorder: Sendable {
     private let logger: Logger
     private let pending = NIOLockedValueBox(Pending())
 
-    init(store: HeraldStore, nodeID: String, interval: Duration = .milliseconds(20), logger: Logger) {
+    /// - Parameter interval: How often to write. Longer folds more of a device's PUBACKs
+    ///   into one row update (a 10,000-device stored broadcast measured 20 % faster at
+    ///   100 ms than at 20 ms); what a crash loses of it is replayed as DUP on reconnect.
+    init(store: HeraldStore, nodeID: String, interval: Duration = .milliseconds(100), logger: Logger) {
         self.store = store
         self.nodeID = nodeID
         self.interval = interval

@@ -56,16 +56,21 @@ extension HeraldStore {
                 SELECT id FROM devices WHERE id = ANY(\(deviceIDs)) ORDER BY id FOR NO KEY UPDATE
             ), next AS (
                 UPDATE devices d SET inbox_seq = d.inbox_seq + 1 FROM locked l WHERE d.id = l.id RETURNING d.id, d.inbox_seq
+            ), stored AS (
+                INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
+                SELECT id, inbox_seq, \(messageID), \(ByteBuffer(bytes: payload)), \(expiresAt) FROM next
+                RETURNING device_id, seq
             )
-            INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
-            SELECT id, inbox_seq, \(messageID), \(ByteBuffer(bytes: payload)), \(expiresAt) FROM next
-            RETURNING device_id, seq
+            -- Two arrays in one row rather than a row per device: far less to decode.
+            SELECT array_agg(device_id), array_agg(seq) FROM stored
             """,
             logger: logger
         )
         var seqs: [Int64: Int64] = [:]
         seqs.reserveCapacity(deviceIDs.count)
-        for try await (deviceID, seq) in rows.decode((Int64, Int64).self) { seqs[deviceID] = seq }
+        for try await (ids, positions) in rows.decode(([Int64]?, [Int64]?).self) {
+            for (deviceID, seq) in zip(ids ?? [], positions ?? []) { seqs[deviceID] = seq }
+        }
         return seqs
     }
 
