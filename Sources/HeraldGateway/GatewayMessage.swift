@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 import NIOCore
 
 /// A message for one device's long connection.
@@ -44,5 +45,20 @@ extension TimeAmount {
     init(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
+
+/// One message for one device, as the message center hands it to the gateway.
+public struct GatewayDelivery: Sendable {
+    public var message: GatewayMessage
+    public var device: GatewayDevice
+    /// The message's position in the device's inbox, if the caller stored it there; a
+    /// message without one is sent only if the device is connected, and never replayed.
+    public var seq: Int64?
+
+    public init(message: GatewayMessage, device: GatewayDevice, seq: Int64?) {
+        self.message = message
+        self.device = device
+        self.seq = seq
     }
 }

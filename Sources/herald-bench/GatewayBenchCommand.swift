@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldGateway
 import HeraldStore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 import ServiceLifecycle
@@ -40,6 +41,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             return logger
         }()
         let directory = NSTemporaryDirectory() + "herald-bench-\(getpid())"
+        assert(Self.postmasterPIDFile.hasPrefix(directory))
         let postgres = try await EmbeddedPostgres.start(.init(directory: directory, durable: true), logger: logger)
         defer {
             postgres.stopImmediately()
@@ -112,22 +114,24 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                     try await group.waitForAll()
                 }
             }
-            let unicast = try await measure(load, server: getpid(), expected: unicastMessages) {
-                try await Self.paced(count: unicastMessages, rate: nil) { index in
-                    _ = try await gateway.deliver(
-                        GatewayMessage(messageID: "u\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
-                        to: targets[index % targets.count]
+            // Unicast the way the message center hands the gateway a claimed batch of pushes:
+            // one call for the messages due, each to its own device.
+            @Sendable func sendUnicast(_ prefix: String, _ indices: [Int]) async throws {
+                let deliveries = indices.map { index in
+                    GatewayDelivery(
+                        message: GatewayMessage(messageID: "\(prefix)\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
+                        device: targets[index % targets.count],
+                        seq: nil
                     )
                 }
+                _ = try await gateway.send(deliveries)
+            }
+            let unicast = try await measure(load, server: getpid(), expected: unicastMessages) {
+                try await Self.batched(count: unicastMessages, rate: nil) { try await sendUnicast("u", $0) }
             }
             results.unicast["herald"] = unicast
             results.unicastHalf["herald"] = try await measure(load, server: getpid(), expected: unicastMessages / 2) {
-                try await Self.paced(count: unicastMessages / 2, rate: unicast.rate / 2) { index in
-                    _ = try await gateway.deliver(
-                        GatewayMessage(messageID: "h\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
-                        to: targets[index % targets.count]
-                    )
-                }
+                try await Self.batched(count: unicastMessages / 2, rate: unicast.rate / 2) { try await sendUnicast("h", $0) }
             }
             load.stop()
             await group.triggerGracefulShutdown()
@@ -183,11 +187,11 @@ struct GatewayBenchCommand: AsyncParsableCommand {
     }
 
     /// Runs `send`, then collects what the devices received; `server` is the process whose
-    /// CPU time counts as the server's (Herald's is this one).
+    /// CPU time counts as the server's: for Herald this one and its PostgreSQL cluster's.
     func measure(_ fleet: Fleet, server: Int32, expected: Int, _ send: () async throws -> Void) async throws -> Measurement {
         _ = try await fleet.report()
         let devices = fleet.processes.map(\.pid)
-        let serverCPU = CPUMeter.cpuSeconds(server)
+        let serverCPU = Self.serverCPU(server)
         let devicesCPU = devices.map(CPUMeter.cpuSeconds).reduce(0, +)
         let start = WallClock.nanoseconds()
         try await send()
@@ -200,24 +204,60 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             rate: Double(samples.count) / seconds,
             p50: Stats.percentile(sorted, 0.5),
             p99: Stats.percentile(sorted, 0.99),
-            serverMicroseconds: (CPUMeter.cpuSeconds(server) - serverCPU) * 1e6 / Double(max(samples.count, 1)),
+            serverMicroseconds: (Self.serverCPU(server) - serverCPU) * 1e6 / Double(max(samples.count, 1)),
             devicesMicroseconds: (devices.map(CPUMeter.cpuSeconds).reduce(0, +) - devicesCPU) * 1e6 / Double(max(samples.count, 1))
         )
         say("  \(Stats.format(measurement.rate, 0))/s, p50 \(Stats.format(measurement.p50, 2)) ms, p99 \(Stats.format(measurement.p99, 2)) ms")
         return measurement
     }
 
-    /// Calls `body` `count` times with up to 1,000 calls outstanding, at most `rate` per second.
-    static func paced(count: Int, rate: Double?, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+    /// CPU seconds of a server process and, for Herald, of the PostgreSQL cluster it started.
+    static func serverCPU(_ pid: Int32) -> Double {
+        var seconds = CPUMeter.cpuSeconds(pid)
+        if pid == getpid(), let text = try? String(contentsOfFile: postmasterPIDFile, encoding: .utf8),
+            let line = text.split(separator: "\n").first, let postmaster = Int32(line)
+        {
+            seconds += CPUMeter.processes(parent: postmaster).map(CPUMeter.cpuSeconds).reduce(CPUMeter.cpuSeconds(postmaster), +)
+        }
+        return seconds
+    }
+
+    static var postmasterPIDFile: String { NSTemporaryDirectory() + "herald-bench-\(getpid())/data/postmaster.pid" }
+
+    /// Hands out `count` message indices in batches, at most `rate` per second: `senders`
+    /// tasks each take the indices due (at most `maxBatch`), pass them to `send` in one call
+    /// and wait for it, so up to `senders` × `maxBatch` messages are in flight.
+    static func batched(
+        count: Int,
+        rate: Double?,
+        senders: Int = 4,
+        maxBatch: Int = 250,
+        _ send: @escaping @Sendable ([Int]) async throws -> Void
+    ) async throws {
         let start = ContinuousClock.now
+        let next = NIOLockedValueBox(0)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<count {
-                if index >= 1000 { try await group.next() }
-                if let rate {
-                    let due = start + .milliseconds(Int64(Double(index) / rate * 1000))
-                    if due > .now { try await Task.sleep(until: due) }
+            for _ in 0..<senders {
+                group.addTask {
+                    while true {
+                        let elapsed = ContinuousClock.now - start
+                        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                        let due = rate.map { min(count, Int(seconds * $0) + 1) } ?? count
+                        let taken: Range<Int>? = next.withLockedValue { next in
+                            guard next < count else { return nil }
+                            let end = max(next, min(due, next + maxBatch))
+                            defer { next = end }
+                            return next..<end
+                        }
+                        guard let taken else { return }
+                        if taken.isEmpty, let rate {
+                            // Nothing due yet: wait until the next message is.
+                            try await Task.sleep(until: start + .seconds(Double(taken.lowerBound) / rate))
+                            continue
+                        }
+                        try await send(Array(taken))
+                    }
                 }
-                group.addTask { try await body(index) }
             }
             try await group.waitForAll()
         }
@@ -301,6 +341,8 @@ struct Results {
     func print() {
         func line(_ text: String) { say(text) }
         line("")
+        line("CPU µs/msg: CPU time per message received; server = Herald's process and its PostgreSQL cluster,")
+        line("or mosquitto; devices = the load processes")
         line("Resident memory per idle connection")
         for (name, bytes) in memory.sorted(by: { $0.key < $1.key }) {
             line("  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(Stats.format(bytes, 0)) bytes")
