@@ -44,38 +44,78 @@ struct DeliveryRouter: Sendable {
 
     /// Routes a batch and returns what became of each copy, to be recorded.
     func outcomes(_ prepared: Prepared, targets: [FanOutTarget]) async throws -> [DeliveryUpdate] {
-        let message = prepared.message
-        let overConnection = targets.filter { target in
-            !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID)
-        }
-        var outcomes: [Int64: DeliveryOutcome] = [:]
-        if !overConnection.isEmpty {
-            let remaining = message.expiresAt.timeIntervalSinceNow
+        try await outcomes(of: [(prepared, targets)])[0]
+    }
+
+    /// Routes the batches of several messages (the small pushes of a claimed batch of
+    /// jobs) and returns, per message, what became of each copy.
+    ///
+    /// The copies going over the long connection go to the gateway in one call (one hop
+    /// per event loop for the lot, not per push). Copies for devices without a connection
+    /// don't wait for it: they go to APNs, or stay in the inbox, at once.
+    func outcomes(of batches: [(prepared: Prepared, targets: [FanOutTarget])]) async throws -> [[DeliveryUpdate]] {
+        var deliveries: [GatewayDelivery] = []
+        var owners: [(batch: Int, target: FanOutTarget)] = []
+        var elsewhere: [[FanOutTarget]] = Array(repeating: [], count: batches.count)
+        for (index, (prepared, targets)) in batches.enumerated() {
+            let message = prepared.message
             let gatewayMessage = GatewayMessage(
                 messageID: message.msgID,
                 payload: prepared.devicePayload,
-                timeToLive: prepared.stored ? .seconds(max(1, Int64(remaining))) : .zero
+                timeToLive: prepared.stored ? .seconds(max(1, Int64(message.expiresAt.timeIntervalSinceNow))) : .zero
             )
-            let devices = overConnection.map { GatewayDevice(deviceID: $0.deviceID, appID: message.appID, registrationID: $0.registrationID) }
-            var seqs: [Int64: Int64] = [:]
-            for target in overConnection { seqs[target.deviceID] = target.inboxSeq }
-            let results = try await gateway.send(gatewayMessage, to: devices, seqs: seqs, ackTimeout: configuration.ackTimeout)
-            for (target, outcome) in zip(overConnection, results) { outcomes[target.deviceID] = outcome }
+            for target in targets {
+                if !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID) {
+                    let device = GatewayDevice(deviceID: target.deviceID, appID: message.appID, registrationID: target.registrationID)
+                    deliveries.append(GatewayDelivery(message: gatewayMessage, device: device, seq: target.inboxSeq))
+                    owners.append((index, target))
+                } else {
+                    elsewhere[index].append(target)
+                }
+            }
         }
+        return try await withThrowingTaskGroup(of: (Int, [DeliveryUpdate]).self) { group in
+            for (index, targets) in elsewhere.enumerated() where !targets.isEmpty {
+                let prepared = batches[index].prepared
+                group.addTask { (index, await self.updates(prepared, targets: targets, outcomes: [:])) }
+            }
+            if !deliveries.isEmpty {
+                let results = try await gateway.send(deliveries, ackTimeout: configuration.ackTimeout)
+                var sent: [[FanOutTarget]] = Array(repeating: [], count: batches.count)
+                var outcomes: [[Int64: DeliveryOutcome]] = Array(repeating: [:], count: batches.count)
+                for (owner, outcome) in zip(owners, results) {
+                    sent[owner.batch].append(owner.target)
+                    outcomes[owner.batch][owner.target.deviceID] = outcome
+                }
+                for (index, targets) in sent.enumerated() where !targets.isEmpty {
+                    let prepared = batches[index].prepared
+                    let outcomes = outcomes[index]
+                    group.addTask { (index, await self.updates(prepared, targets: targets, outcomes: outcomes)) }
+                }
+            }
+            var updates: [[DeliveryUpdate]] = Array(repeating: [], count: batches.count)
+            for try await (index, batchUpdates) in group { updates[index] += batchUpdates }
+            return updates
+        }
+    }
+
+    /// What became of copies given the gateway's outcomes (none for a device it didn't
+    /// try): acknowledged over the connection, else to APNs for a notification the device
+    /// can get there, else waiting in the inbox (or expired, for a message not stored).
+    private func updates(_ prepared: Prepared, targets: [FanOutTarget], outcomes: [Int64: DeliveryOutcome]) async -> [DeliveryUpdate] {
         var updates: [DeliveryUpdate] = []
         var fallbacks: [FanOutTarget] = []
         for target in targets {
             if outcomes[target.deviceID] == .acknowledged {
                 updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp))
-            } else if prepared.hasNotification, canUseAPNs(target, push: message.push) {
+            } else if prepared.hasNotification, canUseAPNs(target, push: prepared.message.push) {
                 fallbacks.append(target)
             } else {
                 updates.append(DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired))
             }
         }
         metrics.tcpDelivered(updates.count { $0.state == .tcp })
-        updates += await sendToAPNs(prepared, targets: fallbacks, attempts: 0)
-        return updates
+        return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0))
     }
 
     /// Sends notifications to APNs concurrently (the client's stream limits pace them) and

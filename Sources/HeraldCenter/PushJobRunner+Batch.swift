@@ -8,8 +8,9 @@ extension PushJobRunner {
     /// Runs fresh push jobs claimed together, so that most pushes (a few devices each)
     /// share their commits: their messages are read with one query; pushes to explicit
     /// lists of devices are fanned out whole in one statement, the others' first batches
-    /// in one transaction; all are routed concurrently, their outcomes recorded with
-    /// one statement and the jobs finished with one more. A job whose audience fills its
+    /// in one transaction; all are routed together (one gateway call for their copies over
+    /// the long connection), their outcomes recorded with one statement and the jobs
+    /// finished with one more. A job whose audience fills its
     /// first batch goes on alone from its cursor, batch by batch.
     ///
     /// Throws when the batch could not be fanned out or recorded; the caller gives the
@@ -65,15 +66,9 @@ extension PushJobRunner {
                         return try await fanOutRest(job, prepared, batches: 1, stopping: stopping) ? nil : job
                     }
                 }
-                let recorded = try await withThrowingTaskGroup(of: (messageID: Int64, updates: [DeliveryUpdate]).self) { routing in
-                    for (_, prepared, targets) in small where !targets.isEmpty {
-                        routing.addTask { (prepared.message.id, try await router.outcomes(prepared, targets: targets)) }
-                    }
-                    var recorded: [(messageID: Int64, updates: [DeliveryUpdate])] = []
-                    for try await outcome in routing { recorded.append(outcome) }
-                    return recorded
-                }
-                try await store.recordDeliveries(recorded)
+                let routed = small.filter { !$0.targets.isEmpty }
+                let updates = try await router.outcomes(of: routed.map { ($0.prepared, $0.targets) })
+                try await store.recordDeliveries(zip(routed, updates).map { (messageID: $0.prepared.message.id, updates: $1) })
                 try await store.finishJobs(finished + small.map(\.job))
                 held.remove(small.map(\.job.id))
                 var unfinished: [PushJob] = []
