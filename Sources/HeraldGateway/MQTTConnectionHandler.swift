@@ -19,6 +19,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private let context: GatewayContext
     private var machine: MQTTSessionStateMachine
     private var reader: MQTTPacketReader
+    private let encoder = MQTTPacketEncoder()
     /// Set while the handler is in the pipeline.
     private var channelContext: ChannelHandlerContext?
     /// The acknowledgement deadlines of this connection's event loop.
@@ -202,11 +203,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private func send(_ packets: [MQTTPacket], _ channelContext: ChannelHandlerContext) {
         guard let bytes = encode(packets, channelContext) else { return }
         channelContext.write(wrapOutboundOut(bytes), promise: nil)
-        if !flushPending, let flushes {
+        if !flushPending {
             flushPending = true
-            flushes.add(self)
-        } else if flushes == nil {
-            channelContext.flush()
+            flushes?.add(self)
         }
     }
 
@@ -301,8 +300,6 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     }
 
     private var logger: Logger { context.logger }
-
-    private let encoder = MQTTPacketEncoder()
 
     /// `extra` with the connection's address and device: built only for lines that are
     /// logged, not kept per connection.
