@@ -1,7 +1,10 @@
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldCenter
+import HeraldGateway
 import HeraldTestSupport
+import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 
@@ -83,6 +86,48 @@ import Testing
             #expect(report["apns_sent"] as? Int == 1)
             try await Task.sleep(for: .milliseconds(300))
             #expect(test.apnsReceived(token).count == 1)
+            await mqtt.close()
+        }
+    }
+
+    @Test func copiesForDevicesWithoutAConnectionDoNotWaitForAnotherPushsAcknowledgement() async throws {
+        // The only worker is held inside the first push, so the next two are claimed and
+        // routed together: one to a connected device that never acknowledges (30 s timeout),
+        // one to an iOS device without a connection, which must go to APNs at once.
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+        let first = NIOLockedValueBox(true)
+        let faults = CenterFaults(afterBatch: { _, _ in
+            guard first.withLockedValue({ isFirst in defer { isFirst = false }; return isFirst }) else { return }
+            enteredContinuation.yield()
+            for await _ in release { break }
+        })
+        try await CenterTest.run(ackTimeout: .seconds(30), configure: { $0.workers = 1 }, faults: faults) { test in
+            _ = try await test.register(token: CenterTest.token(20), alias: "first")
+            let silent = try await test.register(token: CenterTest.token(21), alias: "silent")
+            let offlineToken = CenterTest.token(22)
+            _ = try await test.register(token: offlineToken, alias: "offline")
+            let address = try SocketAddress(ipAddress: "127.0.0.1", port: test.gatewayPort)
+            let (mqtt, code) = try await TestMQTTClient.connect(
+                to: address,
+                clientID: silent.registrationID,
+                username: test.appKey,
+                password: silent.deviceSecret
+            )
+            #expect(code == .accepted)
+            while !test.gateway.isConnected(silent.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+
+            #expect(try await test.push(["audience": ["alias": ["first"]], "notification": ["alert": "first"]]).status == 200)
+            var holding = entered.makeAsyncIterator()
+            _ = await holding.next()
+            #expect(try await test.push(["audience": ["alias": ["silent"]], "notification": ["alert": "unanswered"]]).status == 200)
+            #expect(try await test.push(["audience": ["alias": ["offline"]], "notification": ["alert": "at once"]]).status == 200)
+            releaseContinuation.yield()
+
+            #expect(try await mqtt.nextPublish(acknowledge: false) != nil)
+            let received = try await test.waitForAPNs(offlineToken, timeout: .seconds(10))
+            #expect(received.count == 1)
+            #expect(test.apnsReceived(CenterTest.token(21)).isEmpty)
             await mqtt.close()
         }
     }
