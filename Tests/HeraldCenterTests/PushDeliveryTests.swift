@@ -1,7 +1,7 @@
 import Foundation
+import HeraldCenter
 import HeraldClient
 import HeraldCore
-import HeraldCenter
 import HeraldGateway
 import HeraldTestSupport
 import NIOConcurrencyHelpers
@@ -98,11 +98,17 @@ import Testing
         let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
         let first = NIOLockedValueBox(true)
         let faults = CenterFaults(afterBatch: { _, _ in
-            guard first.withLockedValue({ isFirst in defer { isFirst = false }; return isFirst }) else { return }
+            guard
+                first.withLockedValue({ isFirst in
+                    defer { isFirst = false }
+                    return isFirst
+                })
+            else { return }
             enteredContinuation.yield()
             for await _ in release { break }
         })
-        try await CenterTest.run(ackTimeout: .seconds(30), configure: { $0.workers = 1 }, faults: faults) { test in
+        let oneWorker: @Sendable (inout CenterConfiguration) -> Void = { $0.workers = 1 }
+        try await CenterTest.run(ackTimeout: .seconds(30), configure: oneWorker, faults: faults) { test in
             _ = try await test.register(token: CenterTest.token(20), alias: "first")
             let silent = try await test.register(token: CenterTest.token(21), alias: "silent")
             let offlineToken = CenterTest.token(22)
