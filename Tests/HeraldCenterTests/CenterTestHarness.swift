@@ -192,6 +192,21 @@ struct CenterTest: Sendable {
         return try await body(reader)
     }
 
+    /// A raw MQTT connection as `device`, registered with the gateway: unlike the SDK, it
+    /// acknowledges only what the test tells it to.
+    func rawConnection(_ device: DeviceCredentials) async throws -> TestMQTTClient {
+        let address = try SocketAddress(ipAddress: "127.0.0.1", port: gatewayPort)
+        let (mqtt, code) = try await TestMQTTClient.connect(
+            to: address,
+            clientID: device.registrationID,
+            username: appKey,
+            password: device.deviceSecret
+        )
+        guard code == .accepted else { throw TestFailure("CONNECT refused with \(code)") }
+        while !gateway.isConnected(device.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+        return mqtt
+    }
+
     func apnsReceived(_ token: String) -> [RecordedNotification] {
         sandbox.notifications.filter { $0.deviceToken == token }
     }

@@ -67,15 +67,7 @@ import Testing
         try await CenterTest.run(ackTimeout: .milliseconds(500)) { test in
             let token = CenterTest.token(3)
             let device = try await test.register(token: token, alias: "slow")
-            let address = try SocketAddress(ipAddress: "127.0.0.1", port: test.gatewayPort)
-            let (mqtt, code) = try await TestMQTTClient.connect(
-                to: address,
-                clientID: device.registrationID,
-                username: test.appKey,
-                password: device.deviceSecret
-            )
-            #expect(code == .accepted)
-            while !test.gateway.isConnected(device.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+            let mqtt = try await test.rawConnection(device)
             let sent = try await test.push(["audience": ["alias": ["slow"]], "notification": ["alert": "Are you there?"]])
             let publish = try await mqtt.nextPublish(acknowledge: false)
             #expect(publish != nil)
@@ -113,15 +105,7 @@ import Testing
             let silent = try await test.register(token: CenterTest.token(21), alias: "silent")
             let offlineToken = CenterTest.token(22)
             _ = try await test.register(token: offlineToken, alias: "offline")
-            let address = try SocketAddress(ipAddress: "127.0.0.1", port: test.gatewayPort)
-            let (mqtt, code) = try await TestMQTTClient.connect(
-                to: address,
-                clientID: silent.registrationID,
-                username: test.appKey,
-                password: silent.deviceSecret
-            )
-            #expect(code == .accepted)
-            while !test.gateway.isConnected(silent.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+            let mqtt = try await test.rawConnection(silent)
 
             #expect(try await test.push(["audience": ["alias": ["first"]], "notification": ["alert": "first"]]).status == 200)
             var holding = entered.makeAsyncIterator()
