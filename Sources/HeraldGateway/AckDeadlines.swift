@@ -32,9 +32,6 @@ final class AckDeadlines {
         self.eventLoop = eventLoop
     }
 
-    /// Deadlines in the heap, settled or not.
-    var count: Int { heap.count }
-
     /// Adds a deadline for the delivery `key` on `handler`; the returned ticket tells this
     /// wait from a later one for the same key.
     func add(_ deadline: NIODeadline, for handler: MQTTConnectionHandler, key: DeliveryKey) -> UInt64 {

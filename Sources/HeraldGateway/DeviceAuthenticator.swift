@@ -10,7 +10,8 @@ import NIOConcurrencyHelpers
 /// Only successes are cached, with a digest of the app key and password they were made
 /// with, so a rotated secret is never shadowed: new credentials miss the cache and go to
 /// the store. An entry is the device (whose registration id string the connection then
-/// shares) and that digest: about a hundred bytes a device.
+/// shares) and that digest: about 170 bytes a device with the dictionary's spare room
+/// (heaptrack, 19,000 devices).
 final class DeviceAuthenticator: Sendable {
     private struct Entry {
         var device: GatewayDevice

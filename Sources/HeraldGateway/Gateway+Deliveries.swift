@@ -21,17 +21,7 @@ extension Gateway {
             )
             seq = stored?.seq
         }
-        guard let handle = context.registry.connection(device.registrationID) else { return .notConnected }
-        let token = tokens.withLockedValue { token -> UInt64 in
-            token &+= 1
-            return token
-        }
-        let outgoing = Outgoing(seq: seq, messageID: message.messageID, payload: message.payload, dup: false, token: token)
-        let promise = handle.eventLoop.makePromise(of: DeliveryOutcome.self)
-        handle.eventLoop.execute {
-            handle.handler.value.deliver(outgoing, to: .promise(promise), timeout: ackTimeout)
-        }
-        return try await promise.futureResult.get()
+        return try await send([GatewayDelivery(message: message, device: device, seq: seq)], ackTimeout: ackTimeout)[0]
     }
 
     /// Delivers one message to many devices (a broadcast) and waits for every outcome, in
@@ -97,7 +87,7 @@ extension Gateway {
                 let promise = batch.loop.makePromise(of: [DeliveryOutcome].self)
                 let slots = OutcomeBatch(count: batch.items.count, promise: promise)
                 for (slot, item) in batch.items.enumerated() {
-                    item.handle.handler.value.deliver(item.outgoing, to: .batch(slots, slot: slot), timeout: ackTimeout)
+                    item.handle.handler.value.deliver(item.outgoing, to: OutcomeReceiver(batch: slots, slot: slot), timeout: ackTimeout)
                 }
                 return promise.futureResult
             }

@@ -11,23 +11,20 @@ enum DeliveryKey: Hashable {
     }
 }
 
-/// Who learns the outcome of one delivery: a caller waiting for that delivery alone, or
-/// one slot of a broadcast's batch. Lives on the connection's event loop.
-enum OutcomeReceiver {
-    case promise(EventLoopPromise<DeliveryOutcome>)
-    case batch(OutcomeBatch, slot: Int)
+/// Who learns the outcome of one delivery: its slot in the batch it was sent with. Lives
+/// on the connection's event loop.
+struct OutcomeReceiver {
+    var batch: OutcomeBatch
+    var slot: Int
 
     /// Reports the outcome; each receiver is resolved exactly once.
     func resolve(_ outcome: DeliveryOutcome) {
-        switch self {
-        case .promise(let promise): promise.succeed(outcome)
-        case .batch(let batch, let slot): batch.resolve(slot, outcome)
-        }
+        batch.resolve(slot, outcome)
     }
 }
 
-/// The outcomes of a broadcast's copies on one event loop, reported together: one promise
-/// for the lot instead of a promise and a mapped future per device.
+/// The outcomes of the deliveries one call hands to an event loop, reported together: one
+/// promise for the lot instead of a promise and a mapped future per delivery.
 final class OutcomeBatch {
     private var outcomes: [DeliveryOutcome]
     private var remaining: Int

@@ -40,8 +40,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             logger.logLevel = .warning
             return logger
         }()
-        let directory = NSTemporaryDirectory() + "herald-bench-\(getpid())"
-        assert(Self.postmasterPIDFile.hasPrefix(directory))
+        let directory = Self.directory
         let postgres = try await EmbeddedPostgres.start(.init(directory: directory, durable: true), logger: logger)
         defer {
             postgres.stopImmediately()
@@ -196,12 +195,13 @@ struct GatewayBenchCommand: AsyncParsableCommand {
     func measure(_ fleet: Fleet, server: Int32, expected: Int, _ send: () async throws -> Void) async throws -> Measurement {
         _ = try await fleet.report()
         let devices = fleet.processes.map(\.pid)
-        let serverCPU = Self.serverCPU(server)
         let postgresCPU = Self.postgresCPU(server)
+        let serverCPU = CPUMeter.cpuSeconds(server) + postgresCPU
         let devicesCPU = devices.map(CPUMeter.cpuSeconds).reduce(0, +)
         let start = WallClock.nanoseconds()
         try await send()
         let (samples, last) = try await fleet.collect(expected: expected)
+        let postgresAfter = Self.postgresCPU(server)
         let sorted = samples.sorted()
         let seconds = Double(max(last - start, 1)) / 1e9
         let measurement = Measurement(
@@ -210,17 +210,12 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             rate: Double(samples.count) / seconds,
             p50: Stats.percentile(sorted, 0.5),
             p99: Stats.percentile(sorted, 0.99),
-            postgresMicroseconds: (Self.postgresCPU(server) - postgresCPU) * 1e6 / Double(max(samples.count, 1)),
-            serverMicroseconds: (Self.serverCPU(server) - serverCPU) * 1e6 / Double(max(samples.count, 1)),
+            postgresMicroseconds: (postgresAfter - postgresCPU) * 1e6 / Double(max(samples.count, 1)),
+            serverMicroseconds: (CPUMeter.cpuSeconds(server) + postgresAfter - serverCPU) * 1e6 / Double(max(samples.count, 1)),
             devicesMicroseconds: (devices.map(CPUMeter.cpuSeconds).reduce(0, +) - devicesCPU) * 1e6 / Double(max(samples.count, 1))
         )
         say("  \(Stats.format(measurement.rate, 0))/s, p50 \(Stats.format(measurement.p50, 2)) ms, p99 \(Stats.format(measurement.p99, 2)) ms")
         return measurement
-    }
-
-    /// CPU seconds of a server process and, for Herald, of the PostgreSQL cluster it started.
-    static func serverCPU(_ pid: Int32) -> Double {
-        CPUMeter.cpuSeconds(pid) + postgresCPU(pid)
     }
 
     /// CPU seconds of the PostgreSQL cluster Herald started (none for another server).
@@ -234,7 +229,9 @@ struct GatewayBenchCommand: AsyncParsableCommand {
         return seconds
     }
 
-    static var postmasterPIDFile: String { NSTemporaryDirectory() + "herald-bench-\(getpid())/data/postmaster.pid" }
+    /// This run's embedded PostgreSQL cluster.
+    static var directory: String { NSTemporaryDirectory() + "herald-bench-\(getpid())" }
+    static var postmasterPIDFile: String { directory + "/data/postmaster.pid" }
 
     /// Hands out `count` message indices in batches, at most `rate` per second: `senders`
     /// tasks each take the indices due (at most `maxBatch`), pass them to `send` in one call
