@@ -27,7 +27,18 @@ final class APNsDispatcher: Sendable {
     private let store: HeraldStore
     private let routing: APNsRouting
     private let logger: Logger
-    private let entries = NIOLockedValueBox<[Key: Entry]>([:])
+    /// A key's client, or the credentials read that will decide it.
+    private enum Slot: Sendable {
+        case ready(Entry)
+        case resolving(Task<APNsClient?, any Error>)
+    }
+
+    private enum Lookup {
+        case ready(APNsClient?)
+        case resolving(Task<APNsClient?, any Error>)
+    }
+
+    private let entries = NIOLockedValueBox<[Key: Slot]>([:])
     private let sandboxCredentials = NIOLockedValueBox<[Int64: APNsCredentials]>([:])
     private let launches: AsyncStream<(APNsClient, AsyncStream<Void>)>
     private let launch: AsyncStream<(APNsClient, AsyncStream<Void>)>.Continuation
@@ -62,51 +73,91 @@ final class APNsDispatcher: Sendable {
 
     func shutdown() {
         launch.finish()
-        entries.withLockedValue { entries in
-            for entry in entries.values { entry.stop?.finish() }
-            entries.removeAll()
+        entries.withLockedValue { slots in
+            for case .ready(let entry) in slots.values { entry.stop?.finish() }
+            slots.removeAll()
         }
     }
 
     /// The client for an app in an environment, or nil when the app has no usable
     /// credentials (none, or APNs refused them).
+    ///
+    /// Single-flight per key: while one caller reads the app's credentials (first use, or
+    /// the periodic check for a change), the others wait for its answer. Two callers making
+    /// a client each used to replace one with the other, failing what the first had in
+    /// flight, which the center then sent again.
     func client(appID: Int64, environment: APNsEnvironment) async throws -> APNsClient? {
         let key = Key(appID: appID, environment: environment)
         let now = ContinuousClock.now
-        if let entry = entries.withLockedValue({ $0[key] }), now - entry.checkedAt < recheck {
-            return entry.client
+        let lookup = entries.withLockedValue { slots -> Lookup in
+            var previous: Entry?
+            switch slots[key] {
+            case .ready(let entry) where now - entry.checkedAt < recheck:
+                return .ready(entry.client)
+            case .resolving(let resolution):
+                return .resolving(resolution)
+            case .ready(let entry):
+                previous = entry
+            case nil:
+                break
+            }
+            let resolution = Task { try await self.resolve(key, previous: previous, now: now) }
+            slots[key] = .resolving(resolution)
+            return .resolving(resolution)
         }
-        let stored = try await store.apnsCredentials(appID: appID)
-        if let cached = entries.withLockedValue({ $0[key] }), cached.updatedAt == stored?.updatedAt {
-            entries.withLockedValue { $0[key]?.checkedAt = now }
-            return stored?.brokenReason == nil ? cached.client : nil
+        switch lookup {
+        case .ready(let client): return client
+        case .resolving(let resolution): return try await resolution.value
         }
-        if let stored, stored.brokenReason != nil {
-            replace(key, with: Entry(client: nil, updatedAt: stored.updatedAt, checkedAt: now, stop: nil))
-            return nil
-        }
-        guard let credentials = try stored?.credentials ?? sandboxCredentials(appID: appID) else {
-            replace(key, with: Entry(client: nil, updatedAt: nil, checkedAt: now, stop: nil))
-            return nil
-        }
-        if case .sandbox(let target) = routing { try target.admit(credentials) }
-        let client = try APNsClient(credentials: credentials, configuration: configuration(for: environment), logger: logger)
-        let (stop, stopper) = AsyncStream<Void>.makeStream()
-        replace(key, with: Entry(client: client, updatedAt: stored?.updatedAt, checkedAt: now, stop: stopper))
-        launch.yield((client, stop))
-        logger.info(
-            "APNs client started",
-            metadata: ["herald.app_id": "\(appID)", "apns.environment": "\(environment.rawValue)", "apns.bundle_id": "\(credentials.bundleID)"]
-        )
-        return client
     }
 
-    private func replace(_ key: Key, with entry: Entry) {
-        let old = entries.withLockedValue { entries in
-            defer { entries[key] = entry }
-            return entries[key]
+    /// Reads the app's credentials and keeps, makes or drops its client; the slot is
+    /// `.resolving` meanwhile and holds the answer (or what it held before, on an error).
+    private func resolve(_ key: Key, previous: Entry?, now: ContinuousClock.Instant) async throws -> APNsClient? {
+        let entry: Entry
+        do {
+            entry = try await freshEntry(key, previous: previous, now: now)
+        } catch {
+            entries.withLockedValue { $0[key] = previous.map(Slot.ready) }
+            throw error
         }
-        old?.stop?.finish()
+        entries.withLockedValue { $0[key] = .ready(entry) }
+        if let previous, previous.client !== entry.client { previous.stop?.finish() }
+        return entry.client
+    }
+
+    /// The entry the app's stored credentials call for: the previous one when they did not
+    /// change, none when there are none or APNs refused them, else a new client.
+    private func freshEntry(_ key: Key, previous: Entry?, now: ContinuousClock.Instant) async throws -> Entry {
+        let stored = try await store.apnsCredentials(appID: key.appID)
+        if var previous, previous.updatedAt == stored?.updatedAt {
+            previous.checkedAt = now
+            if stored?.brokenReason != nil {
+                previous.client = nil  // stopped by the caller
+                previous.stop = nil
+            }
+            return previous
+        }
+        if let stored, stored.brokenReason != nil {
+            return Entry(client: nil, updatedAt: stored.updatedAt, checkedAt: now, stop: nil)
+        }
+        guard let credentials = try stored?.credentials ?? sandboxCredentials(appID: key.appID) else {
+            return Entry(client: nil, updatedAt: nil, checkedAt: now, stop: nil)
+        }
+        if case .sandbox(let target) = routing { try target.admit(credentials) }
+        let client = try APNsClient(credentials: credentials, configuration: configuration(for: key.environment), logger: logger)
+        let (stop, stopper) = AsyncStream<Void>.makeStream()
+        guard case .enqueued = launch.yield((client, stop)) else {
+            return Entry(client: nil, updatedAt: nil, checkedAt: now, stop: nil)  // shut down meanwhile
+        }
+        logger.info(
+            "APNs client started",
+            metadata: [
+                "herald.app_id": "\(key.appID)", "apns.environment": "\(key.environment.rawValue)",
+                "apns.bundle_id": "\(credentials.bundleID)",
+            ]
+        )
+        return Entry(client: client, updatedAt: stored?.updatedAt, checkedAt: now, stop: stopper)
     }
 
     private func configuration(for environment: APNsEnvironment) -> APNsClient.Configuration {
@@ -123,18 +174,23 @@ final class APNsDispatcher: Sendable {
 
     /// On the sandbox, an app without credentials gets a generated key (registered with the
     /// sandbox) so its pushes show as APNs deliveries.
-    private func sandboxCredentials(appID: Int64) throws -> APNsCredentials? {
+    /// One key per app, whichever environment asks first (a second key registered under the
+    /// same key id would void the first client's tokens).
+    private func sandboxCredentials(appID: Int64) -> APNsCredentials? {
         guard case .sandbox = routing else { return nil }
-        if let existing = sandboxCredentials.withLockedValue({ $0[appID] }) { return existing }
-        let key = P256.Signing.PrivateKey()
-        let keyID = String(format: "SBX%07lld", appID % 10_000_000)
-        let teamID = "HERALDSBX1"
-        let credentials = APNsCredentials(
-            auth: .token(keyID: keyID, teamID: teamID, privateKeyPEM: key.pemRepresentation),
-            bundleID: "dev.herald.app\(appID)",
-            environment: .sandbox
-        )
-        sandboxCredentials.withLockedValue { $0[appID] = credentials }
-        return credentials
+        return sandboxCredentials.withLockedValue { generated in
+            if let existing = generated[appID] { return existing }
+            let credentials = APNsCredentials(
+                auth: .token(
+                    keyID: String(format: "SBX%07lld", appID % 10_000_000),
+                    teamID: "HERALDSBX1",
+                    privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation
+                ),
+                bundleID: "dev.herald.app\(appID)",
+                environment: .sandbox
+            )
+            generated[appID] = credentials
+            return credentials
+        }
     }
 }
