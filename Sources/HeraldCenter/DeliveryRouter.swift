@@ -156,7 +156,10 @@ struct DeliveryRouter: Sendable {
         guard let client else {
             return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired)
         }
-        let payload = target.badge.map { PushRendering.apnsPayload(push, messageID: message.msgID, badge: $0) } ?? prepared.apnsPayload
+        // The device's badge is part of the payload only when the push sets or changes it
+        // (a retry or a taken-over job reads the device's badge whatever the push).
+        let badge = push.notification?.ios?.badge == nil ? nil : target.badge
+        let payload = badge.map { PushRendering.apnsPayload(push, messageID: message.msgID, badge: $0) } ?? prepared.apnsPayload
         let notification = APNsNotification(
             deviceToken: token,
             pushType: pushType,

@@ -56,12 +56,8 @@ struct PushJobRunner: Sendable {
             metrics.jobsTakenOver.increment()
             var cursor: Int64 = 0
             while true {
-                var targets = try await store.unroutedTargets(messageID: message.id, after: cursor, limit: configuration.batchSize)
+                let targets = try await store.unroutedTargets(messageID: message.id, after: cursor, limit: configuration.batchSize)
                 guard let last = targets.last?.deviceID else { break }
-                if message.push.notification?.ios?.badge == nil {
-                    // The device's badge is only part of the payload when the push sets it.
-                    for index in targets.indices { targets[index].badge = nil }
-                }
                 if message.isLive { try await router.route(prepared, targets: targets) }
                 cursor = last
             }
