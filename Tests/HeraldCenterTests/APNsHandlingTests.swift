@@ -24,6 +24,43 @@ import FoundationNetworking
         }
     }
 
+    /// The first pushes of an app reach APNs concurrently, before it has a client: they
+    /// must share one (a second client replaced the first and failed what it had in
+    /// flight, which the center then sent again).
+    @Test func anAppsFirstConcurrentPushesGoToAPNsOnceEach() async throws {
+        try await CenterTest.run { test in
+            let tokens = (0..<20).map { CenterTest.token(60 + $0) }
+            for token in tokens { _ = try await test.register(token: token, tags: ["crowd"]) }
+            let sent = try await test.push(["audience": ["tag": ["crowd"]], "notification": ["alert": "all at once"]])
+            let report = try await test.settledReport(sent.msgID)
+            #expect(report["apns_sent"] as? Int == 20)
+            #expect(test.sandbox.notifications.map(\.deviceToken).sorted() == tokens.sorted())
+            // Each went on its first attempt (a replaced client failed what it held).
+            let rows = try await test.store.client.query("SELECT max(apns_attempts) FROM deliveries", logger: TestDatabase.logger)
+            for try await attempts in rows.decode(Int32.self) { #expect(attempts == 1) }
+        }
+    }
+
+    /// A retried notification carries a badge only when the push sets one: a retry must
+    /// not reset the app's badge.
+    @Test func aRetryCarriesNoBadgeThePushDidNotSet() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(50)
+            _ = try await test.register(token: token, alias: "badged")
+            let first = try await test.push(["audience": ["alias": ["badged"]], "notification": ["ios": ["alert": "3 new", "badge": "+3"]]])
+            _ = try await test.settledReport(first.msgID)
+            // More than the client's own attempts: the center retries it later.
+            test.sandbox.injectFaults([.serviceUnavailable, .serviceUnavailable, .serviceUnavailable])
+            let second = try await test.push(["audience": ["alias": ["badged"]], "notification": ["alert": "no badge"]])
+            _ = try await test.settledReport(second.msgID) { $0["apns_sent"] as? Int == 1 }
+            let received = test.apnsReceived(token)
+            #expect(received.count == 2)
+            #expect((received.first?.payloadJSON?["aps"] as? [String: Any])?["badge"] as? Int == 3)
+            #expect((received.last?.payloadJSON?["aps"] as? [String: Any])?["alert"] as? String == "no badge")
+            #expect((received.last?.payloadJSON?["aps"] as? [String: Any])?["badge"] == nil)
+        }
+    }
+
     @Test func anUnregisteredTokenIsInvalidatedAndTheFailureReported() async throws {
         try await CenterTest.run { test in
             let token = CenterTest.token(41)

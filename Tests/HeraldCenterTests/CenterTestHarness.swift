@@ -211,15 +211,21 @@ struct CenterTest: Sendable {
         sandbox.notifications.filter { $0.deviceToken == token }
     }
 
-    /// Waits until the sandbox has `count` notifications for `token`.
-    func waitForAPNs(_ token: String, count: Int = 1, timeout: Duration = .seconds(10)) async throws -> [RecordedNotification] {
+    /// Waits until the sandbox has `count` notifications for `token` (of those `matching`),
+    /// and returns those.
+    func waitForAPNs(
+        _ token: String,
+        count: Int = 1,
+        matching: @Sendable (RecordedNotification) -> Bool = { _ in true },
+        timeout: Duration = .seconds(10)
+    ) async throws -> [RecordedNotification] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let received = apnsReceived(token)
+            let received = apnsReceived(token).filter(matching)
             if received.count >= count { return received }
             try await Task.sleep(for: .milliseconds(20))
         }
-        return apnsReceived(token)
+        return apnsReceived(token).filter(matching)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAPNsSandbox
 import HeraldClient
 import HeraldCore
 import HeraldTestSupport
@@ -57,14 +58,16 @@ import Testing
             _ = try await test.waitForAPNs(token, count: 2)
             #expect(test.sandbox.notificationCentre(for: token).shown.count == 2)
             _ = try await test.settledReport(second.msgID)
+            let isRecall: @Sendable (RecordedNotification) -> Bool = { $0.payloadJSON?["herald-recall"] != nil }
             #expect(try await test.call("DELETE", "/v3/push/\(first.msgID)").status == 200)
-            let afterFirst = try await test.waitForAPNs(token, count: 3)
+            let afterFirst = try await test.waitForAPNs(token, matching: isRecall)
+            #expect(afterFirst.count == 1)
             #expect(afterFirst.last?.pushType == "background")
             #expect(afterFirst.last?.priority == 5)
             #expect(afterFirst.last?.payloadJSON?["herald-recall"] as? [String] == ["n-1"])
             #expect((afterFirst.last?.payloadJSON?["aps"] as? [String: Any])?["alert"] == nil)
             #expect(try await test.call("DELETE", "/v3/push/\(second.msgID)").status == 200)
-            let afterSecond = try await test.waitForAPNs(token, count: 4)
+            let afterSecond = try await test.waitForAPNs(token, count: 2, matching: isRecall)
             // APNs coalesces background pushes: each carries every identifier still pending.
             #expect(afterSecond.last?.payloadJSON?["herald-recall"] as? [String] == ["n-1", "n-2"])
             #expect(test.sandbox.notificationCentre(for: token).shown.isEmpty)
