@@ -23,6 +23,12 @@ struct GatewayBenchCommand: AsyncParsableCommand {
     @Option(help: "Load-generator processes.") var loadProcesses = 2
     @Flag(help: "Measure Herald only.") var skipMosquitto = false
     @Flag(help: "Measure memory per idle connection only.") var memoryOnly = false
+    @Option(help: "Herald's phases to run (memory, fanout, stored, unicast), comma-separated; for profiling one.")
+    var phases = "memory,fanout,stored,unicast"
+
+    private func runs(_ phase: String) -> Bool {
+        phases.split(separator: ",").contains { $0 == phase }
+    }
 
     func run() async throws {
         do {
@@ -65,13 +71,15 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             let ids = fleet.map(\.registrationID)
             say("Herald gateway on :\(port), \(fleet.count) devices seeded")
 
-            results.memory["herald"] = try await measureMemory(
-                clientIDs: Array(ids.prefix(connections)),
-                port: port,
-                pid: getpid(),
-                username: appKey,
-                subscribe: nil
-            )
+            if runs("memory") {
+                results.memory["herald"] = try await measureMemory(
+                    clientIDs: Array(ids.prefix(connections)),
+                    port: port,
+                    pid: getpid(),
+                    username: appKey,
+                    subscribe: nil
+                )
+            }
             if memoryOnly {
                 await group.triggerGracefulShutdown()
                 return
@@ -90,32 +98,36 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             // a database up for a while: otherwise that work lands in the phases measured.
             try await Task.sleep(for: .seconds(1))
             try await store.client.query("VACUUM ANALYZE")
-            results.fanout["herald TTL 0"] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0..<broadcasts {
-                        group.addTask {
-                            _ = try await gateway.deliver(
-                                GatewayMessage(messageID: "b\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
-                                to: targets,
-                                ackTimeout: .seconds(60)
-                            )
+            if runs("fanout") {
+                results.fanout["herald TTL 0"] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for index in 0..<broadcasts {
+                            group.addTask {
+                                _ = try await gateway.deliver(
+                                    GatewayMessage(messageID: "b\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
+                                    to: targets,
+                                    ackTimeout: .seconds(60)
+                                )
+                            }
                         }
+                        try await group.waitForAll()
                     }
-                    try await group.waitForAll()
                 }
             }
-            results.fanout["herald TTL 1h (stored)"] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0..<broadcasts {
-                        group.addTask {
-                            _ = try await gateway.deliver(
-                                GatewayMessage(messageID: "s\(index)", payload: WallClock.stampedPayload(), timeToLive: .seconds(3600)),
-                                to: targets,
-                                ackTimeout: .seconds(60)
-                            )
+            if runs("stored") {
+                results.fanout["herald TTL 1h (stored)"] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for index in 0..<broadcasts {
+                            group.addTask {
+                                _ = try await gateway.deliver(
+                                    GatewayMessage(messageID: "s\(index)", payload: WallClock.stampedPayload(), timeToLive: .seconds(3600)),
+                                    to: targets,
+                                    ackTimeout: .seconds(60)
+                                )
+                            }
                         }
+                        try await group.waitForAll()
                     }
-                    try await group.waitForAll()
                 }
             }
             // Unicast the way the message center hands the gateway a claimed batch of pushes:
@@ -130,12 +142,14 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                 }
                 _ = try await gateway.send(deliveries)
             }
-            let unicast = try await measure(load, server: getpid(), expected: unicastMessages) {
-                try await Self.batched(count: unicastMessages, rate: nil) { try await sendUnicast("u", $0) }
-            }
-            results.unicast["herald"] = unicast
-            results.unicastHalf["herald"] = try await measure(load, server: getpid(), expected: unicastMessages / 2) {
-                try await Self.batched(count: unicastMessages / 2, rate: unicast.rate / 2) { try await sendUnicast("h", $0) }
+            if runs("unicast") {
+                let unicast = try await measure(load, server: getpid(), expected: unicastMessages) {
+                    try await Self.batched(count: unicastMessages, rate: nil) { try await sendUnicast("u", $0) }
+                }
+                results.unicast["herald"] = unicast
+                results.unicastHalf["herald"] = try await measure(load, server: getpid(), expected: unicastMessages / 2) {
+                    try await Self.batched(count: unicastMessages / 2, rate: unicast.rate / 2) { try await sendUnicast("h", $0) }
+                }
             }
             load.stop()
             await group.triggerGracefulShutdown()
