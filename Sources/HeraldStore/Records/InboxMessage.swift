@@ -40,3 +40,18 @@ public enum GatewayAuthFailure: Error, Sendable, Hashable {
     /// The device belongs to another app: MQTT "not authorised".
     case notAuthorised
 }
+
+/// One message for the inboxes of many devices (see ``HeraldStore/enqueue(_:)``).
+public struct InboxBroadcast: Sendable, Hashable {
+    public var deviceIDs: [Int64]
+    public var messageID: String
+    public var payload: [UInt8]
+    public var expiresAt: Date
+
+    public init(deviceIDs: [Int64], messageID: String, payload: [UInt8], expiresAt: Date) {
+        self.deviceIDs = deviceIDs
+        self.messageID = messageID
+        self.payload = payload
+        self.expiresAt = expiresAt
+    }
+}

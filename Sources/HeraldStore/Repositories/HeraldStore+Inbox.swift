@@ -46,30 +46,58 @@ extension HeraldStore {
     /// Stores one message in many inboxes with one statement (a broadcast): each device
     /// gets it under its own next sequence number. Returns device id → seq.
     public func enqueue(deviceIDs: [Int64], messageID: String, payload: [UInt8], expiresAt: Date) async throws -> [Int64: Int64] {
-        guard !deviceIDs.isEmpty else { return [:] }
+        try await enqueue([InboxBroadcast(deviceIDs: deviceIDs, messageID: messageID, payload: payload, expiresAt: expiresAt)])[0]
+    }
+
+    /// Stores several messages, each in its devices' inboxes, with one statement: a device
+    /// gets its messages under its next sequence numbers, in the order of `broadcasts`, and
+    /// its row is updated once for all of them. Returns, per broadcast, device id → seq.
+    public func enqueue(_ broadcasts: [InboxBroadcast]) async throws -> [[Int64: Int64]] {
+        var deviceIDs: [Int64] = []
+        var indices: [Int32] = []
+        deviceIDs.reserveCapacity(broadcasts.reduce(0) { $0 + $1.deviceIDs.count })
+        indices.reserveCapacity(deviceIDs.capacity)
+        for (index, broadcast) in broadcasts.enumerated() {
+            deviceIDs += broadcast.deviceIDs
+            indices += repeatElement(Int32(index + 1), count: broadcast.deviceIDs.count)
+        }
+        var seqs = [[Int64: Int64]](repeating: [:], count: broadcasts.count)
+        guard !deviceIDs.isEmpty else { return seqs }
         let rows = try await client.query(
             """
-            WITH locked AS (
+            WITH copies AS (
+                SELECT DISTINCT c.device_id, c.k FROM unnest(\(deviceIDs)::bigint[], \(indices)::integer[]) AS c(device_id, k)
+            ), counts AS (
+                SELECT device_id, count(*) AS n FROM copies GROUP BY device_id
+            ), locked AS (
                 -- In id order, as every statement that locks many devices does: no deadlocks.
                 -- NO KEY UPDATE, as the UPDATE itself takes: rows that reference a device
                 -- (inbox, presence) only take KEY SHARE on it and don't conflict.
-                SELECT id FROM devices WHERE id = ANY(\(deviceIDs)) ORDER BY id FOR NO KEY UPDATE
+                SELECT d.id FROM devices d JOIN counts c ON c.device_id = d.id ORDER BY d.id FOR NO KEY UPDATE OF d
             ), next AS (
-                UPDATE devices d SET inbox_seq = d.inbox_seq + 1 FROM locked l WHERE d.id = l.id RETURNING d.id, d.inbox_seq
+                UPDATE devices d SET inbox_seq = d.inbox_seq + c.n FROM counts c, locked l
+                WHERE d.id = c.device_id AND l.id = d.id
+                RETURNING d.id, d.inbox_seq - c.n AS before
+            ), numbered AS (
+                SELECT c.k, c.device_id, n.before + row_number() OVER (PARTITION BY c.device_id ORDER BY c.k) AS seq
+                FROM copies c JOIN next n ON n.id = c.device_id
             ), stored AS (
                 INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
-                SELECT id, inbox_seq, \(messageID), \(ByteBuffer(bytes: payload)), \(expiresAt) FROM next
-                RETURNING device_id, seq
+                SELECT n.device_id, n.seq, (\(broadcasts.map(\.messageID))::text[])[n.k],
+                       (\(broadcasts.map { ByteBuffer(bytes: $0.payload) })::bytea[])[n.k],
+                       (\(broadcasts.map(\.expiresAt))::timestamptz[])[n.k]
+                FROM numbered n
             )
-            -- Two arrays in one row rather than a row per device: far less to decode.
-            SELECT array_agg(device_id), array_agg(seq) FROM stored
+            -- Two arrays per broadcast rather than a row per copy: far less to decode.
+            SELECT k, array_agg(device_id), array_agg(seq) FROM numbered GROUP BY k
             """,
             logger: logger
         )
-        var seqs: [Int64: Int64] = [:]
-        seqs.reserveCapacity(deviceIDs.count)
-        for try await (ids, positions) in rows.decode(([Int64]?, [Int64]?).self) {
-            for (deviceID, seq) in zip(ids ?? [], positions ?? []) { seqs[deviceID] = seq }
+        for try await (k, ids, positions) in rows.decode((Int32, [Int64], [Int64]).self) {
+            var stored: [Int64: Int64] = [:]
+            stored.reserveCapacity(ids.count)
+            for (deviceID, seq) in zip(ids, positions) { stored[deviceID] = seq }
+            seqs[Int(k) - 1] = stored
         }
         return seqs
     }

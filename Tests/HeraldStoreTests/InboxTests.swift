@@ -1,0 +1,38 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import PostgresNIO
+import Testing
+
+/// Inbox writes: several messages stored with one statement.
+@Suite struct InboxTests {
+    @Test func messagesStoredTogetherTakeEachDevicesNextSeqsInOrder() async throws {
+        try await TestDatabase.withStore { store in
+            let app = try await store.createApp(name: "Inbox")
+            var ids: [Int64] = []
+            for _ in 0..<3 {
+                let registered = try await store.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+                ids.append(try #require(try await store.gatewayDevice(registrationID: registered.registrationID)).deviceID)
+            }
+            // Device 0 already holds one message.
+            _ = try await store.enqueue(deviceID: ids[0], messageID: "before", payload: Array("before".utf8), expiresAt: .distantFuture)
+            func broadcast(_ name: String, _ devices: [Int64]) -> InboxBroadcast {
+                InboxBroadcast(deviceIDs: devices, messageID: name, payload: Array(name.utf8), expiresAt: .distantFuture)
+            }
+            let seqs = try await store.enqueue([
+                broadcast("a", [ids[0], ids[1]]),
+                broadcast("b", [ids[1], ids[2], ids[1]]),  // a device named twice gets one copy
+                broadcast("none", []),
+                broadcast("c", [ids[2], ids[0], 999_999]),  // no such device: no copy
+            ])
+            #expect(seqs == [[ids[0]: 2, ids[1]: 1], [ids[1]: 2, ids[2]: 1], [:], [ids[2]: 2, ids[0]: 3]])
+            let inbox = try await store.pendingMessages(deviceID: ids[0])
+            #expect(inbox.map(\.seq) == [1, 2, 3])
+            #expect(inbox.map(\.messageID) == ["before", "a", "c"])
+            #expect(inbox.map { String(decoding: $0.payload, as: UTF8.self) } == ["before", "a", "c"])
+            #expect(try await store.pendingMessages(deviceID: ids[1]).map(\.messageID) == ["a", "b"])
+            #expect(try await store.pendingMessages(deviceID: ids[2]).map(\.messageID) == ["b", "c"])
+        }
+    }
+}
