@@ -10,38 +10,32 @@ extension Gateway {
     /// the device on its next connection if it isn't acknowledged now. A message with a
     /// time to live of zero is only sent to a device connected now.
     public func deliver(_ message: GatewayMessage, to device: GatewayDevice, ackTimeout: Duration = .seconds(10)) async throws -> DeliveryOutcome {
-        var seq: Int64?
-        if message.timeToLive > .zero {
-            let expiresAt = Date().addingTimeInterval(Double(message.timeToLive.components.seconds))
-            let stored = try await context.store.enqueue(
-                deviceID: device.deviceID,
-                messageID: message.messageID,
-                payload: Array(buffer: message.payload),
-                expiresAt: expiresAt
-            )
-            seq = stored?.seq
-        }
-        return try await send([GatewayDelivery(message: message, device: device, seq: seq)], ackTimeout: ackTimeout)[0]
+        try await deliver(message, to: [device], ackTimeout: ackTimeout)[0]
     }
 
     /// Delivers one message to many devices (a broadcast) and waits for every outcome, in
     /// the order of `devices`.
     ///
-    /// A stored message goes into every inbox with one statement; the copies are then
-    /// handed to each event loop in one batch, sharing the payload's bytes.
+    /// A stored message goes into every inbox with one statement (shared with the messages
+    /// handed over meanwhile, see ``InboxWriter``); the copies are then handed to each
+    /// event loop in one batch, sharing the payload's bytes, in the order of their seqs.
     public func deliver(_ message: GatewayMessage, to devices: [GatewayDevice], ackTimeout: Duration = .seconds(10)) async throws -> [DeliveryOutcome]
     {
-        var seqs: [Int64: Int64] = [:]
-        if message.timeToLive > .zero {
-            let expiresAt = Date().addingTimeInterval(Double(message.timeToLive.components.seconds))
-            seqs = try await context.store.enqueue(
+        guard message.timeToLive > .zero else {
+            return try await send(message, to: devices, seqs: [:], ackTimeout: ackTimeout)
+        }
+        let stored = StoredDelivery(
+            inbox: InboxBroadcast(
                 deviceIDs: devices.map(\.deviceID),
                 messageID: message.messageID,
                 payload: Array(buffer: message.payload),
-                expiresAt: expiresAt
-            )
-        }
-        return try await send(message, to: devices, seqs: seqs, ackTimeout: ackTimeout)
+                expiresAt: Date().addingTimeInterval(Double(message.timeToLive.components.seconds))
+            ),
+            message: message,
+            devices: devices,
+            ackTimeout: ackTimeout
+        )
+        return try await inbox.store(stored).outcomes()
     }
 
     /// Sends a message the caller already stored in each device's inbox (`seqs`: device id
@@ -63,39 +57,7 @@ extension Gateway {
     /// The deliveries for one event loop go to it in one task and report through one
     /// batch, so a batch costs one hop per loop, not one per delivery.
     public func send(_ deliveries: [GatewayDelivery], ackTimeout: Duration = .seconds(10)) async throws -> [DeliveryOutcome] {
-        var outcomes = [DeliveryOutcome](repeating: .notConnected, count: deliveries.count)
-        var batches: [ObjectIdentifier: (loop: any EventLoop, items: [(index: Int, handle: ConnectionHandle, outgoing: Outgoing)])] = [:]
-        let firstToken = tokens.withLockedValue { token -> UInt64 in
-            defer { token &+= UInt64(deliveries.count) }
-            return token &+ 1
-        }
-        let handles = context.registry.connections(deliveries.lazy.map(\.device.registrationID))
-        for (index, delivery) in deliveries.enumerated() {
-            guard let handle = handles[index] else { continue }
-            let outgoing = Outgoing(
-                seq: delivery.seq,
-                messageID: delivery.message.messageID,
-                payload: delivery.message.payload,
-                dup: false,
-                token: firstToken &+ UInt64(index)
-            )
-            batches[ObjectIdentifier(handle.eventLoop), default: (handle.eventLoop, [])].items.append((index, handle, outgoing))
-        }
-        let perLoop = Array(batches.values)
-        let futures = perLoop.map { batch in
-            batch.loop.flatSubmit {
-                let promise = batch.loop.makePromise(of: [DeliveryOutcome].self)
-                let slots = OutcomeBatch(count: batch.items.count, promise: promise)
-                for (slot, item) in batch.items.enumerated() {
-                    item.handle.handler.value.deliver(item.outgoing, to: OutcomeReceiver(batch: slots, slot: slot), timeout: ackTimeout)
-                }
-                return promise.futureResult
-            }
-        }
-        for (batch, future) in zip(perLoop, futures) {
-            for (slot, outcome) in try await future.get().enumerated() { outcomes[batch.items[slot].index] = outcome }
-        }
-        return outcomes
+        try await context.handOver(deliveries, ackTimeout: ackTimeout).outcomes()
     }
 
     /// Delivers to a device by registration id (looked up in the store).

@@ -21,8 +21,8 @@ public final class Gateway: Service, Sendable {
     private let group: any EventLoopGroup
     private let listening: EventLoopPromise<SocketAddress>
     private let tlsListening: EventLoopPromise<SocketAddress>
-    /// Tells apart the waits for unstored messages (they have no seq).
-    let tokens = NIOLockedValueBox<UInt64>(0)
+    /// Where ``deliver(_:to:ackTimeout:)`` stores messages with a time to live.
+    let inbox: InboxWriter
 
     public init(
         configuration: GatewayConfiguration,
@@ -44,6 +44,7 @@ public final class Gateway: Service, Sendable {
             onDeviceEvent: onDeviceEvent,
             logger: logger
         )
+        self.inbox = InboxWriter(context: context)
         self.group = eventLoopGroup
         self.listening = eventLoopGroup.any().makePromise(of: SocketAddress.self)
         self.tlsListening = eventLoopGroup.any().makePromise(of: SocketAddress.self)

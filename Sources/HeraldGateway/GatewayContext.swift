@@ -1,5 +1,6 @@
 import HeraldStore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// What every connection of a gateway shares: one instance, so a connection holds a
@@ -14,6 +15,8 @@ final class GatewayContext: Sendable {
     let sweepers: [ObjectIdentifier: LoopSweeper]
     let onDeviceEvent: @Sendable (GatewayDevice, ByteBuffer) -> Void
     let logger: Logger
+    /// Tells apart the waits for unstored messages (they have no seq).
+    let tokens = NIOLockedValueBox<UInt64>(0)
 
     init(
         configuration: GatewayConfiguration,

@@ -25,6 +25,39 @@ import Testing
         }
     }
 
+    /// Stored messages handed to the gateway at once are written together (one statement
+    /// for those that arrive while a write is in flight) and reach the device in the order
+    /// of their seqs, each once.
+    @Test func concurrentStoredMessagesAreStoredTogetherAndArriveInSeqOrder() async throws {
+        try await GatewayTest.run { test in
+            let (device, _, client) = try await test.connectedDevice()
+            let outcomes = Task {
+                try await withThrowingTaskGroup(of: [DeliveryOutcome].self) { group in
+                    for index in 0..<40 {
+                        group.addTask { try await test.gateway.deliver(test.message("m\(index)", id: "m\(index)"), to: [device]) }
+                    }
+                    return try await group.reduce(into: []) { $0 += $1 }
+                }
+            }
+            var received: [String] = []
+            while received.count < 40, let publish = try await client.nextPublish() {
+                received.append(String(buffer: publish.payload))
+            }
+            #expect(try await outcomes.value == Array(repeating: .acknowledged, count: 40))
+            #expect(Set(received).count == 40)
+            #expect(try await client.nextPublish(timeout: .milliseconds(300)) == nil)
+            // The order they arrived in is the order of their seqs in the store.
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 40 })
+            let rows = try await test.store.client.query(
+                "SELECT message_id FROM device_messages WHERE device_id = \(device.deviceID) ORDER BY seq",
+                logger: TestDatabase.logger
+            )
+            var stored: [String] = []
+            for try await id in rows.decode(String.self) { stored.append(id) }
+            #expect(stored == received)
+        }
+    }
+
     /// Two fan-outs store seqs 2 and 3 for a device, and the second reaches the gateway
     /// first: the device still gets 2 then 3, so acknowledging 3 never covers a 2 it hasn't
     /// acknowledged, and a disconnect before acknowledging 2 leaves both for the replay.
