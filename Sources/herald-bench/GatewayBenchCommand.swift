@@ -98,36 +98,25 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             // a database up for a while: otherwise that work lands in the phases measured.
             try await Task.sleep(for: .seconds(1))
             try await store.client.query("VACUUM ANALYZE")
-            if runs("fanout") {
-                results.fanout["herald TTL 0"] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        for index in 0..<broadcasts {
-                            group.addTask {
-                                _ = try await gateway.deliver(
-                                    GatewayMessage(messageID: "b\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
-                                    to: targets,
-                                    ackTimeout: .seconds(60)
-                                )
-                            }
+            // `broadcasts` broadcasts to every device at once, each through one deliver call.
+            @Sendable func broadcast(_ prefix: String, timeToLive: Duration) async throws {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<broadcasts {
+                        group.addTask {
+                            _ = try await gateway.deliver(
+                                GatewayMessage(messageID: "\(prefix)\(index)", payload: WallClock.stampedPayload(), timeToLive: timeToLive),
+                                to: targets,
+                                ackTimeout: .seconds(60)
+                            )
                         }
-                        try await group.waitForAll()
                     }
+                    try await group.waitForAll()
                 }
             }
-            if runs("stored") {
-                results.fanout["herald TTL 1h (stored)"] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        for index in 0..<broadcasts {
-                            group.addTask {
-                                _ = try await gateway.deliver(
-                                    GatewayMessage(messageID: "s\(index)", payload: WallClock.stampedPayload(), timeToLive: .seconds(3600)),
-                                    to: targets,
-                                    ackTimeout: .seconds(60)
-                                )
-                            }
-                        }
-                        try await group.waitForAll()
-                    }
+            for (phase, name, timeToLive) in [("fanout", "herald TTL 0", Duration.zero), ("stored", "herald TTL 1h (stored)", .seconds(3600))]
+            where runs(phase) {
+                results.fanout[name] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
+                    try await broadcast(phase, timeToLive: timeToLive)
                 }
             }
             // Unicast the way the message center hands the gateway a claimed batch of pushes:
