@@ -85,7 +85,8 @@ final class APNsDispatcher: Sendable {
     /// Single-flight per key: while one caller reads the app's credentials (first use, or
     /// the periodic check for a change), the others wait for its answer. Two callers making
     /// a client each used to replace one with the other, failing what the first had in
-    /// flight, which the center then sent again.
+    /// flight, which the center then sent again. The read runs in a task of its own (it
+    /// ends with the read), so a caller that is cancelled doesn't fail the others' answer.
     func client(appID: Int64, environment: APNsEnvironment) async throws -> APNsClient? {
         let key = Key(appID: appID, environment: environment)
         let now = ContinuousClock.now
