@@ -26,27 +26,11 @@ extension HeraldStore {
         return .failure(.unknownDevice)
     }
 
-    /// Stores a message in a device's inbox under the device's next sequence number.
+    /// Stores a message in a device's inbox under the device's next sequence number (nil:
+    /// no such device).
     public func enqueue(deviceID: Int64, messageID: String, payload: [UInt8], expiresAt: Date) async throws -> InboxMessage? {
-        let rows = try await client.query(
-            """
-            WITH next AS (UPDATE devices SET inbox_seq = inbox_seq + 1 WHERE id = \(deviceID) RETURNING id, inbox_seq)
-            INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
-            SELECT id, inbox_seq, \(messageID), \(ByteBuffer(bytes: payload)), \(expiresAt) FROM next
-            RETURNING seq
-            """,
-            logger: logger
-        )
-        for try await seq in rows.decode(Int64.self) {
-            return InboxMessage(seq: seq, messageID: messageID, payload: payload, expiresAt: expiresAt)
-        }
-        return nil
-    }
-
-    /// Stores one message in many inboxes with one statement (a broadcast): each device
-    /// gets it under its own next sequence number. Returns device id → seq.
-    public func enqueue(deviceIDs: [Int64], messageID: String, payload: [UInt8], expiresAt: Date) async throws -> [Int64: Int64] {
-        try await enqueue([InboxBroadcast(deviceIDs: deviceIDs, messageID: messageID, payload: payload, expiresAt: expiresAt)])[0]
+        let stored = try await enqueue([InboxBroadcast(deviceIDs: [deviceID], messageID: messageID, payload: payload, expiresAt: expiresAt)])
+        return stored[0][deviceID].map { InboxMessage(seq: $0, messageID: messageID, payload: payload, expiresAt: expiresAt) }
     }
 
     /// Stores several messages, each in its devices' inboxes, with one statement: a device
