@@ -2,7 +2,6 @@ import Foundation
 import HeraldMQTT
 import HeraldStore
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
