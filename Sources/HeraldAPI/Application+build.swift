@@ -9,7 +9,8 @@ import ServiceLifecycle
 public func buildRouter(
     configuration: APIConfiguration,
     store: HeraldStore,
-    registry: PrometheusCollectorRegistry
+    registry: PrometheusCollectorRegistry,
+    localFanOut: LocalFanOut? = nil
 ) -> (router: Router<HeraldRequestContext>, routes: RouteTable) {
     let router = Router(context: HeraldRequestContext.self)
     var routes = RouteRegistrar(router: router, table: RouteTable())
@@ -28,7 +29,7 @@ public func buildRouter(
     DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
     AliasRoutes(store: store, auth: auth).register(on: &routes)
     TagRoutes(store: store, auth: auth, body: body).register(on: &routes)
-    PushRoutes(store: store, acceptor: PushAcceptor(store: store), auth: auth, body: body, recallWindow: configuration.recallWindow).register(
+    PushRoutes(store: store, acceptor: PushAcceptor(store: store, local: localFanOut), auth: auth, body: body, recallWindow: configuration.recallWindow).register(
         on: &routes
     )
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
@@ -37,16 +38,19 @@ public func buildRouter(
 }
 
 /// The HTTP application: the router, served on the configured address, with the
-/// database client running as one of its services.
+/// database client running as one of its services. `localFanOut`: the message center
+/// running in this process, which takes the pushes accepted here straight from their
+/// commit (see ``LocalFanOut``).
 public func buildApplication(
     configuration: APIConfiguration,
     store: HeraldStore,
     registry: PrometheusCollectorRegistry,
     services: [any Service] = [],
+    localFanOut: LocalFanOut? = nil,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
-    let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry)
+    let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry, localFanOut: localFanOut)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),

@@ -25,6 +25,8 @@ public final class MessageCenter: Service, Sendable {
     private let runner: PushJobRunner
     private let router: DeliveryRouter
     private let wake = WakeSignal()
+    /// Pushes this process's API fanned out when it accepted them (``localFanOut``).
+    private let accepted = AsyncStream.makeStream(of: [FannedOutPush].self)
     private let stopping = NIOLockedValueBox(false)
     private let logger: Logger
 
@@ -63,6 +65,14 @@ public final class MessageCenter: Service, Sendable {
         )
     }
 
+    /// Hands this center the pushes the API of the same process accepts (see
+    /// ``LocalFanOut``); pass it to the API's push acceptor.
+    public var localFanOut: LocalFanOut {
+        LocalFanOut(node: configuration.nodeID, lease: configuration.lease) { [continuation = accepted.continuation] pushes in
+            continuation.yield(pushes)
+        }
+    }
+
     public func run() async throws {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
@@ -72,6 +82,7 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.tick() }
                 group.addTask { await self.retryDue() }
                 await withDiscardingTaskGroup { workers in
+                    workers.addTask { await self.routeAccepted() }
                     for index in 0..<max(1, configuration.workers) {
                         let wakeUps = wake.subscribe()
                         workers.addTask { await self.work(index: index, wakeUps: wakeUps) }
@@ -84,6 +95,7 @@ public final class MessageCenter: Service, Sendable {
         } onGracefulShutdown: {
             self.stopping.withLockedValue { $0 = true }
             self.wake.finish()
+            self.accepted.continuation.finish()
         }
     }
 
@@ -125,6 +137,25 @@ public final class MessageCenter: Service, Sendable {
         } catch {
             logger.error("Jobs failed; retrying shortly", metadata: ["error": "\(error)", "herald.jobs": "\(jobs.count)"])
             for job in jobs { try? await store.releaseJob(job, delay: .seconds(1)) }
+        }
+    }
+
+    /// Routes the pushes fanned out at acceptance as they come, each commit's together,
+    /// until shutdown (those handed over by then are routed first).
+    private func routeAccepted() async {
+        await withDiscardingTaskGroup { group in
+            for await pushes in accepted.stream {
+                group.addTask {
+                    do {
+                        try await self.runner.runFannedOut(pushes)
+                    } catch is CenterFaults.WorkerDied {
+                        self.logger.warning("Worker died (injected); its jobs wait for their leases to run out")
+                    } catch {
+                        self.logger.error("Jobs failed; retrying shortly", metadata: ["error": "\(error)", "herald.jobs": "\(pushes.count)"])
+                        for push in pushes { try? await self.store.releaseJob(push.job, delay: .seconds(1)) }
+                    }
+                }
+            }
         }
     }
 

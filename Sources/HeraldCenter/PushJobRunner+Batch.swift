@@ -66,10 +66,7 @@ extension PushJobRunner {
                         return try await fanOutRest(job, prepared, batches: 1, stopping: stopping) ? nil : job
                     }
                 }
-                let routed = small.filter { !$0.targets.isEmpty }
-                let updates = try await router.outcomes(of: routed.map { ($0.prepared, $0.targets) })
-                try await store.recordDeliveries(zip(routed, updates).map { (messageID: $0.prepared.message.id, updates: $1) })
-                try await store.finishJobs(finished + small.map(\.job))
+                try await routeAndFinish(small, finishing: finished)
                 held.remove(small.map(\.job.id))
                 var unfinished: [PushJob] = []
                 for try await job in group {
@@ -81,6 +78,44 @@ extension PushJobRunner {
             try await store.finishJobs(done)
             return unfinished
         }
+    }
+
+    /// Routes pushes fanned out when they were accepted (``LocalFanOut``): one gateway
+    /// call for their copies, their outcomes recorded with one statement and their jobs
+    /// finished with one more, as for the small pushes of a claimed batch.
+    ///
+    /// Throws when the copies could not be routed or recorded; the caller gives the jobs
+    /// back, and whoever takes them over routes the copies still pending.
+    func runFannedOut(_ pushes: [FannedOutPush]) async throws {
+        var fresh: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
+        for push in pushes {
+            metrics.fannedOut.increment(by: push.targets.count)
+            do {
+                try await faults.afterBatch(push.message.msgID, 1)
+            } catch is CenterFaults.WorkerDied {
+                continue  // abandoned, lease held, as a killed worker would leave it
+            }
+            fresh.append((push.job, router.prepare(push.message), push.targets))
+        }
+        guard !fresh.isEmpty else { return }
+        let held = HeldJobs(Set(fresh.map(\.job.id)))
+        try await withThrowingTaskGroup(of: Void.self) { renewal in
+            renewal.addTask { try await renewLeases(held) }
+            defer { renewal.cancelAll() }
+            try await routeAndFinish(fresh, finishing: [])
+        }
+    }
+
+    /// Routes whole small fan-outs together, records their outcomes, and finishes their
+    /// jobs along with `finished` (jobs with nothing left to send).
+    private func routeAndFinish(
+        _ small: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])],
+        finishing finished: [PushJob]
+    ) async throws {
+        let routed = small.filter { !$0.targets.isEmpty }
+        let updates = try await router.outcomes(of: routed.map { ($0.prepared, $0.targets) })
+        try await store.recordDeliveries(zip(routed, updates).map { (messageID: $0.prepared.message.id, updates: $1) })
+        try await store.finishJobs(finished + small.map(\.job))
     }
 
     /// Keeps the leases of jobs being worked on.

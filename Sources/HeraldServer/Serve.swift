@@ -71,13 +71,15 @@ struct Serve: AsyncParsableCommand {
                     services += sandbox.services
                     banner.sandbox = sandbox
                 }
-                services.append(MessageCenter(configuration: center, store: deliveryStore, gateway: gateway, events: events, logger: logger))
+                let messageCenter = MessageCenter(configuration: center, store: deliveryStore, gateway: gateway, events: events, logger: logger)
+                services.append(messageCenter)
                 let readyBanner = banner
                 let app = buildApplication(
                     configuration: api,
                     store: store,
                     registry: registry,
                     services: services,
+                    localFanOut: messageCenter.localFanOut,
                     onServerRunning: { channel in
                         let mqttPort = (try? await gateway.localAddress)?.port ?? configuration.mqttPort
                         readyBanner.print(port: channel.localAddress?.port ?? configuration.httpPort, mqttPort: mqttPort)

@@ -79,15 +79,14 @@ struct HeraldInProcess: Sendable {
                 }
             }
         )
+        let messageCenter = MessageCenter(configuration: center, store: deliveryStore, gateway: gateway, events: events, logger: logger)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = buildApplication(
             configuration: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: RandomToken.hex(byteCount: 16)),
             store: store,
             registry: PrometheusCollectorRegistry(),
-            services: [
-                deliveryClient, gateway,
-                MessageCenter(configuration: center, store: deliveryStore, gateway: gateway, events: events, logger: logger),
-            ],
+            services: [deliveryClient, gateway, messageCenter],
+            localFanOut: messageCenter.localFanOut,
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
                 portContinuation.finish()

@@ -72,6 +72,7 @@ struct CenterTest: Sendable {
                 store: store,
                 registry: PrometheusCollectorRegistry(),
                 services: [gateway, center],
+                localFanOut: center.localFanOut,
                 logger: TestDatabase.logger
             )
             try await app.test(.live) { http in
@@ -271,4 +272,11 @@ extension HeraldEvent {
     }
 
     var isNotification: Bool { notification != nil }
+
+    var message: Message? {
+        if case .message(let message) = self { return message }
+        return nil
+    }
+
+    var isMessage: Bool { message != nil }
 }

@@ -48,4 +48,57 @@ import Testing
             }
         }
     }
+
+    /// A push to explicit devices is fanned out in the statement that accepts it and handed
+    /// straight to this process's center. When that center is gone before routing it (the
+    /// process died after the commit), the job's lease runs out and a worker takes it over:
+    /// the device gets the message once, from the copy stored at acceptance.
+    @Test func aPushFannedOutAtAcceptanceWhoseCenterDiedIsDeliveredOnceByATakeOver() async throws {
+        let died = NIOLockedValueBox(false)
+        let faults = CenterFaults { _, batch in
+            if batch == 1,
+                died.withLockedValue({ dead in
+                    defer { dead = true }
+                    return !dead
+                })
+            {
+                throw CenterFaults.WorkerDied()
+            }
+        }
+        try await CenterTest.run(configure: { $0.lease = .seconds(2) }, faults: faults) { test in
+            let device = try await test.register(platform: "linux", alias: "bob")
+            try await test.online(device) { reader in
+                let sent = try await test.push(["audience": ["alias": ["bob"]], "message": ["msg_content": "once"]])
+                #expect(sent.status == 200)
+                // Stored with the push, leased to this node on its first attempt: the
+                // fast path, not the queue.
+                let job = try await test.store.client.query(
+                    """
+                    SELECT j.leased_by, j.attempts, dl.inbox_seq IS NOT NULL FROM push_jobs j
+                    JOIN messages m ON m.id = j.message_id JOIN deliveries dl ON dl.message_id = m.id
+                    WHERE m.msg_id = \(sent.msgID)
+                    """,
+                    logger: TestDatabase.logger
+                )
+                var rows = 0
+                for try await (leasedBy, attempts, inboxed) in job.decode((String?, Int32, Bool).self) {
+                    rows += 1
+                    #expect(leasedBy == "herald-1")
+                    #expect(attempts == 1)
+                    #expect(inboxed)
+                }
+                #expect(rows == 1)
+                let event = try await reader.next(where: \.isMessage, timeout: .seconds(15))
+                #expect(event?.message?.content == "once")
+                let report = try await test.settledReport(sent.msgID, timeout: .seconds(15))
+                #expect(report["tcp_delivered"] as? Int == 1)
+                #expect(report["pending"] as? Int == 0)
+                #expect(try await reader.next(where: \.isMessage, timeout: .milliseconds(500)) == nil)
+            }
+            #expect(died.withLockedValue { $0 })
+            let attempts = try await test.store.client.query("SELECT count(*) FROM push_jobs", logger: TestDatabase.logger)
+            for try await left in attempts.decode(Int64.self) { #expect(left == 0) }
+        }
+    }
 }
+

@@ -52,6 +52,7 @@ struct CenterCtlTest: Sendable {
                 store: store,
                 registry: PrometheusCollectorRegistry(),
                 services: [gateway, center],
+                localFanOut: center.localFanOut,
                 logger: TestDatabase.logger
             )
             try await application.test(.live) { http in

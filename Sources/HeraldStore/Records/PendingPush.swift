@@ -16,8 +16,14 @@ struct PendingPush: Sendable {
     /// the statement that stores it. Nil when the caller checked the audience already.
     var registrationIDs: [String]?
     var aliases: [String]?
+    var push: Push
+    /// Fanned out in the statement that accepts it (see ``LocalFanOut``).
+    var fansOut: Bool
+    /// What goes into the inboxes when it is fanned out at acceptance and stored (a time
+    /// to live above 0).
+    var devicePayload: [UInt8]?
 
-    init(_ request: PushRequest, push: Push, appID: Int64, now: Date) throws {
+    init(_ request: PushRequest, push: Push, appID: Int64, now: Date, local: LocalFanOut? = nil) throws {
         msgID = Identifiers.newMessageID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
         self.appID = appID
         json = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
@@ -29,5 +35,38 @@ struct PendingPush: Sendable {
             registrationIDs = push.audience.registrationIDs
             aliases = push.audience.aliases
         }
+        self.push = push
+        fansOut = local?.fansOutAtAcceptance(push) ?? false
+        if fansOut && push.timeToLive > 0 {
+            devicePayload = PushRendering.devicePayload(push, messageID: msgID)
+        }
     }
+}
+
+extension PendingPush {
+    /// This push as fanned out at acceptance, before its targets are added.
+    func fannedOut(job: Int64, messageID: Int64) -> FannedOutPush {
+        FannedOutPush(
+            job: PushJob(id: job, messageID: messageID, kind: .push, cursor: .max, attempt: 1),
+            message: MessageRecord(
+                id: messageID,
+                msgID: msgID,
+                appID: appID,
+                push: push,
+                identifier: identifier,
+                expiresAt: expiresAt,
+                createdAt: createdAt,
+                recalled: false,
+                superseded: false
+            ),
+            targets: []
+        )
+    }
+}
+
+/// What one group commit of pushes stored (``HeraldStore/acceptPushes(_:local:)``).
+struct AcceptedPushes {
+    var stored: Set<String> = []
+    /// The pushes fanned out at acceptance, in the order they were given.
+    var fannedOut: [FannedOutPush] = []
 }

@@ -64,46 +64,68 @@ extension HeraldStore {
     /// Accepts pushes without a cid or a replace in one statement: their messages, their
     /// jobs and one NOTIFY are committed together (a group commit; see ``PushAcceptor``).
     /// A push to explicit registration ids or aliases is stored only if one of them names
-    /// a device of its app; the others were checked by the caller. Returns the message
-    /// ids stored; when it throws, none was.
-    func acceptPushes(_ pushes: [PendingPush]) async throws -> Set<String> {
-        guard !pushes.isEmpty else { return [] }
+    /// a device of its app; the others were checked by the caller.
+    ///
+    /// A push marked to fan out at acceptance (``LocalFanOut``) is fanned out in the same
+    /// statement, as ``fanOutExplicit(_:)`` fans out a claimed job: every stored copy gets
+    /// the next number of its device's inbox (devices locked in id order, several copies
+    /// for one device numbered in the order of the pushes), inbox and delivery rows are
+    /// written, and its job is stored leased to `local.node` with its cursor past the end.
+    /// No NOTIFY is sent for those: no other worker may take them while the lease holds.
+    ///
+    /// Returns the message ids stored and the pushes fanned out; when it throws, nothing
+    /// was stored.
+    func acceptPushes(_ pushes: [PendingPush], local: LocalFanOut? = nil) async throws -> AcceptedPushes {
+        guard !pushes.isEmpty else { return AcceptedPushes() }
         var wanted = ExplicitAudienceRows()
         for (index, push) in pushes.enumerated() {
             wanted.append(key: Int64(index + 1), registrationIDs: push.registrationIDs, aliases: push.aliases)
         }
         let checked = pushes.map { $0.registrationIDs == nil && $0.aliases == nil }
-        // The rows are read to the end: an error raised while the statement executes
-        // (after its row description) arrives with them, not from query().
-        let rows = try await client.query(
-            """
-            WITH input AS (
-                SELECT * FROM unnest(\(pushes.map(\.msgID))::text[], \(pushes.map(\.appID))::bigint[], \(pushes.map(\.json))::text[],
-                                     \(pushes.map(\.identifier))::text[], \(pushes.map(\.timeToLive))::integer[],
-                                     \(pushes.map(\.expiresAt))::timestamptz[], \(pushes.map(\.createdAt))::timestamptz[], \(checked)::boolean[])
-                    WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, idx)
-            ), wanted AS (
-                SELECT * FROM unnest(\(wanted.keys)::bigint[], \(wanted.registrationIDs)::text[], \(wanted.aliases)::text[]) AS w(idx, rid, alias)
-            ), matched AS (
-                SELECT w.idx FROM wanted w JOIN input i ON i.idx = w.idx
-                WHERE EXISTS (SELECT 1 FROM devices d WHERE d.app_id = i.app_id AND d.registration_id = NULLIF(w.rid, ''))
-                   OR EXISTS (SELECT 1 FROM devices d WHERE d.app_id = i.app_id AND d.alias = NULLIF(w.alias, ''))
-            ), m AS (
-                INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at)
-                SELECT i.msg_id, i.app_id, i.request::jsonb, i.identifier, i.ttl, i.expires_at, i.created_at
-                FROM input i WHERE i.checked OR i.idx IN (SELECT idx FROM matched)
-                ORDER BY i.idx
-                RETURNING id, msg_id
-            ), j AS (
-                INSERT INTO push_jobs (message_id, kind) SELECT id, 'push' FROM m ORDER BY id RETURNING id
+        let fansOut = pushes.map { $0.fansOut && local != nil }
+        let inboxed = pushes.map { $0.devicePayload != nil }
+        let payloads = pushes.map { ByteBuffer(bytes: $0.devicePayload ?? []) }
+        let lease = (local?.lease ?? .zero).intervalSeconds
+        let node = local?.node ?? ""
+        return try await retryingDeadlocks {
+            // The rows are read to the end: an error raised while the statement executes
+            // (after its row description) arrives with them, not from query().
+            let rows = try await client.execute(
+                AcceptPushesStatement(
+                    pushes: pushes,
+                    wanted: wanted,
+                    checked: checked,
+                    fansOut: fansOut,
+                    inboxed: inboxed,
+                    payloads: payloads,
+                    lease: lease,
+                    node: node
+                ),
+                logger: logger
             )
-            SELECT m.msg_id FROM m CROSS JOIN (SELECT pg_notify(\(Self.jobsChannel), count(*)::text) FROM j) AS notified
-            """,
-            logger: logger
-        )
-        var stored: Set<String> = []
-        for try await msgID in rows.decode(String.self) { stored.insert(msgID) }
-        return stored
+            var accepted = AcceptedPushes()
+            var fannedOut: [Int: FannedOutPush] = [:]
+            for try await row in rows {
+                let pending = pushes[Int(row.0) - 1]
+                accepted.stored.insert(pending.msgID)
+                guard fansOut[Int(row.0) - 1], let deviceID = row.3, let registrationID = row.4 else { continue }
+                let target = FanOutTarget(
+                    deviceID: deviceID,
+                    registrationID: registrationID,
+                    platform: row.5.flatMap(Platform.init(rawValue:)) ?? .ios,
+                    apnsToken: row.6,
+                    apnsEnvironment: row.7.flatMap(APNsEnvironment.init(rawValue:)),
+                    voipToken: row.8,
+                    tokenValid: row.9 ?? false,
+                    inBackground: row.10 ?? false,
+                    inboxSeq: row.11,
+                    badge: nil
+                )
+                fannedOut[Int(row.0) - 1, default: pending.fannedOut(job: row.2, messageID: row.1)].targets.append(target)
+            }
+            accepted.fannedOut = fannedOut.sorted { $0.key < $1.key }.map(\.value)
+            return accepted
+        }
     }
 
     /// The push accepted earlier with this cid, within 24 hours.

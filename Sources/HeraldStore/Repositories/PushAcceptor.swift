@@ -17,8 +17,13 @@ import NIOConcurrencyHelpers
 /// earlier messages of the app, which a batch can't do for one of its members. When a
 /// batch fails (for instance one push's app was deleted meanwhile), each of its pushes is
 /// retried on its own, so one bad push never costs the others their acceptance.
+///
+/// With a ``LocalFanOut`` (the center runs in this process), a push to a short explicit
+/// list of devices is fanned out in the same statement and handed to the center once
+/// committed, in commit order; other pushes go through the queue.
 public final class PushAcceptor: Sendable {
     private let store: HeraldStore
+    private let local: LocalFanOut?
     private let commits: GroupCommit<PendingPush, Outcome>
 
     /// What became of a push in its commit.
@@ -29,10 +34,11 @@ public final class PushAcceptor: Sendable {
         case failed(any Error)
     }
 
-    public init(store: HeraldStore, maxBatch: Int = 500, maxConcurrentCommits: Int = 2) {
+    public init(store: HeraldStore, local: LocalFanOut? = nil, maxBatch: Int = 500, maxConcurrentCommits: Int = 2) {
         self.store = store
+        self.local = local
         self.commits = GroupCommit(maxBatch: maxBatch, maxConcurrentCommits: maxConcurrentCommits) { pushes in
-            await Self.commit(pushes, in: store)
+            await Self.commit(pushes, in: store, local: local)
         }
     }
 
@@ -54,7 +60,7 @@ public final class PushAcceptor: Sendable {
             if !accepted.repeated { store.recentPushes.remember(push, msgID: accepted.msgID) }
             return accepted
         }
-        let pending = try PendingPush(request, push: push, appID: appID, now: now)
+        let pending = try PendingPush(request, push: push, appID: appID, now: now, local: local)
         // Before the commit: its NOTIFY can wake the center before this task resumes.
         store.recentPushes.remember(push, msgID: pending.msgID)
         switch await commits.submit(pending) {
@@ -64,18 +70,22 @@ public final class PushAcceptor: Sendable {
         }
     }
 
-    /// One statement for the batch; on failure, each push on its own.
-    private static func commit(_ pushes: [PendingPush], in store: HeraldStore) async -> [Outcome] {
+    /// One statement for the batch; on failure, each push on its own. What was fanned out
+    /// goes to the local center as soon as it is committed.
+    private static func commit(_ pushes: [PendingPush], in store: HeraldStore, local: LocalFanOut?) async -> [Outcome] {
         do {
-            let stored = try await store.acceptPushes(pushes)
-            return pushes.map { stored.contains($0.msgID) ? .committed : .unmatched }
+            let accepted = try await store.acceptPushes(pushes, local: local)
+            if let local, !accepted.fannedOut.isEmpty { local.receive(accepted.fannedOut) }
+            return pushes.map { accepted.stored.contains($0.msgID) ? .committed : .unmatched }
         } catch {
             guard pushes.count > 1 else { return [.failed(error)] }
         }
         var outcomes: [Outcome] = []
         for push in pushes {
             do {
-                outcomes.append(try await store.acceptPushes([push]).isEmpty ? .unmatched : .committed)
+                let accepted = try await store.acceptPushes([push], local: local)
+                if let local, !accepted.fannedOut.isEmpty { local.receive(accepted.fannedOut) }
+                outcomes.append(accepted.stored.isEmpty ? .unmatched : .committed)
             } catch {
                 outcomes.append(.failed(error))
             }
