@@ -114,8 +114,10 @@ extension PushJobRunner {
     ) async throws {
         let routed = small.filter { !$0.targets.isEmpty }
         let updates = try await router.outcomes(of: routed.map { ($0.prepared, $0.targets) })
-        try await store.recordDeliveries(zip(routed, updates).map { (messageID: $0.prepared.message.id, updates: $1) })
-        try await store.finishJobs(finished + small.map(\.job))
+        try await store.recordDeliveries(
+            zip(routed, updates).map { (messageID: $0.prepared.message.id, updates: $1) },
+            finishing: finished + small.map(\.job)
+        )
     }
 
     /// Keeps the leases of jobs being worked on.

@@ -57,11 +57,16 @@ extension HeraldStore {
         return messages
     }
 
-    /// Records the outcomes of the routed copies of several messages in one statement
-    /// (see ``recordDeliveries(messageID:_:)``).
-    public func recordDeliveries(_ batches: [(messageID: Int64, updates: [DeliveryUpdate])]) async throws {
+    /// Records the outcomes of the routed copies of several messages and finishes `jobs`
+    /// (removes them, marks their push messages fanned out), in one statement (see
+    /// ``recordDeliveries(messageID:_:)``). A copy already moved on (recalled, replaced,
+    /// delivered) keeps its state.
+    ///
+    /// Not a prepared statement: a generic plan made while the tables are small scans them
+    /// whole (measured: 3.5 ms a call instead of 0.4 once the tables had grown).
+    public func recordDeliveries(_ batches: [(messageID: Int64, updates: [DeliveryUpdate])], finishing jobs: [PushJob] = []) async throws {
         let rows = batches.flatMap { batch in batch.updates.map { (batch.messageID, $0) } }
-        guard !rows.isEmpty else { return }
+        guard !rows.isEmpty || !jobs.isEmpty else { return }
         let messages = rows.map(\.0)
         let ids = rows.map(\.1.deviceID)
         let states = rows.map(\.1.state.rawValue)
@@ -71,13 +76,19 @@ extension HeraldStore {
         try await retryingDeadlocks {
             try await client.query(
                 """
-                UPDATE deliveries dl SET state = v.state, apns_reason = NULLIF(v.reason, ''),
-                    next_attempt_at = CASE WHEN v.retry > 'epoch'::timestamptz THEN v.retry END,
-                    apns_attempts = dl.apns_attempts + v.attempted, routed_at = now()
-                FROM unnest(\(messages)::bigint[], \(ids)::bigint[], \(states)::text[], \(reasons)::text[],
-                            \(retries)::timestamptz[], \(attempted)::integer[])
-                    AS v(message_id, id, state, reason, retry, attempted)
-                WHERE dl.message_id = v.message_id AND dl.device_id = v.id AND dl.state IN ('pending', 'waiting')
+                WITH recorded AS (
+                    UPDATE deliveries dl SET state = v.state, apns_reason = NULLIF(v.reason, ''),
+                        next_attempt_at = CASE WHEN v.retry > 'epoch'::timestamptz THEN v.retry END,
+                        apns_attempts = dl.apns_attempts + v.attempted, routed_at = now()
+                    FROM unnest(\(messages)::bigint[], \(ids)::bigint[], \(states)::text[], \(reasons)::text[],
+                                \(retries)::timestamptz[], \(attempted)::integer[])
+                        AS v(message_id, id, state, reason, retry, attempted)
+                    WHERE dl.message_id = v.message_id AND dl.device_id = v.id AND dl.state IN ('pending', 'waiting')
+                ), finished AS (
+                    DELETE FROM push_jobs WHERE id = ANY(\(jobs.map(\.id))) RETURNING message_id, kind
+                )
+                UPDATE messages SET fanned_out_at = now()
+                WHERE id IN (SELECT message_id FROM finished WHERE kind = 'push') AND fanned_out_at IS NULL
                 """,
                 logger: logger
             )
@@ -86,15 +97,7 @@ extension HeraldStore {
 
     /// Removes finished jobs and marks their push messages fanned out, in one statement.
     public func finishJobs(_ jobs: [PushJob]) async throws {
-        guard !jobs.isEmpty else { return }
-        try await client.query(
-            """
-            WITH finished AS (DELETE FROM push_jobs WHERE id = ANY(\(jobs.map(\.id))) RETURNING message_id, kind)
-            UPDATE messages SET fanned_out_at = now()
-            WHERE id IN (SELECT message_id FROM finished WHERE kind = 'push') AND fanned_out_at IS NULL
-            """,
-            logger: logger
-        )
+        try await recordDeliveries([], finishing: jobs)
     }
 
     /// Extends the leases of jobs this node holds; returns how many it still holds.

@@ -10,69 +10,70 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
     typealias Row = (Int64, Int64, Int64, Int64?, String?, String?, String?, String?, String?, Bool?, Bool?, Int64?)
 
     static let sql = """
-            WITH input AS (
-                SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[],
-                                     $4::text[], $5::integer[],
-                                     $6::timestamptz[], $7::timestamptz[], $8::boolean[],
-                                     $9::boolean[], $10::boolean[], $11::bytea[])
-                    WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
-                                         payload, idx)
-            ), wanted AS (
-                SELECT * FROM unnest($12::bigint[], $13::text[], $14::text[]) AS w(idx, rid, alias)
-            ), targets AS (
-                SELECT w.idx, d.id AS device_id FROM wanted w JOIN input i ON i.idx = w.idx
-                    JOIN devices d ON d.app_id = i.app_id AND d.registration_id = NULLIF(w.rid, '')
-                UNION
-                SELECT w.idx, d.id FROM wanted w JOIN input i ON i.idx = w.idx
-                    JOIN devices d ON d.app_id = i.app_id AND d.alias = NULLIF(w.alias, '')
-            ), m AS (
-                INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at)
-                SELECT i.msg_id, i.app_id, i.request::jsonb, i.identifier, i.ttl, i.expires_at, i.created_at
-                FROM input i WHERE i.checked OR i.idx IN (SELECT idx FROM targets)
-                ORDER BY i.idx
-                RETURNING id, msg_id
-            ), stored AS (
-                SELECT i.idx, m.id, i.msg_id, i.fans_out, i.inboxed, i.payload, i.expires_at FROM m JOIN input i ON i.msg_id = m.msg_id
-            ), j AS (
-                INSERT INTO push_jobs (message_id, kind, cursor_device, leased_until, leased_by, attempts)
-                SELECT s.id, 'push', CASE WHEN s.fans_out THEN 9223372036854775807 ELSE 0 END,
-                       CASE WHEN s.fans_out THEN now() + make_interval(secs => $15::double precision) END,
-                       CASE WHEN s.fans_out THEN $16::text END, CASE WHEN s.fans_out THEN 1 ELSE 0 END
-                FROM stored s ORDER BY s.id
-                RETURNING id, message_id, leased_by IS NULL AS queued
-            ), notified AS (
-                SELECT pg_notify('herald_jobs', count(*)::text) FROM j WHERE j.queued HAVING count(*) > 0
-            ), copies AS (
-                SELECT s.idx, s.id AS message_id, t.device_id, s.inboxed
-                FROM stored s JOIN targets t ON t.idx = s.idx WHERE s.fans_out
-            ), locked AS (
-                SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM copies WHERE inboxed) ORDER BY d.id FOR NO KEY UPDATE
-            ), counts AS (
-                SELECT c.device_id, count(*) AS n FROM copies c JOIN locked l ON l.id = c.device_id WHERE c.inboxed
-                GROUP BY c.device_id
-            ), bumped AS (
-                UPDATE devices d SET inbox_seq = d.inbox_seq + c.n FROM counts c WHERE d.id = c.device_id
-                RETURNING d.id, d.inbox_seq
-            ), numbered AS (
-                SELECT c.idx, c.message_id, c.device_id,
-                       CASE WHEN c.inboxed THEN
-                           b.inbox_seq - n.n + row_number() OVER (PARTITION BY c.device_id, c.inboxed ORDER BY c.idx)
-                       END AS seq
-                FROM copies c LEFT JOIN bumped b ON b.id = c.device_id AND c.inboxed
-                     LEFT JOIN counts n ON n.device_id = c.device_id AND c.inboxed
-            ), inboxed AS (
-                INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
-                SELECT n.device_id, n.seq, s.msg_id, s.payload, s.expires_at
-                FROM numbered n JOIN stored s ON s.idx = n.idx WHERE n.seq IS NOT NULL
-            ), delivered AS (
-                INSERT INTO deliveries (message_id, device_id, inbox_seq) SELECT message_id, device_id, seq FROM numbered
-            )
-            SELECT s.idx, s.id, j.id, d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment,
-                   d.voip_token, d.token_valid, d.in_background, n.seq
-            FROM stored s JOIN j ON j.message_id = s.id LEFT JOIN numbered n ON n.idx = s.idx
-                 LEFT JOIN devices d ON d.id = n.device_id
-                 CROSS JOIN (SELECT count(*) FROM notified) AS notify
-            ORDER BY s.idx, d.id
+        WITH input AS (
+            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[],
+                                 $4::text[], $5::integer[],
+                                 $6::timestamptz[], $7::timestamptz[], $8::boolean[],
+                                 $9::boolean[], $10::boolean[], $11::bytea[])
+                WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
+                                     payload, idx)
+        ), wanted AS (
+            SELECT * FROM unnest($12::bigint[], $13::text[], $14::text[]) AS w(idx, rid, alias)
+        ), targets AS (
+            SELECT w.idx, d.id AS device_id FROM wanted w JOIN input i ON i.idx = w.idx
+                JOIN devices d ON d.app_id = i.app_id AND d.registration_id = NULLIF(w.rid, '')
+            UNION
+            SELECT w.idx, d.id FROM wanted w JOIN input i ON i.idx = w.idx
+                JOIN devices d ON d.app_id = i.app_id AND d.alias = NULLIF(w.alias, '')
+        ), m AS (
+            INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at, fanned_out_at)
+            SELECT i.msg_id, i.app_id, i.request::jsonb, i.identifier, i.ttl, i.expires_at, i.created_at,
+                   CASE WHEN i.fans_out THEN now() END
+            FROM input i WHERE i.checked OR i.idx IN (SELECT idx FROM targets)
+            ORDER BY i.idx
+            RETURNING id, msg_id
+        ), stored AS (
+            SELECT i.idx, m.id, i.msg_id, i.fans_out, i.inboxed, i.payload, i.expires_at FROM m JOIN input i ON i.msg_id = m.msg_id
+        ), j AS (
+            INSERT INTO push_jobs (message_id, kind, cursor_device, leased_until, leased_by, attempts)
+            SELECT s.id, 'push', CASE WHEN s.fans_out THEN 9223372036854775807 ELSE 0 END,
+                   CASE WHEN s.fans_out THEN now() + make_interval(secs => $15::double precision) END,
+                   CASE WHEN s.fans_out THEN $16::text END, CASE WHEN s.fans_out THEN 1 ELSE 0 END
+            FROM stored s ORDER BY s.id
+            RETURNING id, message_id, leased_by IS NULL AS queued
+        ), notified AS (
+            SELECT pg_notify('herald_jobs', count(*)::text) FROM j WHERE j.queued HAVING count(*) > 0
+        ), copies AS (
+            SELECT s.idx, s.id AS message_id, t.device_id, s.inboxed
+            FROM stored s JOIN targets t ON t.idx = s.idx WHERE s.fans_out
+        ), locked AS (
+            SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM copies WHERE inboxed) ORDER BY d.id FOR NO KEY UPDATE
+        ), counts AS (
+            SELECT c.device_id, count(*) AS n FROM copies c JOIN locked l ON l.id = c.device_id WHERE c.inboxed
+            GROUP BY c.device_id
+        ), bumped AS (
+            UPDATE devices d SET inbox_seq = d.inbox_seq + c.n FROM counts c WHERE d.id = c.device_id
+            RETURNING d.id, d.inbox_seq
+        ), numbered AS (
+            SELECT c.idx, c.message_id, c.device_id,
+                   CASE WHEN c.inboxed THEN
+                       b.inbox_seq - n.n + row_number() OVER (PARTITION BY c.device_id, c.inboxed ORDER BY c.idx)
+                   END AS seq
+            FROM copies c LEFT JOIN bumped b ON b.id = c.device_id AND c.inboxed
+                 LEFT JOIN counts n ON n.device_id = c.device_id AND c.inboxed
+        ), inboxed AS (
+            INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
+            SELECT n.device_id, n.seq, s.msg_id, s.payload, s.expires_at
+            FROM numbered n JOIN stored s ON s.idx = n.idx WHERE n.seq IS NOT NULL
+        ), delivered AS (
+            INSERT INTO deliveries (message_id, device_id, inbox_seq) SELECT message_id, device_id, seq FROM numbered
+        )
+        SELECT s.idx, s.id, j.id, d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment,
+               d.voip_token, d.token_valid, d.in_background, n.seq
+        FROM stored s JOIN j ON j.message_id = s.id LEFT JOIN numbered n ON n.idx = s.idx
+             LEFT JOIN devices d ON d.id = n.device_id
+             CROSS JOIN (SELECT count(*) FROM notified) AS notify
+        ORDER BY s.idx, d.id
         """
 
     var pushes: [PendingPush]
