@@ -29,9 +29,13 @@ public func buildRouter(
     DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
     AliasRoutes(store: store, auth: auth).register(on: &routes)
     TagRoutes(store: store, auth: auth, body: body).register(on: &routes)
-    PushRoutes(store: store, acceptor: PushAcceptor(store: store, local: localFanOut), auth: auth, body: body, recallWindow: configuration.recallWindow).register(
-        on: &routes
-    )
+    PushRoutes(
+        store: store,
+        acceptor: PushAcceptor(store: store, local: localFanOut),
+        auth: auth,
+        body: body,
+        recallWindow: configuration.recallWindow
+    ).register(on: &routes)
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
     table.set(routes.table)
     return (router, routes.table)

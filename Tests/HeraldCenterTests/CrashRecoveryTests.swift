@@ -65,7 +65,8 @@ import Testing
                 throw CenterFaults.WorkerDied()
             }
         }
-        try await CenterTest.run(configure: { $0.lease = .seconds(2) }, faults: faults) { test in
+        let shortLease: @Sendable (inout CenterConfiguration) -> Void = { $0.lease = .seconds(2) }
+        try await CenterTest.run(configure: shortLease, faults: faults) { test in
             let device = try await test.register(platform: "linux", alias: "bob")
             try await test.online(device) { reader in
                 let sent = try await test.push(["audience": ["alias": ["bob"]], "message": ["msg_content": "once"]])
@@ -101,4 +102,3 @@ import Testing
         }
     }
 }
-

@@ -84,3 +84,26 @@ public struct DeliveryStatus: Sendable, Hashable, Codable {
     public var apnsReason: String?
     public var opened: Bool
 }
+
+extension FanOutTarget {
+    /// A targeted device as the explicit fan-out statements return it, in this order: id,
+    /// registration id, platform, APNs token, APNs environment, VoIP token, token valid,
+    /// in background, inbox seq (all null on the row of a push without a copy).
+    typealias Columns = (Int64?, String?, String?, String?, String?, String?, Bool?, Bool?, Int64?)
+
+    init?(_ columns: Columns) {
+        guard let deviceID = columns.0, let registrationID = columns.1 else { return nil }
+        self.init(
+            deviceID: deviceID,
+            registrationID: registrationID,
+            platform: columns.2.flatMap(Platform.init(rawValue:)) ?? .ios,
+            apnsToken: columns.3,
+            apnsEnvironment: columns.4.flatMap(APNsEnvironment.init(rawValue:)),
+            voipToken: columns.5,
+            tokenValid: columns.6 ?? false,
+            inBackground: columns.7 ?? false,
+            inboxSeq: columns.8,
+            badge: nil
+        )
+    }
+}

@@ -104,21 +104,8 @@ extension HeraldStore {
                     continue
                 }
                 var targets = (batches[row.0] ?? []) ?? []
-                if let deviceID = row.2, let registrationID = row.3 {
-                    targets.append(
-                        FanOutTarget(
-                            deviceID: deviceID,
-                            registrationID: registrationID,
-                            platform: row.4.flatMap(Platform.init(rawValue:)) ?? .ios,
-                            apnsToken: row.5,
-                            apnsEnvironment: row.6.flatMap(APNsEnvironment.init(rawValue:)),
-                            voipToken: row.7,
-                            tokenValid: row.8 ?? false,
-                            inBackground: row.9 ?? false,
-                            inboxSeq: row.10,
-                            badge: nil
-                        )
-                    )
+                if let target = FanOutTarget((row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10)) {
+                    targets.append(target)
                 }
                 batches[row.0] = .some(targets)
             }

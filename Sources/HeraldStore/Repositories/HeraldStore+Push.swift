@@ -108,19 +108,8 @@ extension HeraldStore {
             for try await row in rows {
                 let pending = pushes[Int(row.0) - 1]
                 accepted.stored.insert(pending.msgID)
-                guard fansOut[Int(row.0) - 1], let deviceID = row.3, let registrationID = row.4 else { continue }
-                let target = FanOutTarget(
-                    deviceID: deviceID,
-                    registrationID: registrationID,
-                    platform: row.5.flatMap(Platform.init(rawValue:)) ?? .ios,
-                    apnsToken: row.6,
-                    apnsEnvironment: row.7.flatMap(APNsEnvironment.init(rawValue:)),
-                    voipToken: row.8,
-                    tokenValid: row.9 ?? false,
-                    inBackground: row.10 ?? false,
-                    inboxSeq: row.11,
-                    badge: nil
-                )
+                guard fansOut[Int(row.0) - 1], let target = FanOutTarget((row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11))
+                else { continue }
                 fannedOut[Int(row.0) - 1, default: pending.fannedOut(job: row.2, messageID: row.1)].targets.append(target)
             }
             accepted.fannedOut = fannedOut.sorted { $0.key < $1.key }.map(\.value)
