@@ -34,7 +34,7 @@ public final class PushAcceptor: Sendable {
         case failed(any Error)
     }
 
-    public init(store: HeraldStore, local: LocalFanOut? = nil, maxBatch: Int = 500, maxConcurrentCommits: Int = 2) {
+    public init(store: HeraldStore, local: LocalFanOut? = nil, maxBatch: Int = 500, maxConcurrentCommits: Int = 1) {
         self.store = store
         self.local = local
         self.commits = GroupCommit(maxBatch: maxBatch, maxConcurrentCommits: maxConcurrentCommits) { pushes in
