@@ -81,8 +81,8 @@ extension PushJobRunner {
     }
 
     /// Routes pushes fanned out when they were accepted (``LocalFanOut``): one gateway
-    /// call for their copies, their outcomes recorded with one statement and their jobs
-    /// finished with one more, as for the small pushes of a claimed batch.
+    /// call for their copies, then their outcomes recorded and their jobs finished in one
+    /// statement, as for the small pushes of a claimed batch.
     ///
     /// Throws when the copies could not be routed or recorded; the caller gives the jobs
     /// back, and whoever takes them over routes the copies still pending.

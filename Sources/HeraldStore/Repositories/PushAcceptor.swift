@@ -73,19 +73,21 @@ public final class PushAcceptor: Sendable {
     /// One statement for the batch; on failure, each push on its own. What was fanned out
     /// goes to the local center as soon as it is committed.
     private static func commit(_ pushes: [PendingPush], in store: HeraldStore, local: LocalFanOut?) async -> [Outcome] {
-        do {
+        func commitAndHandOver(_ pushes: [PendingPush]) async throws -> Set<String> {
             let accepted = try await store.acceptPushes(pushes, local: local)
             if let local, !accepted.fannedOut.isEmpty { local.receive(accepted.fannedOut) }
-            return pushes.map { accepted.stored.contains($0.msgID) ? .committed : .unmatched }
+            return accepted.stored
+        }
+        do {
+            let stored = try await commitAndHandOver(pushes)
+            return pushes.map { stored.contains($0.msgID) ? .committed : .unmatched }
         } catch {
             guard pushes.count > 1 else { return [.failed(error)] }
         }
         var outcomes: [Outcome] = []
         for push in pushes {
             do {
-                let accepted = try await store.acceptPushes([push], local: local)
-                if let local, !accepted.fannedOut.isEmpty { local.receive(accepted.fannedOut) }
-                outcomes.append(accepted.stored.isEmpty ? .unmatched : .committed)
+                outcomes.append(try await commitAndHandOver([push]).isEmpty ? .unmatched : .committed)
             } catch {
                 outcomes.append(.failed(error))
             }
