@@ -10,18 +10,8 @@ import Testing
 /// nothing is lost or stored twice.
 @Suite struct CrashRecoveryTests {
     @Test func aWorkerKilledMidFanOutLosesAndDuplicatesNothing() async throws {
-        let died = NIOLockedValueBox(false)
-        let faults = CenterFaults { _, batch in
-            // The first worker dies after its second batch is committed, before routing it.
-            if batch == 2,
-                died.withLockedValue({ dead in
-                    defer { dead = true }
-                    return !dead
-                })
-            {
-                throw CenterFaults.WorkerDied()
-            }
-        }
+        // The first worker dies after its second batch is committed, before routing it.
+        let (faults, died) = Self.dyingOnce(afterBatch: 2)
         let smallBatchesShortLease: @Sendable (inout CenterConfiguration) -> Void = { configuration in
             configuration.batchSize = 10
             configuration.lease = .seconds(2)
@@ -54,17 +44,7 @@ import Testing
     /// process died after the commit), the job's lease runs out and a worker takes it over:
     /// the device gets the message once, from the copy stored at acceptance.
     @Test func aPushFannedOutAtAcceptanceWhoseCenterDiedIsDeliveredOnceByATakeOver() async throws {
-        let died = NIOLockedValueBox(false)
-        let faults = CenterFaults { _, batch in
-            if batch == 1,
-                died.withLockedValue({ dead in
-                    defer { dead = true }
-                    return !dead
-                })
-            {
-                throw CenterFaults.WorkerDied()
-            }
-        }
+        let (faults, died) = Self.dyingOnce(afterBatch: 1)
         let shortLease: @Sendable (inout CenterConfiguration) -> Void = { $0.lease = .seconds(2) }
         try await CenterTest.run(configure: shortLease, faults: faults) { test in
             let device = try await test.register(platform: "linux", alias: "bob")
@@ -100,5 +80,21 @@ import Testing
             let attempts = try await test.store.client.query("SELECT count(*) FROM push_jobs", logger: TestDatabase.logger)
             for try await left in attempts.decode(Int64.self) { #expect(left == 0) }
         }
+    }
+
+    /// Faults under which the first worker to commit batch `batch` of a fan-out dies there,
+    /// before routing it; and whether it did.
+    private static func dyingOnce(afterBatch batch: Int) -> (CenterFaults, NIOLockedValueBox<Bool>) {
+        let died = NIOLockedValueBox(false)
+        let faults = CenterFaults { _, committed in
+            let dies =
+                committed == batch
+                && died.withLockedValue { dead in
+                    defer { dead = true }
+                    return !dead
+                }
+            if dies { throw CenterFaults.WorkerDied() }
+        }
+        return (faults, died)
     }
 }
