@@ -62,7 +62,9 @@ extension HeraldStore {
                     FROM wanted w JOIN jobs j ON j.job_id = w.job_id JOIN live ON live.id = j.message_id
                     JOIN devices d ON d.app_id = j.app_id AND d.alias = w.alias
                 ), locked AS (
-                    SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM targets WHERE stored) ORDER BY d.id FOR NO KEY UPDATE
+                    -- Every target's device, stored copy or not: no copy is written for a device
+                    -- deleted meanwhile (its rows carry no foreign key, see migration 0005).
+                    SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM targets) ORDER BY d.id FOR NO KEY UPDATE
                 ), counts AS (
                     SELECT t.device_id, count(*) AS n FROM targets t JOIN locked l ON l.id = t.device_id WHERE t.stored
                     GROUP BY t.device_id
@@ -74,7 +76,8 @@ extension HeraldStore {
                            CASE WHEN t.stored THEN
                                b.inbox_seq - c.n + row_number() OVER (PARTITION BY t.device_id, t.stored ORDER BY t.job_id)
                            END AS seq
-                    FROM targets t LEFT JOIN bumped b ON b.id = t.device_id AND t.stored
+                    FROM targets t JOIN locked l ON l.id = t.device_id
+                         LEFT JOIN bumped b ON b.id = t.device_id AND t.stored
                          LEFT JOIN counts c ON c.device_id = t.device_id AND t.stored
                 ), inboxed AS (
                     INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)

@@ -50,7 +50,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             SELECT s.idx, s.id AS message_id, t.device_id, s.inboxed
             FROM stored s JOIN targets t ON t.idx = s.idx WHERE s.fans_out
         ), locked AS (
-            SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM copies WHERE inboxed) ORDER BY d.id FOR NO KEY UPDATE
+            -- Every copy's device, stored copy or not: no copy is written for a device deleted
+            -- meanwhile (its rows carry no foreign key, see migration 0005).
+            SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM copies) ORDER BY d.id FOR NO KEY UPDATE
         ), counts AS (
             SELECT c.device_id, count(*) AS n FROM copies c JOIN locked l ON l.id = c.device_id WHERE c.inboxed
             GROUP BY c.device_id
@@ -62,7 +64,8 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                    CASE WHEN c.inboxed THEN
                        b.inbox_seq - n.n + row_number() OVER (PARTITION BY c.device_id, c.inboxed ORDER BY c.idx)
                    END AS seq
-            FROM copies c LEFT JOIN bumped b ON b.id = c.device_id AND c.inboxed
+            FROM copies c JOIN locked l ON l.id = c.device_id
+                 LEFT JOIN bumped b ON b.id = c.device_id AND c.inboxed
                  LEFT JOIN counts n ON n.device_id = c.device_id AND c.inboxed
         ), inboxed AS (
             INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
