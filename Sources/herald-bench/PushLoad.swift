@@ -34,6 +34,24 @@ final class PushLoad: Sendable {
         var seconds: Double { Double(max(finished - started, 1)) / 1e9 }
         var acceptedPerSecond: Double { Double(accepted) / seconds }
 
+        /// One request's answer (or why it got none), sent at `sentAt`.
+        mutating func record(_ result: Result<HTTPConnection.Response, any Error>, sentAt: Int64) {
+            sent += 1
+            let now = WallClock.nanoseconds()
+            finished = max(finished, now)
+            switch result {
+            case .success(let response) where response.status == 200:
+                accepted += 1
+                responseTimes.append(now - sentAt)
+            case .success(let response):
+                refused[response.status, default: 0] += 1
+                firstProblem = firstProblem ?? "HTTP \(response.status): \(String(buffer: response.body).prefix(300))"
+            case .failure(let error):
+                failed += 1
+                firstProblem = firstProblem ?? "\(error)"
+            }
+        }
+
         mutating func merge(_ other: Outcome) {
             sent += other.sent
             accepted += other.accepted
@@ -86,6 +104,10 @@ final class PushLoad: Sendable {
         let end = duration.map { startInstant + $0 }
         var total = Outcome()
         total.started = startWall
+        if rate == nil, count == nil, let duration {
+            total.merge(await backToBack(for: duration, width: width, body: body))
+            return total
+        }
         await withTaskGroup(of: Outcome.self) { group in
             for slot in 0..<width {
                 group.addTask {
@@ -115,24 +137,45 @@ final class PushLoad: Sendable {
         return total
     }
 
+    /// Flat out: every connection sends its next push as soon as the last one is answered,
+    /// on its event loop (see ``HTTPConnection/postBackToBack``), for `duration`.
+    private func backToBack(for duration: Duration, width: Int, body: @escaping @Sendable (Int, Int64) -> ByteBuffer) async -> Outcome {
+        let end = NIODeadline.now() + TimeAmount(duration)
+        let next = NIOLockedValueBox(0)
+        let outcome = NIOLockedValueBox(Outcome())
+        await withTaskGroup(of: Void.self) { group in
+            for slot in 0..<width {
+                group.addTask {
+                    guard let connection = try? await self.connection(slot) else { return }
+                    await connection.postBackToBack(
+                        "/v3/push",
+                        authorization: self.authorization,
+                        deadline: end + .seconds(10),
+                        next: {
+                            guard NIODeadline.now() < end else { return nil }
+                            let index = next.withLockedValue { value -> Int in
+                                defer { value += 1 }
+                                return value
+                            }
+                            let sentAt = WallClock.nanoseconds()
+                            return (body(index, sentAt), sentAt)
+                        },
+                        answered: { result, sentAt in
+                            outcome.withLockedValue { $0.record(result, sentAt: sentAt) }
+                        }
+                    )
+                }
+            }
+        }
+        return outcome.withLockedValue { $0 }
+    }
+
     private func send(slot: Int, body: ByteBuffer, sentAt: Int64, into outcome: inout Outcome) async {
-        outcome.sent += 1
         do {
             let connection = try await connection(slot)
-            let response = try await connection.post("/v3/push", body: body, authorization: authorization)
-            let now = WallClock.nanoseconds()
-            outcome.finished = max(outcome.finished, now)
-            if response.status == 200 {
-                outcome.accepted += 1
-                outcome.responseTimes.append(now - sentAt)
-            } else {
-                outcome.refused[response.status, default: 0] += 1
-                outcome.firstProblem = outcome.firstProblem ?? "HTTP \(response.status): \(String(buffer: response.body).prefix(300))"
-            }
+            outcome.record(.success(try await connection.post("/v3/push", body: body, authorization: authorization)), sentAt: sentAt)
         } catch {
-            outcome.failed += 1
-            outcome.finished = max(outcome.finished, WallClock.nanoseconds())
-            outcome.firstProblem = outcome.firstProblem ?? "\(error)"
+            outcome.record(.failure(error), sentAt: sentAt)
         }
     }
 
