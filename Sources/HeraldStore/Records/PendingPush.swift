@@ -23,10 +23,10 @@ struct PendingPush: Sendable {
     /// to live above 0).
     var devicePayload: [UInt8]?
 
-    init(_ request: PushRequest, push: Push, appID: Int64, now: Date, local: LocalFanOut? = nil) throws {
+    init(_ request: PushRequest, push: Push, appID: Int64, now: Date, local: LocalFanOut? = nil) {
         msgID = Identifiers.newMessageID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
         self.appID = appID
-        json = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
+        json = String(decoding: request.storedJSON, as: UTF8.self)
         identifier = push.identifier(messageID: msgID)
         timeToLive = Int32(clamping: push.timeToLive)
         expiresAt = now.addingTimeInterval(TimeInterval(push.timeToLive))

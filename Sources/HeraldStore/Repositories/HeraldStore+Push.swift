@@ -14,7 +14,7 @@ extension HeraldStore {
     /// stores nothing. A replacing push supersedes the app's earlier messages with that
     /// identifier: their undelivered copies are cancelled.
     public func acceptPush(_ request: PushRequest, push: Push, appID: Int64, now: Date = Date()) async throws -> AcceptedPush {
-        let json = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
+        let json = String(decoding: request.storedJSON, as: UTF8.self)
         for attempt in 1...3 {
             do {
                 return try await transaction { connection in

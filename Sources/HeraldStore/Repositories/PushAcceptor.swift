@@ -60,7 +60,7 @@ public final class PushAcceptor: Sendable {
             if !accepted.repeated { store.recentPushes.remember(push, msgID: accepted.msgID) }
             return accepted
         }
-        let pending = try PendingPush(request, push: push, appID: appID, now: now, local: local)
+        let pending = PendingPush(request, push: push, appID: appID, now: now, local: local)
         // Before the commit: its NOTIFY can wake the center before this task resumes.
         store.recentPushes.remember(push, msgID: pending.msgID)
         switch await commits.submit(pending) {

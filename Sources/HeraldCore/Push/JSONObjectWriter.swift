@@ -1,0 +1,65 @@
+/// Writes one JSON object field by field, straight into bytes, in the order the fields are
+/// given; absent (nil) fields are left out. For what is written on every push, where
+/// JSONEncoder's generic machinery cost more than the rest of the work.
+struct JSONObjectWriter {
+    private(set) var bytes: [UInt8]
+    private var empty = true
+
+    init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// The object, closed.
+    mutating func finish() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    mutating func field(_ name: String, _ value: String?) {
+        guard let value else { return }
+        key(name)
+        RenderedJSON.write(value, to: &bytes)
+    }
+
+    mutating func field(_ name: String, _ value: Int?) {
+        guard let value else { return }
+        key(name)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func field(_ name: String, _ value: Bool?) {
+        guard let value else { return }
+        key(name)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    mutating func field(_ name: String, _ values: [String]?) {
+        guard let values else { return }
+        key(name)
+        RenderedJSON.strings(values).write(to: &bytes)
+    }
+
+    mutating func field(_ name: String, _ values: [String: String]?) {
+        guard let values else { return }
+        key(name)
+        RenderedJSON.object(values).write(to: &bytes)
+    }
+
+    /// A nested object, written by `body`; left out when `present` is false.
+    mutating func object(_ name: String, if present: Bool = true, _ body: (inout JSONObjectWriter) -> Void) {
+        guard present else { return }
+        key(name)
+        var nested = JSONObjectWriter(capacity: 0)
+        body(&nested)
+        bytes.append(contentsOf: nested.finish())
+    }
+
+    private mutating func key(_ name: String) {
+        if !empty { bytes.append(UInt8(ascii: ",")) }
+        empty = false
+        RenderedJSON.write(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+}
