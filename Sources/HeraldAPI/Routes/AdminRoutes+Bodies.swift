@@ -9,8 +9,7 @@ struct CreateAppRequest: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case name }
 
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
     }
 }
@@ -33,8 +32,7 @@ struct SetAPNsCredentialsRequest: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         type = try container.decode(String.self, forKey: .type)
         bundleID = try container.decode(String.self, forKey: .bundleID)
         environment = try container.decode(String.self, forKey: .environment)

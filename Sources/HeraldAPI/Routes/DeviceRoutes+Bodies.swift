@@ -19,8 +19,7 @@ struct RegisterDeviceRequest: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         appKey = try container.decode(String.self, forKey: .appKey)
         platform = try container.decode(String.self, forKey: .platform)
         apnsToken = try container.decodeIfPresent(String.self, forKey: .apnsToken)
@@ -82,16 +81,14 @@ struct UpdateDeviceRequest: Decodable {
         enum CodingKeys: String, CodingKey, CaseIterable { case add, remove }
 
         init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownKeys(CodingKeys.self)
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
             add = try container.decodeIfPresent([String].self, forKey: .add)
             remove = try container.decodeIfPresent([String].self, forKey: .remove)
         }
     }
 
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         if container.contains(.tags) {
             if let text = try? container.decode(String.self, forKey: .tags) {
                 guard text.isEmpty else { throw HeraldError.invalidField("tags", "expected an object with add/remove, or \"\" to clear") }
@@ -108,7 +105,7 @@ struct UpdateDeviceRequest: Decodable {
     }
 
     /// Absent: leave alone; `null`: clear; a string: set.
-    static func nullable(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> DeviceChange.Update<String>? {
+    static func nullable(_ container: StrictKeyedContainer<CodingKeys>, _ key: CodingKeys) throws -> DeviceChange.Update<String>? {
         guard container.contains(key) else { return nil }
         if try container.decodeNil(forKey: key) { return .clear }
         return .set(try container.decode(String.self, forKey: key))

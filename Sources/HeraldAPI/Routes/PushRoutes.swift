@@ -84,8 +84,7 @@ struct RecallRequest: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case identifiers }
 
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        identifiers = try decoder.container(keyedBy: CodingKeys.self).decode([String].self, forKey: .identifiers)
+        identifiers = try decoder.strictContainer(keyedBy: CodingKeys.self).decode([String].self, forKey: .identifiers)
     }
 }
 

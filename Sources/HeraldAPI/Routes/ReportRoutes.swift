@@ -100,8 +100,7 @@ struct StatusRequest: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         msgID = try container.decode(String.self, forKey: .msgID)
         registrationIDs = try container.decode([String].self, forKey: .registrationIDs)
     }

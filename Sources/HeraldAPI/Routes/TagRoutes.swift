@@ -59,8 +59,7 @@ struct TagMembersRequest: Decodable {
         enum CodingKeys: String, CodingKey, CaseIterable { case add, remove }
 
         init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownKeys(CodingKeys.self)
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
             add = try container.decodeIfPresent([String].self, forKey: .add)
             remove = try container.decodeIfPresent([String].self, forKey: .remove)
         }
@@ -71,8 +70,7 @@ struct TagMembersRequest: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case registrationIDs = "registration_ids" }
 
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        registrationIDs = try decoder.container(keyedBy: CodingKeys.self).decode(Change.self, forKey: .registrationIDs)
+        registrationIDs = try decoder.strictContainer(keyedBy: CodingKeys.self).decode(Change.self, forKey: .registrationIDs)
     }
 }
 

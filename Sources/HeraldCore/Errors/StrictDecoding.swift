@@ -27,17 +27,53 @@ public enum CodingPath {
 }
 
 extension Decoder {
-    /// Rejects keys the request type doesn't know, so a typo (`"tag"` for `"tags"`) is an
-    /// error instead of a silently ignored field.
-    public func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
-        let container = try container(keyedBy: AnyCodingKey.self)
-        if let unknown = container.allKeys.first(where: { Keys(stringValue: $0.stringValue) == nil }) {
-            let field = CodingPath.describe(codingPath + [unknown])
-            let known = Keys.allCases.map(\.stringValue).sorted()
-            throw HeraldError(.invalidJSON, "\(field): unknown field (expected one of \(known.joined(separator: ", ")))")
-        }
+    /// The object this decoder reads, refusing keys `Keys` doesn't name, so a typo
+    /// (`"tag"` for `"tags"`) is an error instead of a silently ignored field. The object's
+    /// keys are read once: decoders such as JSONDecoder index an object for every
+    /// container asked of them.
+    public func strictContainer<Keys: CodingKey & CaseIterable>(keyedBy keys: Keys.Type) throws -> StrictKeyedContainer<Keys> {
+        try StrictKeyedContainer(checking: container(keyedBy: AnyCodingKey.self), at: codingPath)
     }
 
     /// The field this decoder reads, as operators write it.
     public var fieldName: String { CodingPath.describe(codingPath) }
+}
+
+/// An object's fields by `Keys`, every key of the object known (``Decoder/strictContainer(keyedBy:)``).
+public struct StrictKeyedContainer<Keys: CodingKey> {
+    let container: KeyedDecodingContainer<AnyCodingKey>
+
+    /// `object`, once every key it has is one of `Keys`.
+    public init(checking object: KeyedDecodingContainer<AnyCodingKey>, at codingPath: [any CodingKey]) throws
+    where Keys: CaseIterable {
+        if let unknown = object.allKeys.first(where: { Keys(stringValue: $0.stringValue) == nil }) {
+            let field = CodingPath.describe(codingPath + [unknown])
+            let known = Keys.allCases.map(\.stringValue).sorted()
+            throw HeraldError(.invalidJSON, "\(field): unknown field (expected one of \(known.joined(separator: ", ")))")
+        }
+        container = object
+    }
+
+    public func contains(_ key: Keys) -> Bool {
+        container.contains(AnyCodingKey(key))
+    }
+
+    public func decode<Value: Decodable>(_ type: Value.Type, forKey key: Keys) throws -> Value {
+        try container.decode(type, forKey: AnyCodingKey(key))
+    }
+
+    public func decodeIfPresent<Value: Decodable>(_ type: Value.Type, forKey key: Keys) throws -> Value? {
+        try container.decodeIfPresent(type, forKey: AnyCodingKey(key))
+    }
+
+    public func decodeNil(forKey key: Keys) throws -> Bool {
+        try container.decodeNil(forKey: AnyCodingKey(key))
+    }
+}
+
+extension AnyCodingKey {
+    init(_ key: some CodingKey) {
+        stringValue = key.stringValue
+        intValue = key.intValue
+    }
 }

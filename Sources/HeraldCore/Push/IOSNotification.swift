@@ -51,8 +51,7 @@ public struct IOSNotification: Sendable, Hashable, Codable {
     }
 
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         alert = try container.decodeIfPresent(Alert.self, forKey: .alert)
         sound = try container.decodeIfPresent(String.self, forKey: .sound)
         badge = try container.decodeIfPresent(Badge.self, forKey: .badge)
@@ -77,11 +76,10 @@ public struct IOSNotification: Sendable, Hashable, Codable {
                 self = .text(text)
                 return
             }
-            guard (try? decoder.container(keyedBy: AnyCodingKey.self)) != nil else {
+            guard let object = try? decoder.container(keyedBy: AnyCodingKey.self) else {
                 throw HeraldError.invalidField(decoder.fieldName, "expected a string or an object with title, subtitle, body")
             }
-            try decoder.rejectUnknownKeys(CodingKeys.self)
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try StrictKeyedContainer<CodingKeys>(checking: object, at: decoder.codingPath)
             self = .parts(
                 title: try container.decodeIfPresent(String.self, forKey: .title),
                 subtitle: try container.decodeIfPresent(String.self, forKey: .subtitle),

@@ -29,8 +29,7 @@ public struct PushRequest: Sendable, Hashable, Codable {
     }
 
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         audience = try container.decode(PushAudience.self, forKey: .audience)
         notification = try container.decodeIfPresent(PushNotification.self, forKey: .notification)
         message = try container.decodeIfPresent(InAppMessage.self, forKey: .message)
@@ -45,12 +44,16 @@ public enum PushAudience: Sendable, Hashable, Codable {
     case filter(AudienceFilter)
 
     public init(from decoder: any Decoder) throws {
-        if let value = try? decoder.singleValueContainer().decode(String.self) {
-            guard value == "all" else { throw HeraldError.invalidField(decoder.fieldName, "expected \"all\" or an object") }
-            self = .all
+        // An object, the usual audience, is looked for first: asking a decoder for the
+        // wrong kind of value costs it an error to build and throw.
+        if let object = try? decoder.container(keyedBy: AnyCodingKey.self) {
+            self = .filter(try AudienceFilter(StrictKeyedContainer(checking: object, at: decoder.codingPath)))
             return
         }
-        self = .filter(try AudienceFilter(from: decoder))
+        guard (try? decoder.singleValueContainer().decode(String.self)) == "all" else {
+            throw HeraldError.invalidField(decoder.fieldName, "expected \"all\" or an object")
+        }
+        self = .all
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -94,8 +97,10 @@ public struct AudienceFilter: Sendable, Hashable, Codable {
     }
 
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(decoder.strictContainer(keyedBy: CodingKeys.self))
+    }
+
+    init(_ container: StrictKeyedContainer<CodingKeys>) throws {
         registrationID = try container.decodeIfPresent([String].self, forKey: .registrationID)
         alias = try container.decodeIfPresent([String].self, forKey: .alias)
         tag = try container.decodeIfPresent([String].self, forKey: .tag)
@@ -117,8 +122,7 @@ public struct PushNotification: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey, CaseIterable { case alert, ios }
 
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         alert = try container.decodeIfPresent(String.self, forKey: .alert)
         ios = try container.decodeIfPresent(IOSNotification.self, forKey: .ios)
     }
@@ -146,8 +150,7 @@ public struct InAppMessage: Sendable, Hashable, Codable {
     }
 
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         msgContent = try container.decode(String.self, forKey: .msgContent)
         title = try container.decodeIfPresent(String.self, forKey: .title)
         contentType = try container.decodeIfPresent(String.self, forKey: .contentType)
@@ -191,8 +194,7 @@ public struct PushOptions: Sendable, Hashable, Codable {
     }
 
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         timeToLive = try container.decodeIfPresent(Int.self, forKey: .timeToLive)
         identifier = try container.decodeIfPresent(String.self, forKey: .identifier)
         replace = try container.decodeIfPresent(String.self, forKey: .replace)
