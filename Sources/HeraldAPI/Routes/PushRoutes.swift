@@ -64,13 +64,21 @@ struct PushRoutes {
     }
 }
 
-struct PushResponse: ResponseEncodable {
+/// `{"msg_id", "cid"}`, written without JSONEncoder: it answers every push.
+struct PushResponse: ResponseGenerator {
     var msgID: String
     var cid: String?
 
-    enum CodingKeys: String, CodingKey {
-        case msgID = "msg_id"
-        case cid
+    func response(from request: Request, context: some RequestContext) -> Response {
+        var json = JSONObjectWriter(capacity: 64)
+        json.field("msg_id", msgID)
+        json.field("cid", cid)
+        let body = json.finish()
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(body.count)],
+            body: .init(byteBuffer: ByteBuffer(bytes: body))
+        )
     }
 }
 

@@ -1,54 +1,54 @@
 /// Writes one JSON object field by field, straight into bytes, in the order the fields are
 /// given; absent (nil) fields are left out. For what is written on every push, where
 /// JSONEncoder's generic machinery cost more than the rest of the work.
-struct JSONObjectWriter {
+public struct JSONObjectWriter {
     private(set) var bytes: [UInt8]
     private var empty = true
 
-    init(capacity: Int = 256) {
+    public init(capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
         bytes.append(UInt8(ascii: "{"))
     }
 
     /// The object, closed.
-    mutating func finish() -> [UInt8] {
+    public mutating func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
 
-    mutating func field(_ name: String, _ value: String?) {
+    public mutating func field(_ name: String, _ value: String?) {
         guard let value else { return }
         key(name)
         RenderedJSON.write(value, to: &bytes)
     }
 
-    mutating func field(_ name: String, _ value: Int?) {
+    public mutating func field(_ name: String, _ value: Int?) {
         guard let value else { return }
         key(name)
         bytes.append(contentsOf: String(value).utf8)
     }
 
-    mutating func field(_ name: String, _ value: Bool?) {
+    public mutating func field(_ name: String, _ value: Bool?) {
         guard let value else { return }
         key(name)
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    mutating func field(_ name: String, _ values: [String]?) {
+    public mutating func field(_ name: String, _ values: [String]?) {
         guard let values else { return }
         key(name)
         RenderedJSON.strings(values).write(to: &bytes)
     }
 
-    mutating func field(_ name: String, _ values: [String: String]?) {
+    public mutating func field(_ name: String, _ values: [String: String]?) {
         guard let values else { return }
         key(name)
         RenderedJSON.object(values).write(to: &bytes)
     }
 
     /// A nested object, written by `body`; left out when `present` is false.
-    mutating func object(_ name: String, if present: Bool = true, _ body: (inout JSONObjectWriter) -> Void) {
+    public mutating func object(_ name: String, if present: Bool = true, _ body: (inout JSONObjectWriter) -> Void) {
         guard present else { return }
         key(name)
         var nested = JSONObjectWriter(capacity: 0)

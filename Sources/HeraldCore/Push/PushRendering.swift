@@ -4,21 +4,26 @@ public enum PushRendering {
     /// The long-connection payload of a push: a notification (or a replace command), an
     /// in-app message, or both in one object.
     public static func devicePayload(_ push: Push, messageID: String) -> [UInt8] {
-        var body: [String: RenderedJSON] = ["msg_id": .string(messageID), "identifier": .string(push.identifier(messageID: messageID))]
+        // Written field by field (not through RenderedJSON's sorted dictionaries): every
+        // copy stored for a device is rendered here.
+        var json = JSONObjectWriter()
+        json.field("msg_id", messageID)
+        json.field("identifier", push.identifier(messageID: messageID))
         if let notification = push.notification {
-            body["type"] = .string(push.replace != nil ? "replace" : "notification")
-            body["notification"] = .object(deviceNotification(notification))
+            json.field("type", push.replace != nil ? "replace" : "notification")
+            json.object("notification") { $0.writeDeviceNotification(notification) }
         } else {
-            body["type"] = .string("message")
+            json.field("type", "message")
         }
         if let message = push.message {
-            var fields: [String: RenderedJSON] = ["msg_content": .string(message.msgContent)]
-            fields["title"] = message.title.map(RenderedJSON.string)
-            fields["content_type"] = message.contentType.map(RenderedJSON.string)
-            if let extras = message.extras { fields["extras"] = .object(extras) }
-            body["message"] = .object(fields)
+            json.object("message") { fields in
+                fields.field("msg_content", message.msgContent)
+                fields.field("title", message.title)
+                fields.field("content_type", message.contentType)
+                fields.field("extras", message.extras)
+            }
         }
-        return RenderedJSON.object(body).bytes
+        return json.finish()
     }
 
     /// A recall command over the long connection.
@@ -75,21 +80,25 @@ public enum PushRendering {
         ]).bytes
     }
 
-    private static func deviceNotification(_ notification: PushNotification) -> [String: RenderedJSON] {
-        var fields: [String: RenderedJSON] = [:]
+}
+
+extension JSONObjectWriter {
+    fileprivate mutating func writeDeviceNotification(_ notification: PushNotification) {
         let ios = notification.ios
+        var alert = notification.alert
         switch ios?.alert {
-        case .text(let text): fields["alert"] = .string(text)
+        case .text(let text):
+            alert = text
         case .parts(let title, let subtitle, let body):
-            fields["title"] = title.map(RenderedJSON.string)
-            fields["subtitle"] = subtitle.map(RenderedJSON.string)
-            fields["alert"] = body.map(RenderedJSON.string)
-        case nil: fields["alert"] = notification.alert.map(RenderedJSON.string)
+            field("title", title)
+            field("subtitle", subtitle)
+            alert = body ?? notification.alert
+        case nil:
+            break
         }
-        if fields["alert"] == nil, let alert = notification.alert { fields["alert"] = .string(alert) }
-        if case .set(let value) = ios?.badge { fields["badge"] = .int(value) }
-        fields["sound"] = ios?.sound.map(RenderedJSON.string)
-        if let extras = ios?.extras { fields["extras"] = .object(extras) }
-        return fields
+        field("alert", alert)
+        if case .set(let value) = ios?.badge { field("badge", value) }
+        field("sound", ios?.sound)
+        field("extras", ios?.extras)
     }
 }

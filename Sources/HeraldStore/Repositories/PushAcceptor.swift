@@ -61,8 +61,9 @@ public final class PushAcceptor: Sendable {
             return accepted
         }
         let pending = PendingPush(request, push: push, appID: appID, now: now, local: local)
-        // Before the commit: its NOTIFY can wake the center before this task resumes.
-        store.recentPushes.remember(push, msgID: pending.msgID)
+        // Before the commit: its NOTIFY can wake the center before this task resumes. (A
+        // push fanned out at acceptance is handed to the center with its Push.)
+        if !pending.fansOut { store.recentPushes.remember(push, msgID: pending.msgID) }
         switch await commits.submit(pending) {
         case .committed: return AcceptedPush(msgID: pending.msgID, cid: nil, repeated: false)
         case .unmatched: throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent")
