@@ -2,26 +2,27 @@ import Foundation
 import HeraldCore
 
 /// A push on its way into the store: validated, its message id chosen, waiting for the
-/// group commit that makes it durable.
-struct PendingPush: Sendable {
-    var msgID: String
-    var appID: Int64
+/// group commit that makes it durable. A class: it is handed through the group commit and
+/// into the statement's columns, and a struct this size was copied field by field each time.
+final class PendingPush: Sendable {
+    let msgID: String
+    let appID: Int64
     /// The request as stored (`messages.request`).
-    var json: String
-    var identifier: String
-    var timeToLive: Int32
-    var expiresAt: Date
-    var createdAt: Date
+    let json: String
+    let identifier: String
+    let timeToLive: Int32
+    let expiresAt: Date
+    let createdAt: Date
     /// For a push to explicit registration ids or aliases: checked to match a device in
     /// the statement that stores it. Nil when the caller checked the audience already.
-    var registrationIDs: [String]?
-    var aliases: [String]?
-    var push: Push
+    let registrationIDs: [String]?
+    let aliases: [String]?
+    let push: Push
     /// Fanned out in the statement that accepts it (see ``LocalFanOut``).
-    var fansOut: Bool
+    let fansOut: Bool
     /// What goes into the inboxes when it is fanned out at acceptance and stored (a time
     /// to live above 0).
-    var devicePayload: [UInt8]?
+    let devicePayload: [UInt8]?
 
     init(_ request: PushRequest, push: Push, appID: Int64, now: Date, local: LocalFanOut? = nil) {
         msgID = Identifiers.newMessageID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
@@ -31,15 +32,13 @@ struct PendingPush: Sendable {
         timeToLive = Int32(clamping: push.timeToLive)
         expiresAt = now.addingTimeInterval(TimeInterval(push.timeToLive))
         createdAt = now
-        if HeraldStore.fansOutExplicitly(push) {
-            registrationIDs = push.audience.registrationIDs
-            aliases = push.audience.aliases
-        }
+        let explicit = HeraldStore.fansOutExplicitly(push)
+        registrationIDs = explicit ? push.audience.registrationIDs : nil
+        aliases = explicit ? push.audience.aliases : nil
         self.push = push
-        fansOut = local?.fansOutAtAcceptance(push) ?? false
-        if fansOut && push.timeToLive > 0 {
-            devicePayload = PushRendering.devicePayload(push, messageID: msgID)
-        }
+        let fansOut = local?.fansOutAtAcceptance(push) ?? false
+        self.fansOut = fansOut
+        devicePayload = fansOut && push.timeToLive > 0 ? PushRendering.devicePayload(push, messageID: msgID) : nil
     }
 }
 
