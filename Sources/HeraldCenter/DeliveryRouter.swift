@@ -17,19 +17,29 @@ struct DeliveryRouter: Sendable {
     let metrics: CenterMetrics
     let logger: Logger
 
-    /// A message prepared for routing: rendered once, shared by every batch.
-    struct Prepared: Sendable {
-        var message: MessageRecord
-        var devicePayload: ByteBuffer
-        var apnsPayload: [UInt8]
-        var hasNotification: Bool
-        var stored: Bool
+    /// A message prepared for routing: rendered once, shared by every batch (a class, so
+    /// handing it around doesn't copy the message).
+    final class Prepared: Sendable {
+        let message: MessageRecord
+        let devicePayload: ByteBuffer
+        let apnsPayload: [UInt8]
+        let hasNotification: Bool
+        let stored: Bool
+
+        init(message: MessageRecord, devicePayload: ByteBuffer, apnsPayload: [UInt8], hasNotification: Bool, stored: Bool) {
+            self.message = message
+            self.devicePayload = devicePayload
+            self.apnsPayload = apnsPayload
+            self.hasNotification = hasNotification
+            self.stored = stored
+        }
     }
 
-    func prepare(_ message: MessageRecord) -> Prepared {
+    /// `devicePayload`: the message as already rendered for the inboxes, if it was.
+    func prepare(_ message: MessageRecord, devicePayload: [UInt8]? = nil) -> Prepared {
         Prepared(
             message: message,
-            devicePayload: ByteBuffer(bytes: PushRendering.devicePayload(message.push, messageID: message.msgID)),
+            devicePayload: ByteBuffer(bytes: devicePayload ?? PushRendering.devicePayload(message.push, messageID: message.msgID)),
             // Only a notification ever goes to APNs.
             apnsPayload: message.push.notification == nil ? [] : PushRendering.apnsPayload(message.push, messageID: message.msgID),
             hasNotification: message.push.notification != nil,

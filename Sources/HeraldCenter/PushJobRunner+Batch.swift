@@ -95,7 +95,7 @@ extension PushJobRunner {
             } catch is CenterFaults.WorkerDied {
                 continue  // abandoned, lease held, as a killed worker would leave it
             }
-            fresh.append((push.job, router.prepare(push.message), push.targets))
+            fresh.append((push.job, router.prepare(push.message, devicePayload: push.devicePayload), push.targets))
         }
         guard !fresh.isEmpty else { return }
         let held = HeldJobs(Set(fresh.map(\.job.id)))

@@ -40,4 +40,6 @@ public struct FannedOutPush: Sendable {
     public var job: PushJob
     public var message: MessageRecord
     public var targets: [FanOutTarget]
+    /// The payload stored in the inboxes (nil for a push not stored: time to live 0).
+    public var devicePayload: [UInt8]?
 }

@@ -58,7 +58,8 @@ extension PendingPush {
                 recalled: false,
                 superseded: false
             ),
-            targets: []
+            targets: [],
+            devicePayload: devicePayload
         )
     }
 }
