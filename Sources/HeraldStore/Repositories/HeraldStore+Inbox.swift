@@ -100,8 +100,9 @@ extension HeraldStore {
         try await client.query(
             """
             WITH expired AS (
-                DELETE FROM device_messages m USING devices d
-                WHERE m.device_id = \(deviceID) AND d.id = m.device_id AND m.seq > d.acked_seq AND m.expires_at <= \(now)
+                DELETE FROM device_messages m
+                WHERE m.device_id = \(deviceID) AND m.expires_at <= \(now)
+                  AND m.seq > COALESCE((SELECT acked_seq FROM device_acks WHERE device_id = \(deviceID)), 0)
                 RETURNING m.seq
             )
             UPDATE deliveries dl SET state = 'expired', next_attempt_at = NULL FROM expired
@@ -114,9 +115,10 @@ extension HeraldStore {
         let rows = try await client.query(
             """
             SELECT d.inbox_seq, m.seq, m.message_id, m.payload, m.expires_at FROM devices d
+            LEFT JOIN device_acks a ON a.device_id = d.id
             LEFT JOIN LATERAL (
                 SELECT seq, message_id, payload, expires_at FROM device_messages
-                WHERE device_id = d.id AND seq > d.acked_seq AND expires_at > \(now)
+                WHERE device_id = d.id AND seq > COALESCE(a.acked_seq, 0) AND expires_at > \(now)
                 ORDER BY seq LIMIT \(limit)
             ) m ON true
             WHERE d.id = \(deviceID)
@@ -134,17 +136,22 @@ extension HeraldStore {
         return InboxSnapshot(messages: messages, through: through)
     }
 
-    /// Records, for many devices at once, that each acknowledged its inbox through `seq`.
-    /// Devices are locked in id order, as the fan-out locks them, so the two don't deadlock.
+    /// Records, for many devices at once, that each acknowledged its inbox through `seq`
+    /// (it never moves back). Only acknowledgements write `device_acks`, in device id
+    /// order, so two nodes writing at once don't deadlock, and pushes, which lock devices
+    /// to number their inboxes, never wait for it (migration 0006). A device deleted
+    /// meanwhile gets no row.
     public func acknowledge(_ positions: [Int64: Int64]) async throws {
         guard !positions.isEmpty else { return }
-        let ids = Array(positions.keys)
+        let ids = positions.keys.sorted()
         let seqs = ids.map { positions[$0]! }
         try await client.query(
             """
-            WITH locked AS (SELECT id FROM devices WHERE id = ANY(\(ids)) ORDER BY id FOR NO KEY UPDATE)
-            UPDATE devices d SET acked_seq = GREATEST(d.acked_seq, v.seq)
-            FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq), locked l WHERE d.id = v.id AND l.id = v.id
+            INSERT INTO device_acks (device_id, acked_seq)
+            SELECT v.id, v.seq FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq)
+            WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id) ORDER BY v.id
+            ON CONFLICT (device_id) DO UPDATE SET acked_seq = EXCLUDED.acked_seq
+            WHERE device_acks.acked_seq < EXCLUDED.acked_seq
             """,
             logger: logger
         )
@@ -152,7 +159,10 @@ extension HeraldStore {
 
     /// The sequence number a device has acknowledged through.
     public func acknowledgedSeq(deviceID: Int64) async throws -> Int64? {
-        let rows = try await client.query("SELECT acked_seq FROM devices WHERE id = \(deviceID)", logger: logger)
+        let rows = try await client.query(
+            "SELECT COALESCE(a.acked_seq, 0) FROM devices d LEFT JOIN device_acks a ON a.device_id = d.id WHERE d.id = \(deviceID)",
+            logger: logger
+        )
         for try await seq in rows.decode(Int64.self) { return seq }
         return nil
     }

@@ -151,17 +151,18 @@ extension HeraldStore {
     func cancelUndelivered(messageIDs: [Int64], state: String, on connection: PostgresConnection) async throws {
         try await connection.query(
             """
-            DELETE FROM device_messages dm USING deliveries dl, devices d
+            DELETE FROM device_messages dm USING deliveries dl LEFT JOIN device_acks a ON a.device_id = dl.device_id
             WHERE dl.message_id = ANY(\(messageIDs)) AND dl.inbox_seq IS NOT NULL AND dm.device_id = dl.device_id
-              AND dm.seq = dl.inbox_seq AND d.id = dl.device_id AND dm.seq > d.acked_seq
+              AND dm.seq = dl.inbox_seq AND dm.seq > COALESCE(a.acked_seq, 0)
             """,
             logger: logger
         )
         try await connection.query(
             """
-            UPDATE deliveries dl SET state = \(state), next_attempt_at = NULL FROM devices d
-            WHERE dl.message_id = ANY(\(messageIDs)) AND d.id = dl.device_id AND dl.state IN ('pending', 'waiting')
-              AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq)
+            UPDATE deliveries dl SET state = \(state), next_attempt_at = NULL
+            WHERE dl.message_id = ANY(\(messageIDs)) AND dl.state IN ('pending', 'waiting')
+              AND NOT (dl.inbox_seq IS NOT NULL
+                       AND dl.inbox_seq <= COALESCE((SELECT a.acked_seq FROM device_acks a WHERE a.device_id = dl.device_id), 0))
             """,
             logger: logger
         )

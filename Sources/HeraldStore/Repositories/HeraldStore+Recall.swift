@@ -58,8 +58,9 @@ extension HeraldStore {
                     """
                     INSERT INTO device_recalls (device_id, identifier, recalled_at)
                     SELECT dl.device_id, \(message.identifier), \(now) FROM deliveries dl JOIN devices d ON d.id = dl.device_id
+                         LEFT JOIN device_acks a ON a.device_id = dl.device_id
                     WHERE dl.message_id = \(message.id)
-                      AND (dl.state IN ('tcp', 'apns') OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq))
+                      AND (dl.state IN ('tcp', 'apns') OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq))
                     ON CONFLICT (device_id, identifier) DO UPDATE SET recalled_at = EXCLUDED.recalled_at
                     """,
                     logger: logger

@@ -9,22 +9,22 @@ extension HeraldStore {
             """
             SELECT m.msg_id,
               count(dl.device_id),
-              count(*) FILTER (WHERE dl.state = 'tcp' OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq
+              count(*) FILTER (WHERE dl.state = 'tcp' OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq
                                                           AND dl.state NOT IN ('recalled', 'replaced', 'expired'))),
               count(*) FILTER (WHERE dl.state = 'apns'),
               count(*) FILTER (WHERE dl.state = 'failed'),
-              count(*) FILTER (WHERE dl.state = 'waiting' AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq)
+              count(*) FILTER (WHERE dl.state = 'waiting' AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= COALESCE(a.acked_seq, 0))
                                      AND m.expires_at > now()),
               count(*) FILTER (WHERE dl.opened_at IS NOT NULL),
               count(*) FILTER (WHERE dl.state = 'recalled'),
               count(*) FILTER (WHERE dl.state = 'replaced'),
               count(*) FILTER (WHERE dl.state = 'expired' OR (dl.state IN ('waiting', 'pending') AND m.expires_at <= now()
-                                     AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq))),
+                                     AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= COALESCE(a.acked_seq, 0)))),
               count(*) FILTER (WHERE dl.state = 'pending'),
               m.fanned_out_at IS NOT NULL AND count(*) FILTER (WHERE dl.state = 'pending' OR dl.next_attempt_at IS NOT NULL) = 0
             FROM messages m
             LEFT JOIN deliveries dl ON dl.message_id = m.id
-            LEFT JOIN devices d ON d.id = dl.device_id
+            LEFT JOIN device_acks a ON a.device_id = dl.device_id
             WHERE m.app_id = \(appID) AND m.msg_id = ANY(\(msgIDs))
             GROUP BY m.id
             """,
@@ -74,11 +74,12 @@ extension HeraldStore {
             """
             SELECT d.registration_id,
               CASE WHEN dl.state IN ('recalled', 'replaced', 'failed', 'apns', 'tcp', 'expired') THEN dl.state
-                   WHEN dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= d.acked_seq THEN 'tcp'
+                   WHEN dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq THEN 'tcp'
                    WHEN dl.state = 'expired' OR m.expires_at <= now() THEN 'expired'
                    ELSE dl.state END,
               dl.apns_reason, dl.opened_at IS NOT NULL
             FROM messages m JOIN deliveries dl ON dl.message_id = m.id JOIN devices d ON d.id = dl.device_id
+                 LEFT JOIN device_acks a ON a.device_id = dl.device_id
             WHERE m.app_id = \(appID) AND m.msg_id = \(msgID) AND d.registration_id = ANY(\(registrationIDs))
             """,
             logger: logger
