@@ -22,7 +22,7 @@ struct PushRoutes {
     /// (group-committed with the pushes arriving meanwhile).
     @Sendable func push(_ request: Request, context: HeraldRequestContext) async throws -> PushResponse {
         let app = try await auth.requireApp(request)
-        let input = try await body.decode(PushRequest.self, from: request)
+        let input = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead)
         let push = try input.validated()
         if let cid = push.cid, let earlier = try await store.acceptedPush(appID: app.id, cid: cid) {
             return PushResponse(msgID: earlier.msgID, cid: earlier.cid)
@@ -37,7 +37,7 @@ struct PushRoutes {
     /// The same checks as a push, and the audience size; nothing is stored or sent.
     @Sendable func validate(_ request: Request, context: HeraldRequestContext) async throws -> ValidateResponse {
         let app = try await auth.requireApp(request)
-        let push = try await body.decode(PushRequest.self, from: request).validated()
+        let push = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead).validated()
         let size = try await store.audienceSize(appID: app.id, audience: push.audience)
         guard size > 0 else {
             throw HeraldError(.noAudienceMatch, "audience: no device of this app matches")

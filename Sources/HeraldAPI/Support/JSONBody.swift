@@ -10,6 +10,16 @@ struct JSONBody: Sendable {
     let maxSize: Int
 
     func decode<Value: Decodable>(_ type: Value.Type, from request: Request) async throws -> Value {
+        try await decode(type, from: request, fast: { _ in nil })
+    }
+
+    /// Decodes with `fast` when it reads the body, with JSONDecoder (and its errors)
+    /// when it gives nil.
+    func decode<Value: Decodable>(
+        _ type: Value.Type,
+        from request: Request,
+        fast: (UnsafeRawBufferPointer) -> Value?
+    ) async throws -> Value {
         if let contentType = request.headers[.contentType] {
             let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingHTTPWhitespace.lowercased() }
             guard mediaType == "application/json" else {
@@ -28,6 +38,7 @@ struct JSONBody: Sendable {
         guard buffer.readableBytes > 0 else {
             throw HeraldError(.invalidJSON, "body: expected a JSON object")
         }
+        if let value = buffer.withUnsafeReadableBytes(fast) { return value }
         do {
             return try JSONDecoder().decode(Value.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
