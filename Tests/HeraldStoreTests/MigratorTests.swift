@@ -1,3 +1,4 @@
+import Foundation
 import HeraldStore
 import HeraldTestSupport
 import Logging
@@ -31,6 +32,20 @@ import Testing
                 #expect(checksums == Dictionary(uniqueKeysWithValues: Migration.embedded.map { ($0.version, $0.checksum) }))
             }
         }
+    }
+
+    /// The build embeds `migrations/*.sql` with a plugin that SwiftPM runs again only when
+    /// the package's targets or sources change: a migration file just added (or edited)
+    /// can be missing from a build until then (`touch Package.swift` forces it).
+    @Test func theBuildEmbedsEveryMigrationInTheRepository() throws {
+        let directory = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../migrations")
+        let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "sql" }
+            .map { (name: $0.deletingPathExtension().lastPathComponent, sql: try String(contentsOf: $0, encoding: .utf8)) }
+            .sorted { $0.name < $1.name }
+        let embedded = Migration.embedded.map { (name: String(format: "%04d_%@", $0.version, $0.name), sql: $0.sql) }
+        #expect(embedded.map(\.name) == files.map(\.name), "stale build: touch Package.swift")
+        #expect(embedded.map(\.sql) == files.map(\.sql), "stale build: touch Package.swift")
     }
 
     @Test func anEditedAppliedMigrationIsAnError() async throws {
