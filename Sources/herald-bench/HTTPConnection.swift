@@ -1,9 +1,12 @@
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 
 /// One HTTP/1.1 keep-alive connection to Herald's API. Requests are answered in order;
 /// the benchmark sends one at a time on each connection.
+///
+/// The load generator shares the machine with what it measures, so it speaks only the
+/// HTTP it needs: a POST written in one piece, and answers framed by Content-Length
+/// (Herald's always are; anything else fails the request).
 final class HTTPConnection: Sendable {
     struct Response: Sendable {
         var status: Int
@@ -11,11 +14,9 @@ final class HTTPConnection: Sendable {
     }
 
     private let channel: any Channel
-    private let authority: String
 
-    private init(channel: any Channel, authority: String) {
+    private init(channel: any Channel) {
         self.channel = channel
-        self.authority = authority
     }
 
     static func connect(host: String, port: Int, group: any EventLoopGroup) async throws -> HTTPConnection {
@@ -24,25 +25,19 @@ final class HTTPConnection: Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
+                    try channel.pipeline.syncOperations.addHandler(ExchangeHandler(host: "\(host):\(port)"))
                 }
             }
             .connect(host: host, port: port).get()
-        return HTTPConnection(channel: channel, authority: "\(host):\(port)")
+        return HTTPConnection(channel: channel)
     }
 
     var isActive: Bool { channel.isActive }
 
     /// POSTs `body`; a request not answered within `timeout` closes the connection and fails.
     func post(_ path: String, body: ByteBuffer, authorization: String, timeout: Duration = .seconds(10)) async throws -> Response {
-        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
-        head.headers.add(name: "Host", value: authority)
-        head.headers.add(name: "Authorization", value: authorization)
-        head.headers.add(name: "Content-Type", value: "application/json")
-        head.headers.add(name: "Content-Length", value: "\(body.readableBytes)")
         let promise = channel.eventLoop.makePromise(of: Response.self)
-        channel.writeAndFlush(Exchange(head: head, body: body, response: promise), promise: nil)
+        channel.writeAndFlush(Exchange(path: path, authorization: authorization, body: body, response: promise), promise: nil)
         let channel = self.channel
         let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
         defer { deadline.cancel() }
@@ -62,7 +57,6 @@ final class HTTPConnection: Sendable {
         answered: @escaping @Sendable (Result<Response, any Error>, Int64) -> Void
     ) async {
         let channel = self.channel
-        let authority = self.authority
         let loop = channel.eventLoop
         let done = loop.makePromise(of: Void.self)
         let watchdog = loop.scheduleTask(deadline: deadline) { channel.close(promise: nil) }
@@ -72,13 +66,8 @@ final class HTTPConnection: Sendable {
                     done.succeed()
                     return
                 }
-                var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
-                head.headers.add(name: "Host", value: authority)
-                head.headers.add(name: "Authorization", value: authorization)
-                head.headers.add(name: "Content-Type", value: "application/json")
-                head.headers.add(name: "Content-Length", value: "\(body.readableBytes)")
                 let response = loop.makePromise(of: Response.self)
-                channel.writeAndFlush(Exchange(head: head, body: body, response: response), promise: nil)
+                channel.writeAndFlush(Exchange(path: path, authorization: authorization, body: body, response: response), promise: nil)
                 response.futureResult.whenComplete { result in
                     answered(result, sentAt)
                     if case .failure = result {
@@ -99,7 +88,8 @@ final class HTTPConnection: Sendable {
     }
 
     fileprivate struct Exchange: Sendable {
-        var head: HTTPRequestHead
+        var path: String
+        var authorization: String
         var body: ByteBuffer
         var response: EventLoopPromise<Response>
     }
@@ -107,13 +97,17 @@ final class HTTPConnection: Sendable {
     /// Writes each request and completes its promise with the matching response; a closed
     /// connection fails whatever is still waiting.
     private final class ExchangeHandler: ChannelDuplexHandler {
-        typealias InboundIn = HTTPClientResponsePart
+        typealias InboundIn = ByteBuffer
         typealias OutboundIn = Exchange
-        typealias OutboundOut = HTTPClientRequestPart
+        typealias OutboundOut = ByteBuffer
 
+        private let host: String
         private var waiting = CircularBuffer<EventLoopPromise<Response>>()
-        private var status = 0
-        private var body = ByteBuffer()
+        private var received = ByteBuffer()
+
+        init(host: String) {
+            self.host = host
+        }
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
             let exchange = unwrapOutboundIn(data)
@@ -123,21 +117,51 @@ final class HTTPConnection: Sendable {
                 return
             }
             waiting.append(exchange.response)
-            context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(exchange.body))), promise: nil)
-            context.write(wrapOutboundOut(.end(nil)), promise: promise)
+            var request = context.channel.allocator.buffer(capacity: 256 + exchange.body.readableBytes)
+            request.writeString(
+                "POST \(exchange.path) HTTP/1.1\r\nHost: \(host)\r\nAuthorization: \(exchange.authorization)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(exchange.body.readableBytes)\r\n\r\n"
+            )
+            request.writeImmutableBuffer(exchange.body)
+            context.write(wrapOutboundOut(request), promise: promise)
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            switch unwrapInboundIn(data) {
-            case .head(let head):
-                status = Int(head.status.code)
-                body.clear()
-            case .body(var part):
-                body.writeBuffer(&part)
-            case .end:
-                waiting.popFirst()?.succeed(Response(status: status, body: body))
+            var bytes = unwrapInboundIn(data)
+            received.writeBuffer(&bytes)
+            do {
+                while let response = try Self.nextResponse(from: &received) {
+                    waiting.popFirst()?.succeed(response)
+                }
+            } catch {
+                failAll(error)
+                context.close(promise: nil)
             }
+            received.discardReadBytes()
+        }
+
+        /// One whole response off the front of `buffer`, or nil until it has arrived.
+        private static func nextResponse(from buffer: inout ByteBuffer) throws -> Response? {
+            let view = buffer.readableBytesView
+            guard let end = view.firstRange(of: [0x0D, 0x0A, 0x0D, 0x0A]) else { return nil }
+            let head = String(decoding: view[view.startIndex..<end.lowerBound], as: UTF8.self)
+            let lines = head.split(separator: "\r\n")
+            guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1.1 "),
+                let status = Int(statusLine.dropFirst(9).prefix(3))
+            else { throw BenchError("not an HTTP/1.1 response: \(head.prefix(100))") }
+            var length: Int?
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                let name = line[..<colon].lowercased()
+                if name == "transfer-encoding" { throw BenchError("response not framed by Content-Length") }
+                if name == "content-length" { length = Int(line[line.index(after: colon)...].drop { $0 == " " }) }
+            }
+            guard let length else { throw BenchError("response without Content-Length") }
+            let headLength = end.upperBound - view.startIndex
+            guard buffer.readableBytes >= headLength + length else { return nil }
+            buffer.moveReaderIndex(forwardBy: headLength)
+            let body = buffer.readSlice(length: length)!
+            return Response(status: status, body: body)
         }
 
         func channelInactive(context: ChannelHandlerContext) {
