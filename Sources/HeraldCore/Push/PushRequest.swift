@@ -1,8 +1,9 @@
 /// The body of `POST /v3/push` and `POST /v3/push/validate`, in the JPush v3 shape.
 ///
 /// Decoding is strict (unknown keys are errors); ``validated()`` checks values and limits
-/// and gives the ``Push`` the center sends. The same type, encoded, is what is stored with
-/// the message.
+/// and gives the ``Push`` the center sends. The API reads the usual bodies with
+/// ``fastRead(_:)`` first; the message stores ``storedJSON``, which decodes back to the same
+/// request.
 public struct PushRequest: Sendable, Hashable, Codable {
     public var audience: PushAudience
     public var notification: PushNotification?
