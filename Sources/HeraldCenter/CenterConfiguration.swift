@@ -18,6 +18,8 @@ public struct CenterConfiguration: Sendable {
     public var lease: Duration = .seconds(30)
     /// How often idle workers look for jobs without a NOTIFY (a missed one, a delayed retry).
     public var pollInterval: Duration = .seconds(1)
+    /// How often inbox rows whose time to live passed are deleted.
+    public var inboxPurgeInterval: Duration = .seconds(60)
     /// How long after sending a message can be recalled.
     public var recallWindow: Duration = .seconds(24 * 3600)
     /// APNs attempts per copy for retryable refusals before it fails.

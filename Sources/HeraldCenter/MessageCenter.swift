@@ -81,6 +81,7 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.listen() }
                 group.addTask { await self.tick() }
                 group.addTask { await self.retryDue() }
+                group.addTask { await self.purgeExpiredInbox() }
                 await withDiscardingTaskGroup { workers in
                     workers.addTask { await self.routeAccepted() }
                     for index in 0..<max(1, configuration.workers) {
@@ -197,6 +198,21 @@ public final class MessageCenter: Service, Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.pollInterval)
             wake.signal()
+        }
+    }
+
+    /// Deletes expired inbox rows every `inboxPurgeInterval`, in batches, until none are
+    /// left (any node may run it; batches skip rows another node is deleting).
+    private func purgeExpiredInbox() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: configuration.inboxPurgeInterval)
+            do {
+                let batch = 10_000
+                while try await store.purgeExpiredInbox(limit: batch) == batch, !Task.isCancelled {}
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("purging expired inbox rows failed; trying again later", metadata: ["error": "\(error)"])
+            }
         }
     }
 

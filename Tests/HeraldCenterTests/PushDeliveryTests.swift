@@ -186,6 +186,35 @@ import Testing
         }
     }
 
+    /// Inbox rows whose time to live passed are deleted by the center, acknowledged or not,
+    /// for devices that never come back too; only the unacknowledged copies count as expired.
+    @Test func theCenterDeletesExpiredInboxRowsOfDevicesThatNeverComeBack() async throws {
+        let purgeOften: @Sendable (inout CenterConfiguration) -> Void = { $0.inboxPurgeInterval = .milliseconds(200) }
+        try await CenterTest.run(configure: purgeOften) { test in
+            let away = try await test.register(platform: "linux", alias: "away")
+            let here = try await test.register(platform: "linux", alias: "here")
+            let kept = try await test.push(["audience": ["alias": ["away"]], "message": ["msg_content": "good for a day"]])
+            let stale = try await test.push([
+                "audience": ["alias": ["away", "here"]], "message": ["msg_content": "stale soon"], "options": ["time_to_live": 1],
+            ])
+            try await test.online(here) { reader in
+                #expect(try await reader.next(where: \.isMessage) != nil)
+                _ = try await test.settledReport(stale.msgID, until: { $0["tcp_delivered"] as? Int == 1 })
+            }
+            _ = try await test.settledReport(kept.msgID)
+            #expect(try await test.inboxRows() == 3)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await test.inboxRows() > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(try await test.inboxRows() == 1)
+            #expect(try await test.status(stale.msgID, away.registrationID) == "expired")
+            #expect(try await test.status(stale.msgID, here.registrationID) == "delivered_tcp")
+            let report = try await test.settledReport(stale.msgID)
+            #expect(report["expired"] as? Int == 1)
+            #expect(report["tcp_delivered"] as? Int == 1)
+            #expect(try await test.status(kept.msgID, away.registrationID) == "waiting")
+        }
+    }
+
     @Test func aRepeatedCIDReturnsTheFirstResultAndSendsNothing() async throws {
         try await CenterTest.run { test in
             let token = CenterTest.token(7)
@@ -217,5 +246,15 @@ import Testing
             let report = try await test.settledReport(sent.msgID) { $0["opened"] as? Int == 1 }
             #expect(report["opened"] as? Int == 1)
         }
+    }
+}
+
+extension CenterTest {
+    /// Rows in every device's inbox.
+    fileprivate func inboxRows() async throws -> Int {
+        for try await count in try await store.client.query("SELECT count(*)::bigint FROM device_messages").decode(Int64.self) {
+            return Int(count)
+        }
+        return 0
     }
 }

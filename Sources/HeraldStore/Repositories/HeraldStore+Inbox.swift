@@ -136,6 +136,32 @@ extension HeraldStore {
         return InboxSnapshot(messages: messages, through: through)
     }
 
+    /// Deletes up to `limit` inbox rows whose time to live has passed, the oldest first,
+    /// whether their device acknowledged them or not; the copies not acknowledged are
+    /// marked expired. What a device that never comes back was sent doesn't stay forever.
+    /// Returns how many rows it deleted.
+    public func purgeExpiredInbox(now: Date = Date(), limit: Int = 10_000) async throws -> Int {
+        let rows = try await client.query(
+            """
+            WITH gone AS (
+                DELETE FROM device_messages WHERE ctid IN (
+                    SELECT ctid FROM device_messages WHERE expires_at <= \(now) ORDER BY expires_at
+                    LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED
+                )
+                RETURNING device_id, seq
+            ), expired AS (
+                UPDATE deliveries dl SET state = 'expired', next_attempt_at = NULL FROM gone
+                WHERE dl.device_id = gone.device_id AND dl.inbox_seq = gone.seq AND dl.state IN ('pending', 'waiting')
+                  AND gone.seq > COALESCE((SELECT a.acked_seq FROM device_acks a WHERE a.device_id = gone.device_id), 0)
+            )
+            SELECT count(*)::bigint FROM gone
+            """,
+            logger: logger
+        )
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+
     /// Records, for many devices at once, that each acknowledged its inbox through `seq`
     /// (it never moves back). Only acknowledgements write `device_acks`, in device id
     /// order, so two nodes writing at once don't deadlock, and pushes, which lock devices
