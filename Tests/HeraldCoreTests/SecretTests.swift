@@ -2,6 +2,19 @@ import HeraldCore
 import Testing
 
 @Suite struct SecretTests {
+    /// Random bytes come eight to a draw; every length still gets exactly its bytes.
+    @Test func randomTokensAndMessageIDsHaveTheirShapeAndDiffer() {
+        for count in 0...20 {
+            let token = RandomToken.hex(byteCount: count)
+            #expect(token.utf8.count == 2 * count)
+            #expect(Hex.decode(token)?.count == count)
+        }
+        let ids = (0..<1000).map { _ in Identifiers.newMessageID(milliseconds: 1_764_000_000_000) }
+        #expect(ids.allSatisfy(Identifiers.isMessageID))
+        #expect(Set(ids).count == ids.count)
+        #expect(Set(ids.map { $0.suffix(12) }).count == ids.count)
+    }
+
     @Test func secretHashMatchesOnlyTheSecret() {
         let stored = SecretHash.digest("s3cret")
         #expect(SecretHash.matches("s3cret", stored: stored))

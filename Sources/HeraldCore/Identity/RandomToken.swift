@@ -7,11 +7,15 @@ public enum RandomToken {
     }
 
     /// `byteCount` random bytes from `generator`, as hex.
+    /// Eight bytes per draw: the system generator makes a system call for each one, and
+    /// a message id is made for every push.
     public static func hex<G: RandomNumberGenerator>(byteCount: Int, using generator: inout G) -> String {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(byteCount)
-        for _ in 0..<byteCount { bytes.append(UInt8.random(in: .min ... .max, using: &generator)) }
-        return Hex.encode(bytes)
+        bytes.reserveCapacity(byteCount + 7)
+        while bytes.count < byteCount {
+            withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0) }
+        }
+        return Hex.encode(bytes.prefix(byteCount))
     }
 }
 
@@ -21,6 +25,7 @@ public enum Hex {
 
     public static func encode<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
         var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
             out.append(digits[Int(byte & 0x0f)])
