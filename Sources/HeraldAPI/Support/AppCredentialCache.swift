@@ -3,17 +3,18 @@ import HeraldCore
 import HeraldStore
 import NIOConcurrencyHelpers
 
-/// Recently verified `app_key:master_secret` pairs, so a busy operator's pushes don't each
-/// cost a query and a hash check. Keyed by the app key and a digest of the secret (the
-/// secret itself is never kept); entries live a few seconds, so a deleted app stops
-/// authenticating within that time. Only successes are cached.
+/// Recently verified Basic `app_key:master_secret` credentials, so a busy operator's pushes
+/// don't each cost a query and a hash check, nor decoding the header. Keyed by a digest of
+/// the whole `Authorization` header (the secret itself is never kept); entries live a few
+/// seconds, so a deleted app stops authenticating within that time. Only successes are
+/// cached.
 final class AppCredentialCache: Sendable {
     private struct Entry {
         var app: AppRecord
         var expires: ContinuousClock.Instant
     }
 
-    private let entries = NIOLockedValueBox<[String: Entry]>([:])
+    private let entries = NIOLockedValueBox<[[UInt8]: Entry]>([:])
     private let lifetime: Duration
     private let capacity: Int
 
@@ -22,10 +23,17 @@ final class AppCredentialCache: Sendable {
         self.capacity = capacity
     }
 
-    func app(appKey: String, masterSecret: String, store: HeraldStore) async throws -> AppRecord? {
-        let key = appKey + ":" + Hex.encode(SecretHash.digest(masterSecret))
+    /// The app whose credentials `authorization` carries; `credentials` reads them from the
+    /// header when they aren't cached (nil: not Basic credentials; it may throw to say so).
+    func app(
+        authorization: String,
+        store: HeraldStore,
+        credentials: (String) throws -> (appKey: String, masterSecret: String)
+    ) async throws -> AppRecord? {
+        let key = SecretHash.digest(authorization)
         let now = ContinuousClock.now
         if let entry = entries.withLockedValue({ $0[key] }), entry.expires > now { return entry.app }
+        let (appKey, masterSecret) = try credentials(authorization)
         guard let app = try await store.authenticateApp(appKey: appKey, masterSecret: masterSecret) else { return nil }
         entries.withLockedValue { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }

@@ -23,8 +23,7 @@ struct Authentication: Sendable {
 
     /// Requires Basic `app_key:master_secret`.
     func requireApp(_ request: Request) async throws -> AppRecord {
-        let (user, password) = try basicCredentials(request)
-        guard let app = try await apps.app(appKey: user, masterSecret: password, store: store) else {
+        guard let app = try await apps.app(authorization: try basicHeader(request), store: store, credentials: Self.basicCredentials) else {
             throw HeraldError(.unauthorized, "Authorization: wrong app_key or master_secret")
         }
         return app
@@ -32,7 +31,8 @@ struct Authentication: Sendable {
 
     /// Requires Basic `app_key:master_secret`, or the device's own `registration_id:device_secret`.
     func requireAppOrDevice(_ request: Request, registrationID: String) async throws -> Principal {
-        let (user, password) = try basicCredentials(request)
+        let header = try basicHeader(request)
+        let (user, password) = try Self.basicCredentials(header)
         if Identifiers.isRegistrationID(user) {
             guard let principal = try await store.authenticateDevice(registrationID: user, deviceSecret: password) else {
                 throw HeraldError(.unauthorized, "Authorization: wrong registration_id or device_secret")
@@ -42,20 +42,27 @@ struct Authentication: Sendable {
             }
             return principal
         }
-        guard let app = try await apps.app(appKey: user, masterSecret: password, store: store) else {
+        guard let app = try await apps.app(authorization: header, store: store, credentials: Self.basicCredentials) else {
             throw HeraldError(.unauthorized, "Authorization: wrong app_key or master_secret")
         }
         return .app(appID: app.id, appKey: app.appKey)
     }
 
-    private func basicCredentials(_ request: Request) throws -> (String, String) {
-        guard let header = request.headers[.authorization], header.hasPrefix("Basic "),
+    private func basicHeader(_ request: Request) throws -> String {
+        guard let header = request.headers[.authorization] else { throw Self.notBasic }
+        return header
+    }
+
+    private static func basicCredentials(_ header: String) throws -> (appKey: String, masterSecret: String) {
+        guard header.hasPrefix("Basic "),
             let data = Data(base64Encoded: String(Substring(header).dropFirst("Basic ".count).trimmingHTTPWhitespace)),
             let decoded = String(data: data, encoding: .utf8),
             let colon = decoded.firstIndex(of: ":")
         else {
-            throw HeraldError(.unauthorized, "Authorization: expected Basic app_key:master_secret")
+            throw notBasic
         }
         return (String(decoded[..<colon]), String(decoded[decoded.index(after: colon)...]))
     }
+
+    private static let notBasic = HeraldError(.unauthorized, "Authorization: expected Basic app_key:master_secret")
 }
