@@ -127,6 +127,13 @@ struct CenterTest: Sendable {
         return Response(status: (response as? HTTPURLResponse)?.statusCode ?? 0, json: json)
     }
 
+    /// Rows of `table` (with an optional WHERE clause after it).
+    func count(_ tableAndFilter: String) async throws -> Int {
+        let rows = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(tableAndFilter)"))
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+
     func push(_ body: [String: Any]) async throws -> Response {
         try await call("POST", "/v3/push", body)
     }

@@ -47,13 +47,6 @@ import Testing
 }
 
 extension CenterTest {
-    /// Rows of `table` (with an optional WHERE clause after it).
-    fileprivate func count(_ tableAndFilter: String) async throws -> Int {
-        let rows = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(tableAndFilter)"))
-        for try await count in rows.decode(Int64.self) { return Int(count) }
-        return 0
-    }
-
     fileprivate func deviceID(_ registrationID: String) async throws -> Int64 {
         let rows = try await store.client.query("SELECT id FROM devices WHERE registration_id = \(registrationID)")
         for try await id in rows.decode(Int64.self) { return id }

@@ -202,10 +202,10 @@ import Testing
                 _ = try await test.settledReport(stale.msgID, until: { $0["tcp_delivered"] as? Int == 1 })
             }
             _ = try await test.settledReport(kept.msgID)
-            #expect(try await test.inboxRows() == 3)
+            #expect(try await test.count("device_messages") == 3)
             let deadline = ContinuousClock.now + .seconds(10)
-            while try await test.inboxRows() > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
-            #expect(try await test.inboxRows() == 1)
+            while try await test.count("device_messages") > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(try await test.count("device_messages") == 1)
             #expect(try await test.status(stale.msgID, away.registrationID) == "expired")
             #expect(try await test.status(stale.msgID, here.registrationID) == "delivered_tcp")
             let report = try await test.settledReport(stale.msgID)
@@ -246,15 +246,5 @@ import Testing
             let report = try await test.settledReport(sent.msgID) { $0["opened"] as? Int == 1 }
             #expect(report["opened"] as? Int == 1)
         }
-    }
-}
-
-extension CenterTest {
-    /// Rows in every device's inbox.
-    fileprivate func inboxRows() async throws -> Int {
-        for try await count in try await store.client.query("SELECT count(*)::bigint FROM device_messages").decode(Int64.self) {
-            return Int(count)
-        }
-        return 0
     }
 }

@@ -24,7 +24,7 @@ final class AppCredentialCache: Sendable {
     }
 
     /// The app whose credentials `authorization` carries; `credentials` reads them from the
-    /// header when they aren't cached (nil: not Basic credentials; it may throw to say so).
+    /// header when they aren't cached (and throws when they aren't Basic credentials).
     func app(
         authorization: String,
         store: HeraldStore,

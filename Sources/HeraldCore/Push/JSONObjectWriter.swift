@@ -47,9 +47,8 @@ public struct JSONObjectWriter {
         RenderedJSON.object(values).write(to: &bytes)
     }
 
-    /// A nested object, written by `body`; left out when `present` is false.
-    public mutating func object(_ name: String, if present: Bool = true, _ body: (inout JSONObjectWriter) -> Void) {
-        guard present else { return }
+    /// A nested object, written by `body`.
+    public mutating func object(_ name: String, _ body: (inout JSONObjectWriter) -> Void) {
         key(name)
         var nested = JSONObjectWriter(capacity: 0)
         body(&nested)

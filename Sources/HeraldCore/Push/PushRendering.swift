@@ -16,12 +16,7 @@ public enum PushRendering {
             json.field("type", "message")
         }
         if let message = push.message {
-            json.object("message") { fields in
-                fields.field("msg_content", message.msgContent)
-                fields.field("title", message.title)
-                fields.field("content_type", message.contentType)
-                fields.field("extras", message.extras)
-            }
+            json.object("message") { $0.write(message) }
         }
         return json.finish()
     }

@@ -22,24 +22,22 @@ extension PushRequest {
                     audience = reader.audienceFilter().map(PushAudience.filter)
                 }
                 return audience != nil
-            case 1:
-                request.notification = reader.notification()
-                return request.notification != nil
-            case 2:
-                request.message = reader.inAppMessage()
-                return request.message != nil
-            case 3:
-                request.options = reader.options()
-                return request.options != nil
-            default:
-                request.cid = reader.string()
-                return request.cid != nil
+            case 1: return set(&request.notification, reader.notification())
+            case 2: return set(&request.message, reader.inAppMessage())
+            case 3: return set(&request.options, reader.options())
+            default: return set(&request.cid, reader.string())
             }
         }
         guard read, reader.atEnd, let audience else { return nil }
         request.audience = audience
         return request
     }
+}
+
+/// Stores `value` in `field`; false when there is none (the body isn't read fast).
+private func set<Value>(_ field: inout Value?, _ value: Value?) -> Bool {
+    field = value
+    return value != nil
 }
 
 /// The JSON reading behind ``PushRequest/fastRead(_:)``: every method returns nil (or
@@ -187,14 +185,7 @@ extension FastJSONReader {
     fileprivate mutating func notification() -> PushNotification? {
         var notification = PushNotification()
         let read = object(keys: ["alert", "ios"]) { reader, key in
-            switch key {
-            case 0:
-                notification.alert = reader.string()
-                return notification.alert != nil
-            default:
-                notification.ios = reader.iosNotification()
-                return notification.ios != nil
-            }
+            key == 0 ? set(&notification.alert, reader.string()) : set(&notification.ios, reader.iosNotification())
         }
         return read ? notification : nil
     }
@@ -214,37 +205,22 @@ extension FastJSONReader {
                 } else {
                     var parts: [String?] = [nil, nil, nil]
                     let read = reader.object(keys: ["title", "subtitle", "body"]) { reader, part in
-                        parts[part] = reader.string()
-                        return parts[part] != nil
+                        set(&parts[part], reader.string())
                     }
                     guard read else { return false }
                     ios.alert = .parts(title: parts[0], subtitle: parts[1], body: parts[2])
                 }
-            case 1: ios.sound = reader.string()
-            case 2:
-                guard let badge = reader.badge() else { return false }
-                ios.badge = badge
-            case 3: ios.threadID = reader.string()
-            case 4: ios.category = reader.string()
-            case 5: ios.contentAvailable = reader.bool()
-            case 6: ios.mutableContent = reader.bool()
-            case 7: ios.interruptionLevel = reader.string()
-            case 8: ios.extras = reader.stringMap()
-            default: ios.pushType = reader.string().flatMap(IOSPushType.init(rawValue:))
+                return true
+            case 1: return set(&ios.sound, reader.string())
+            case 2: return set(&ios.badge, reader.badge())
+            case 3: return set(&ios.threadID, reader.string())
+            case 4: return set(&ios.category, reader.string())
+            case 5: return set(&ios.contentAvailable, reader.bool())
+            case 6: return set(&ios.mutableContent, reader.bool())
+            case 7: return set(&ios.interruptionLevel, reader.string())
+            case 8: return set(&ios.extras, reader.stringMap())
+            default: return set(&ios.pushType, reader.string().flatMap(IOSPushType.init(rawValue:)))
             }
-            let present: Bool =
-                switch key {
-                case 1: ios.sound != nil
-                case 3: ios.threadID != nil
-                case 4: ios.category != nil
-                case 5: ios.contentAvailable != nil
-                case 6: ios.mutableContent != nil
-                case 7: ios.interruptionLevel != nil
-                case 8: ios.extras != nil
-                case 9: ios.pushType != nil
-                default: true
-                }
-            return present
         }
         return read ? ios : nil
     }
@@ -265,18 +241,10 @@ extension FastJSONReader {
         var fields: (content: String?, title: String?, contentType: String?, extras: [String: String]?) = (nil, nil, nil, nil)
         let read = object(keys: ["msg_content", "title", "content_type", "extras"]) { reader, key in
             switch key {
-            case 0:
-                fields.content = reader.string()
-                return fields.content != nil
-            case 1:
-                fields.title = reader.string()
-                return fields.title != nil
-            case 2:
-                fields.contentType = reader.string()
-                return fields.contentType != nil
-            default:
-                fields.extras = reader.stringMap()
-                return fields.extras != nil
+            case 0: return set(&fields.content, reader.string())
+            case 1: return set(&fields.title, reader.string())
+            case 2: return set(&fields.contentType, reader.string())
+            default: return set(&fields.extras, reader.stringMap())
             }
         }
         guard read, let content = fields.content else { return nil }
@@ -287,21 +255,11 @@ extension FastJSONReader {
         var options = PushOptions()
         let read = object(keys: ["time_to_live", "identifier", "replace", "apns_production", "priority"]) { reader, key in
             switch key {
-            case 0:
-                options.timeToLive = reader.int()
-                return options.timeToLive != nil
-            case 1:
-                options.identifier = reader.string()
-                return options.identifier != nil
-            case 2:
-                options.replace = reader.string()
-                return options.replace != nil
-            case 3:
-                options.apnsProduction = reader.bool()
-                return options.apnsProduction != nil
-            default:
-                options.priority = reader.int()
-                return options.priority != nil
+            case 0: return set(&options.timeToLive, reader.int())
+            case 1: return set(&options.identifier, reader.string())
+            case 2: return set(&options.replace, reader.string())
+            case 3: return set(&options.apnsProduction, reader.bool())
+            default: return set(&options.priority, reader.int())
             }
         }
         return read ? options : nil

@@ -20,12 +20,7 @@ extension PushRequest {
             writer.object("notification") { $0.write(notification) }
         }
         if let message {
-            writer.object("message") { fields in
-                fields.field("msg_content", message.msgContent)
-                fields.field("title", message.title)
-                fields.field("content_type", message.contentType)
-                fields.field("extras", message.extras)
-            }
+            writer.object("message") { $0.write(message) }
         }
         if let options {
             writer.object("options") { fields in
@@ -42,6 +37,14 @@ extension PushRequest {
 }
 
 extension JSONObjectWriter {
+    /// An in-app message's fields, as a request has them and as the device gets them.
+    mutating func write(_ message: InAppMessage) {
+        field("msg_content", message.msgContent)
+        field("title", message.title)
+        field("content_type", message.contentType)
+        field("extras", message.extras)
+    }
+
     fileprivate mutating func write(_ notification: PushNotification) {
         field("alert", notification.alert)
         guard let ios = notification.ios else { return }
