@@ -81,8 +81,9 @@ public final class HeraldClient: Sendable {
     private let credentials: DeviceCredentials
     private let logger: Logger
     private let deduplicator = NIOLockedValueBox(MessageDeduplicator())
-    private let connection = NIOLockedValueBox<NIOAsyncChannelOutboundWriter<MQTTPacket>?>(nil)
-    private let pendingReports = NIOLockedValueBox<[Report]>([])
+    /// The live connection's writer, and the reports made while there was none; a writer
+    /// is set only once no report waits, so reports reach the server in the order made.
+    private let reports = NIOLockedValueBox<(writer: NIOAsyncChannelOutboundWriter<MQTTPacket>?, pending: [Report])>((nil, []))
     private let nextPacketID = NIOLockedValueBox<UInt16>(1)
 
     public init(configuration: Configuration, credentials: DeviceCredentials, logger: Logger) {
@@ -114,10 +115,30 @@ public final class HeraldClient: Sendable {
 
     /// Reports an event of the device; sent now if connected, otherwise on the next connection.
     public func report(_ report: Report) async throws {
-        if let writer = connection.withLockedValue({ $0 }) {
-            try await writer.write(publish(report))
-        } else {
-            pendingReports.withLockedValue { $0.append(report) }
+        let writer = reports.withLockedValue { reports in
+            if reports.writer == nil { reports.pending.append(report) }
+            return reports.writer
+        }
+        try await writer?.write(publish(report))
+    }
+
+    /// Sends the reports made while disconnected, then lets new reports go straight out.
+    private func flushPendingReports(to outbound: NIOAsyncChannelOutboundWriter<MQTTPacket>) async throws {
+        while true {
+            let pending = reports.withLockedValue { reports in
+                defer { reports.pending = [] }
+                if reports.pending.isEmpty { reports.writer = outbound }
+                return reports.pending
+            }
+            if pending.isEmpty { return }
+            for (index, report) in pending.enumerated() {
+                do {
+                    try await outbound.write(publish(report))
+                } catch {
+                    reports.withLockedValue { $0.pending.insert(contentsOf: pending[index...], at: 0) }
+                    throw error
+                }
+            }
         }
     }
 
@@ -174,15 +195,9 @@ public final class HeraldClient: Sendable {
             }
             guard ack.returnCode == .accepted else { throw HeraldClientError("connection refused: \(ack.returnCode)") }
             onConnected()
-            connection.withLockedValue { $0 = outbound }
-            defer { connection.withLockedValue { $0 = nil } }
+            defer { reports.withLockedValue { $0.writer = nil } }
+            try await flushPendingReports(to: outbound)
             continuation.yield(.connected)
-            for report in pendingReports.withLockedValue({ reports in
-                defer { reports = [] }
-                return reports
-            }) {
-                try await outbound.write(publish(report))
-            }
 
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let interval = Duration.seconds(Int(max(configuration.keepAlive, 1)))
