@@ -175,17 +175,23 @@ enum WallClock {
     /// The send time a payload carries: its first 19 bytes as digits (the gateway
     /// benchmark's payloads), else the 19 digits after the first `@t=` (a push's JSON).
     static func stamp(in payload: ByteBuffer) -> Int64? {
-        let bytes = payload.readableBytesView
-        if let stamp = digits(bytes.prefix(19)) { return stamp }
-        let marker = Array("@t=".utf8)
-        guard let found = bytes.firstRange(of: marker) else { return nil }
-        return digits(bytes[found.upperBound...].prefix(19))
+        payload.withUnsafeReadableBytes { bytes in
+            if let stamp = digits(bytes, from: 0) { return stamp }
+            // Scanned byte by byte: the devices share the machine with the server measured.
+            guard bytes.count >= 3 else { return nil }
+            for index in 0...(bytes.count - 3)
+            where bytes[index] == UInt8(ascii: "@") && bytes[index + 1] == UInt8(ascii: "t") && bytes[index + 2] == UInt8(ascii: "=") {
+                return digits(bytes, from: index + 3)
+            }
+            return nil
+        }
     }
 
-    private static func digits(_ bytes: ByteBufferView.SubSequence) -> Int64? {
-        guard bytes.count == 19 else { return nil }
+    /// The 19 digits at `start`, or nil.
+    private static func digits(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int64? {
+        guard bytes.count - start >= 19 else { return nil }
         var value: Int64 = 0
-        for byte in bytes {
+        for byte in bytes[start..<(start + 19)] {
             guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
             value = value * 10 + Int64(byte - UInt8(ascii: "0"))
         }
@@ -195,6 +201,12 @@ enum WallClock {
     /// A marker and the current time (19 digits), for a push's content.
     static func marker(_ nanoseconds: Int64) -> String {
         "@t=" + String(decoding: digits(nanoseconds), as: UTF8.self)
+    }
+
+    /// Writes ``marker(_:)`` into `buffer` without making a string.
+    static func writeMarker(_ nanoseconds: Int64, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("@t=")
+        buffer.writeBytes(digits(nanoseconds))
     }
 
     /// A payload that starts with the current time (19 digits), padded to `size` bytes.
