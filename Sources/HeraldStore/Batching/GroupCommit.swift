@@ -80,10 +80,12 @@ public final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
             }
             return next
         }
+        // The next commit starts before this one's callers are answered: resumed after
+        // them, its task waited behind all of theirs while the database had nothing to do.
+        next?.continuation.resume(returning: .lead)
         for (waiting, outcome) in zip(others, outcomes.dropFirst()) {
             waiting.continuation.resume(returning: .committed(outcome))
         }
-        next?.continuation.resume(returning: .lead)
         return outcomes[0]
     }
 }
