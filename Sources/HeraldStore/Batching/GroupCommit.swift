@@ -41,6 +41,9 @@ public final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
         self.commit = commit
     }
 
+    /// How many items wait for a commit.
+    var queued: Int { state.withLockedValue { $0.queue.count } }
+
     /// Commits `item` (alone or with others) and returns its outcome.
     public func submit(_ item: Item) async -> Outcome {
         // Deciding to lead and queueing happen under one lock: a leader that finds the
