@@ -106,7 +106,7 @@ public final class APNsSandbox: Sendable {
             return value
         }
         try? await channel?.close()
-        dropConnections()
+        await dropConnections()
     }
 
     private static func makeTLSContext(
@@ -142,6 +142,7 @@ public final class APNsSandbox: Sendable {
         let http2 = NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: streamConfiguration)
         try channel.pipeline.syncOperations.addHandlers([http2, root])
         connections.withLockedValue { $0[connectionID] = LiveConnection(channel: channel, root: boundRoot) }
+        state.withLockedValue { $0.acceptedConnections += 1 }
     }
 
     func connectionClosed(_ connectionID: Int) {
@@ -237,13 +238,16 @@ extension APNsSandbox {
         }
     }
 
-    /// Closes every open connection without a word, as a network failure would.
-    public func dropConnections() {
-        for connection in connections.withLockedValue({ Array($0.values) }) {
+    /// Closes every open connection without a word, as a network failure would, and
+    /// returns once they are closed: a request sent afterwards cannot be served by one.
+    public func dropConnections() async {
+        let live = connections.withLockedValue { Array($0.values) }
+        for connection in live {
             connection.channel.eventLoop.execute {
                 connection.root.value.drop()
             }
         }
+        for connection in live { try? await connection.channel.closeFuture.get() }
     }
 }
 
@@ -284,7 +288,7 @@ extension APNsSandbox {
 
     /// How many connections were ever accepted.
     public var acceptedConnectionCount: Int {
-        state.withLockedValue { $0.nextConnectionID - 1 }
+        state.withLockedValue { $0.acceptedConnections }
     }
 
     /// How many connections are open now.

@@ -44,6 +44,8 @@ struct SandboxState: Sendable {
     var records: [RecordedNotification] = []
     var rejections: [SandboxRejection] = []
     var nextConnectionID = 1
+    /// Connections set up and registered (so ``APNsSandbox/dropConnections()`` reaches them).
+    var acceptedConnections = 0
 
     init(configuration: APNsSandbox.Configuration) {
         self.tokenLifetime = configuration.tokenLifetime

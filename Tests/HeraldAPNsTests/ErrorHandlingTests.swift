@@ -128,7 +128,7 @@ struct ErrorHandlingTests {
         try await withSandboxAndClient { sandbox, client async throws in
             _ = try await client.send(alert("before"))
             let connectionsBefore = sandbox.acceptedConnectionCount
-            sandbox.dropConnections()
+            await sandbox.dropConnections()
             let after = alert("after")
             #expect(try await client.send(after) == .delivered(apnsID: after.apnsID))
             #expect(sandbox.acceptedConnectionCount > connectionsBefore)
