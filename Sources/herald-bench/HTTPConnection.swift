@@ -119,27 +119,22 @@ final class HTTPConnection: Sendable {
                 return
             }
             waiting.append(exchange.response)
-            if head?.path != exchange.path || head?.authorization != exchange.authorization {
+            let head: [UInt8]
+            if let kept = self.head, kept.path == exchange.path, kept.authorization == exchange.authorization {
+                head = kept.bytes
+            } else {
                 let text =
                     "POST \(exchange.path) HTTP/1.1\r\nHost: \(host)\r\nAuthorization: \(exchange.authorization)\r\n"
                     + "Content-Type: application/json\r\nContent-Length: "
-                head = (exchange.path, exchange.authorization, Array(text.utf8))
+                head = Array(text.utf8)
+                self.head = (exchange.path, exchange.authorization, head)
             }
-            var request = context.channel.allocator.buffer(capacity: head!.bytes.count + 24 + exchange.body.readableBytes)
-            request.writeBytes(head!.bytes)
-            Self.writeDecimal(exchange.body.readableBytes, into: &request)
+            var request = context.channel.allocator.buffer(capacity: head.count + 24 + exchange.body.readableBytes)
+            request.writeBytes(head)
+            request.writeString(String(exchange.body.readableBytes))  // a small string: no allocation
             request.writeStaticString("\r\n\r\n")
             request.writeImmutableBuffer(exchange.body)
             context.write(wrapOutboundOut(request), promise: promise)
-        }
-
-        private static func writeDecimal(_ value: Int, into buffer: inout ByteBuffer) {
-            var divisor = 1
-            while divisor <= value / 10 { divisor *= 10 }
-            while divisor > 0 {
-                buffer.writeInteger(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                divisor /= 10
-            }
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
