@@ -41,17 +41,32 @@ import Testing
     @Test func aPushThatCannotBeStoredFailsAloneWithoutItsBatch() async throws {
         try await withStore { store in
             let app = try await store.createApp(name: "Group")
+            // A trigger that refuses one content stands in for whatever can fail a single
+            // push's insert: it fails whichever batch the push lands in.
+            try await store.client.query(
+                """
+                CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NEW.request->'message'->>'msg_content' = 'poison' THEN RAISE EXCEPTION 'poison'; END IF;
+                    RETURN NEW;
+                END
+                $$
+                """,
+                logger: TestDatabase.logger
+            )
+            try await store.client.query(
+                "CREATE TRIGGER refuse_poison BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse_poison()",
+                logger: TestDatabase.logger
+            )
             let acceptor = PushAcceptor(store: store, maxBatch: 64, maxConcurrentCommits: 1)
-            let request = try Self.request(#"{"audience":"all","notification":{"alert":"hi"}}"#)
-            let push = try request.validated()
-            // Every fifth push names an app that doesn't exist: its insert violates the
-            // foreign key, which fails whichever batch it lands in.
             let results = await withTaskGroup(of: (Bool, Result<AcceptedPush, any Error>).self) { group in
                 for index in 0..<100 {
                     let valid = index % 5 != 0
                     group.addTask {
                         do {
-                            return (valid, .success(try await acceptor.accept(request, push: push, appID: valid ? app.app.id : -1)))
+                            let content = valid ? "fine" : "poison"
+                            let request = try Self.request(#"{"audience":"all","message":{"msg_content":"\#(content)"}}"#)
+                            return (valid, .success(try await acceptor.accept(request, push: try request.validated(), appID: app.app.id)))
                         } catch {
                             return (valid, .failure(error))
                         }
@@ -72,6 +87,25 @@ import Testing
             #expect(stored.count == 80)
             let rows = try await store.client.query("SELECT count(*) FROM messages", logger: TestDatabase.logger)
             for try await count in rows.decode(Int64.self) { #expect(count == 80) }
+        }
+    }
+
+    @Test func aPushForAnAppDeletedMeanwhileStoresNothing() async throws {
+        try await withStore { store in
+            let app = try await store.createApp(name: "Gone")
+            let acceptor = PushAcceptor(store: store)
+            #expect(try await store.deleteApp(appKey: app.app.appKey))
+            // Both paths: the group commit, and a push with a cid alone in its transaction.
+            for json in [#"{"audience":"all","message":{"msg_content":"x"}}"#, #"{"audience":"all","message":{"msg_content":"x"},"cid":"c"}"#] {
+                let request = try Self.request(json)
+                await #expect(throws: HeraldError.self) {
+                    _ = try await acceptor.accept(request, push: try request.validated(), appID: app.app.id)
+                }
+            }
+            for table in ["messages", "push_jobs"] {
+                let rows = try await store.client.query("SELECT count(*) FROM \(unescaped: table)", logger: TestDatabase.logger)
+                for try await count in rows.decode(Int64.self) { #expect(count == 0, "\(table)") }
+            }
         }
     }
 
@@ -105,6 +139,32 @@ import Testing
             }
             let rows = try await store.client.query("SELECT count(*) FROM messages", logger: TestDatabase.logger)
             for try await count in rows.decode(Int64.self) { #expect(count == 40) }
+        }
+    }
+
+    @Test func textWithANullCharacterIsStoredAsSent() async throws {
+        // JSON allows "\u0000" in a string; PostgreSQL's jsonb refuses it (and text can't
+        // hold it), so the request is stored as json, kept as written.
+        try await withStore { store in
+            let app = try await store.createApp(name: "Group")
+            let acceptor = PushAcceptor(store: store)
+            let batched = try Self.request(#"{"audience":"all","message":{"msg_content":"a\u0000b","extras":{"k\u0000":"v\u0000"}}}"#)
+            let alone = try Self.request(#"{"audience":"all","notification":{"alert":"x\u0000y"},"cid":"nul"}"#)
+            var stored: [String] = []
+            for request in [batched, alone] {
+                stored.append(try await acceptor.accept(request, push: try request.validated(), appID: app.app.id).msgID)
+            }
+            let rows = try await store.client.query(
+                "SELECT request::text FROM messages WHERE msg_id = ANY(\(stored)) ORDER BY id",
+                logger: TestDatabase.logger
+            )
+            var requests: [PushRequest] = []
+            for try await text in rows.decode(String.self) {
+                requests.append(try JSONDecoder().decode(PushRequest.self, from: Data(text.utf8)))
+            }
+            #expect(requests.map(\.message?.msgContent) == ["a\u{0}b", nil])
+            #expect(requests.first?.message?.extras?["k\u{0}"] == "v\u{0}")
+            #expect(requests.last?.notification?.alert == "x\u{0}y")
         }
     }
 

@@ -18,6 +18,12 @@ extension HeraldStore {
         for attempt in 1...3 {
             do {
                 return try await transaction { connection in
+                    // What the foreign key to the app did (migration 0007): the app is
+                    // still there, and stays until this commits.
+                    let app = try await connection.query("SELECT id FROM apps WHERE id = \(appID) FOR KEY SHARE", logger: logger)
+                    guard try await app.count() == 1 else {
+                        throw HeraldError(.appNotFound, "the app was deleted; nothing was sent")
+                    }
                     if let cid = push.cid {
                         let rows = try await connection.query(
                             "SELECT id, msg_id, created_at FROM messages WHERE app_id = \(appID) AND cid = \(cid) FOR UPDATE",
@@ -38,7 +44,7 @@ extension HeraldStore {
                     let rows = try await connection.query(
                         """
                         INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at)
-                        VALUES (\(msgID), \(appID), \(push.cid), \(json)::jsonb, \(push.identifier(messageID: msgID)), \(push.replace),
+                        VALUES (\(msgID), \(appID), \(push.cid), \(json)::json, \(push.identifier(messageID: msgID)), \(push.replace),
                                 \(push.timeToLive), \(expiresAt), \(now))
                         RETURNING id
                         """,

@@ -20,6 +20,10 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                                  $9::boolean[], $10::boolean[], $11::bytea[])
                 WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
                                      payload, idx)
+        ), apps AS (
+            -- Once per app, what a foreign key did per message (migration 0007): an app
+            -- deleted meanwhile stores nothing, and none is deleted before this commits.
+            SELECT a.id FROM apps a WHERE a.id IN (SELECT app_id FROM input) FOR KEY SHARE
         ), wanted AS (
             SELECT * FROM unnest($12::bigint[], $13::text[], $14::text[]) AS w(idx, rid, alias)
         ), targets AS (
@@ -30,9 +34,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                 JOIN devices d ON d.app_id = i.app_id AND d.alias = NULLIF(w.alias, '')
         ), m AS (
             INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at, fanned_out_at)
-            SELECT i.msg_id, i.app_id, i.request::jsonb, i.identifier, i.ttl, i.expires_at, i.created_at,
+            SELECT i.msg_id, i.app_id, i.request::json, i.identifier, i.ttl, i.expires_at, i.created_at,
                    CASE WHEN i.fans_out THEN now() END
-            FROM input i WHERE i.checked OR i.idx IN (SELECT idx FROM targets)
+            FROM input i WHERE i.app_id IN (SELECT id FROM apps) AND (i.checked OR i.idx IN (SELECT idx FROM targets))
             ORDER BY i.idx
             RETURNING id, msg_id
         ), stored AS (
