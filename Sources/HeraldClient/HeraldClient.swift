@@ -81,10 +81,9 @@ public final class HeraldClient: Sendable {
     private let credentials: DeviceCredentials
     private let logger: Logger
     private let deduplicator = NIOLockedValueBox(MessageDeduplicator())
-    /// The live connection's writer, and the reports made while there was none; a writer
-    /// is set only once no report waits, so reports reach the server in the order made.
-    private let reports = NIOLockedValueBox<(writer: NIOAsyncChannelOutboundWriter<MQTTPacket>?, pending: [Report])>((nil, []))
-    private let nextPacketID = NIOLockedValueBox<UInt16>(1)
+    /// The live connection's writer, and the reports not yet acknowledged; a writer is set
+    /// only once no report waits, so reports reach the server in the order made.
+    private let reports = NIOLockedValueBox<(writer: NIOAsyncChannelOutboundWriter<MQTTPacket>?, queue: ReportQueue)>((nil, ReportQueue()))
 
     public init(configuration: Configuration, credentials: DeviceCredentials, logger: Logger) {
         (events, continuation) = AsyncStream.makeStream(of: HeraldEvent.self, bufferingPolicy: .bufferingNewest(10_000))
@@ -113,42 +112,43 @@ public final class HeraldClient: Sendable {
         continuation.finish()
     }
 
-    /// Reports an event of the device; sent now if connected, otherwise on the next connection.
+    /// Reports an event of the device: sent now if connected, otherwise on the next
+    /// connection, and sent again on the next one if Herald didn't acknowledge it.
     public func report(_ report: Report) async throws {
-        let writer = reports.withLockedValue { reports in
-            if reports.writer == nil { reports.pending.append(report) }
-            return reports.writer
+        let sending = reports.withLockedValue { reports -> (NIOAsyncChannelOutboundWriter<MQTTPacket>, ReportQueue.Numbered)? in
+            guard let writer = reports.writer else {
+                reports.queue.wait(report)
+                return nil
+            }
+            return (writer, reports.queue.send(report))
         }
-        try await writer?.write(publish(report))
+        guard let (writer, numbered) = sending else { return }
+        // A failed write leaves the report unacknowledged: the next connection sends it.
+        try? await writer.write(publish(numbered))
     }
 
-    /// Sends the reports made while disconnected, then lets new reports go straight out.
-    private func flushPendingReports(to outbound: NIOAsyncChannelOutboundWriter<MQTTPacket>) async throws {
+    /// Sends the reports waiting for a connection, then lets new reports go straight out.
+    private func flushWaitingReports(to outbound: NIOAsyncChannelOutboundWriter<MQTTPacket>) async throws {
         while true {
-            let pending = reports.withLockedValue { reports in
-                defer { reports.pending = [] }
-                if reports.pending.isEmpty { reports.writer = outbound }
-                return reports.pending
+            let waiting = reports.withLockedValue { reports in
+                let waiting = reports.queue.takeWaiting()
+                if waiting.isEmpty { reports.writer = outbound }
+                return waiting
             }
-            if pending.isEmpty { return }
-            for (index, report) in pending.enumerated() {
-                do {
-                    try await outbound.write(publish(report))
-                } catch {
-                    reports.withLockedValue { $0.pending.insert(contentsOf: pending[index...], at: 0) }
-                    throw error
-                }
-            }
+            if waiting.isEmpty { return }
+            for numbered in waiting { try await outbound.write(publish(numbered)) }
         }
     }
 
-    private func publish(_ report: Report) -> MQTTPacket {
-        let id = nextPacketID.withLockedValue { id -> UInt16 in
-            defer { id = id == .max ? 1 : id + 1 }
-            return id
-        }
-        return .publish(
-            .init(topic: "herald/\(credentials.registrationID)/events", payload: ByteBuffer(string: report.json), qos: .atLeastOnce, packetID: id)
+    private func publish(_ numbered: ReportQueue.Numbered) -> MQTTPacket {
+        .publish(
+            .init(
+                topic: "herald/\(credentials.registrationID)/events",
+                payload: ByteBuffer(string: numbered.report.json),
+                qos: .atLeastOnce,
+                packetID: numbered.packetID,
+                dup: numbered.again
+            )
         )
     }
 
@@ -195,8 +195,13 @@ public final class HeraldClient: Sendable {
             }
             guard ack.returnCode == .accepted else { throw HeraldClientError("connection refused: \(ack.returnCode)") }
             onConnected()
-            defer { reports.withLockedValue { $0.writer = nil } }
-            try await flushPendingReports(to: outbound)
+            defer {
+                reports.withLockedValue { reports in
+                    reports.writer = nil
+                    reports.queue.disconnected()
+                }
+            }
+            try await flushWaitingReports(to: outbound)
             continuation.yield(.connected)
 
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -208,7 +213,11 @@ public final class HeraldClient: Sendable {
                     }
                 }
                 while let packet = try await packets.next() {
-                    if case .publish(let publish) = packet { try await received(publish, outbound: outbound) }
+                    switch packet {
+                    case .publish(let publish): try await received(publish, outbound: outbound)
+                    case .pubAck(let packetID): reports.withLockedValue { $0.queue.acknowledged(packetID) }
+                    default: break
+                    }
                 }
                 group.cancelAll()
             }

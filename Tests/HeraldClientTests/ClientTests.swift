@@ -57,11 +57,11 @@ struct ClientTest: Sendable {
         }
     }
 
-    func client(_ credentials: DeviceCredentials, tls: HeraldClient.Configuration.TLS? = nil) -> HeraldClient {
+    func client(_ credentials: DeviceCredentials, port: Int? = nil, tls: HeraldClient.Configuration.TLS? = nil) -> HeraldClient {
         HeraldClient(
             configuration: .init(
                 host: "127.0.0.1",
-                port: gatewayPort,
+                port: port ?? gatewayPort,
                 appKey: appKey,
                 keepAlive: 30,
                 backoff: Backoff(base: .milliseconds(100)),
@@ -78,6 +78,13 @@ struct ClientTest: Sendable {
             payload: ByteBuffer(string: #"{"type":"notification","msg_id":"\#(id)","notification":{"alert":"\#(alert)"}}"#),
             timeToLive: .seconds(600)
         )
+    }
+}
+
+extension ClientTest {
+    /// Waits until the gateway has passed on `count` device events.
+    func waitForEvents(_ count: Int) async throws {
+        for _ in 0..<500 where events.withLockedValue({ $0.count }) < count { try await Task.sleep(for: .milliseconds(10)) }
     }
 }
 
@@ -231,6 +238,42 @@ final class EventReader: Sendable {
             #expect(test.events.withLockedValue { $0 } == [#"{"event":"opened","msg_id":"m1"}"#, #"{"event":"background"}"#])
             running.cancel()
             await running.value
+        }
+    }
+
+    @Test func aReportLostWithItsConnectionIsSentAgainOnTheNextOne() async throws {
+        try await ClientTest.run { test in
+            let credentials = try await HeraldAPIClient(baseURL: test.api, appKey: test.appKey).register(platform: "linux")
+            let link = try await FaultyLink.start(to: try SocketAddress(ipAddress: "127.0.0.1", port: test.gatewayPort))
+            let client = test.client(credentials, port: link.port)
+            let reader = EventReader(client)
+            let running = Task { await client.run() }
+            #expect(try await reader.next(where: { $0 == .connected }) != nil)
+            try await client.report(.foreground)
+            try await test.waitForEvents(1)
+
+            // Written, but lost on the way, and then the connection goes.
+            link.losesDeviceBytes(true)
+            try await client.report(.opened(messageID: "m1"))
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(test.events.withLockedValue { $0.count } == 1)
+            link.losesDeviceBytes(false)
+            await link.cutConnections()
+            #expect(try await reader.next(where: { $0 == .disconnected }) != nil)
+            #expect(try await reader.next(where: { $0 == .connected }) != nil)
+
+            // Sent again before anything newer; what was acknowledged is not sent again.
+            try await client.report(.background)
+            try await test.waitForEvents(3)
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(
+                test.events.withLockedValue { $0 } == [
+                    #"{"event":"foreground"}"#, #"{"event":"opened","msg_id":"m1"}"#, #"{"event":"background"}"#,
+                ]
+            )
+            running.cancel()
+            await running.value
+            await link.close()
         }
     }
 
