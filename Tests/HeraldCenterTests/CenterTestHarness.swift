@@ -210,7 +210,7 @@ struct CenterTest: Sendable {
             username: appKey,
             password: device.deviceSecret
         )
-        guard code == .accepted else { throw TestFailure("CONNECT refused with \(code)") }
+        guard code == .accepted else { throw TestFailure("CONNECT refused with \(code.map { "\($0)" } ?? "no answer")") }
         while !gateway.isConnected(device.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
         return mqtt
     }
