@@ -18,8 +18,12 @@ public struct CenterConfiguration: Sendable {
     public var lease: Duration = .seconds(30)
     /// How often idle workers look for jobs without a NOTIFY (a missed one, a delayed retry).
     public var pollInterval: Duration = .seconds(1)
-    /// How often inbox rows whose time to live passed are deleted.
+    /// How often inbox rows whose time to live passed, and messages older than
+    /// `messageRetention`, are deleted.
     public var inboxPurgeInterval: Duration = .seconds(60)
+    /// How long a message and its delivery report are kept after it was sent; older ones
+    /// are deleted every `inboxPurgeInterval`. Longer than any time to live (10 days).
+    public var messageRetention: Duration = .seconds(30 * 86_400)
     /// How long after sending a message can be recalled.
     public var recallWindow: Duration = .seconds(24 * 3600)
     /// APNs attempts per copy for retryable refusals before it fails.

@@ -81,7 +81,7 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.listen() }
                 group.addTask { await self.tick() }
                 group.addTask { await self.retryDue() }
-                group.addTask { await self.purgeExpiredInbox() }
+                group.addTask { await self.purgeExpired() }
                 await withDiscardingTaskGroup { workers in
                     workers.addTask { await self.routeAccepted() }
                     for index in 0..<max(1, configuration.workers) {
@@ -201,17 +201,26 @@ public final class MessageCenter: Service, Sendable {
         }
     }
 
-    /// Deletes expired inbox rows every `inboxPurgeInterval`, in batches, until none are
-    /// left (any node may run it; batches skip rows another node is deleting).
-    private func purgeExpiredInbox() async {
+    /// Every `inboxPurgeInterval`, deletes expired inbox rows, then messages older than
+    /// `messageRetention` with their deliveries, in batches until none are left (any node
+    /// may run it; batches skip rows another node is deleting).
+    private func purgeExpired() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.inboxPurgeInterval)
             do {
                 let batch = 10_000
                 while try await store.purgeExpiredInbox(limit: batch) == batch, !Task.isCancelled {}
+                let cutoff = Date().addingTimeInterval(-configuration.messageRetention.seconds)
+                var purged = 0
+                while !Task.isCancelled {
+                    let count = try await store.purgeMessages(sentBefore: cutoff, limit: 1_000)
+                    purged += count
+                    if count < 1_000 { break }
+                }
+                if purged > 0 { logger.info("Deleted messages past their retention", metadata: ["herald.messages": "\(purged)"]) }
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("purging expired inbox rows failed; trying again later", metadata: ["error": "\(error)"])
+                logger.warning("purging expired inbox rows or messages failed; trying again later", metadata: ["error": "\(error)"])
             }
         }
     }

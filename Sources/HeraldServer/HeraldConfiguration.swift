@@ -46,6 +46,7 @@ struct HeraldConfiguration: Sendable {
     var centerWorkers: Int
     var ackTimeoutSeconds: Int
     var recallWindowSeconds: Int
+    var messageRetentionDays: Int
 
     static let secretVariables: Set<String> = ["HERALD_DATABASE_URL", "HERALD_ADMIN_TOKEN", "HERALD_KEY_ENCRYPTION_KEY"]
 
@@ -83,6 +84,7 @@ struct HeraldConfiguration: Sendable {
         centerWorkers = reader.int(forKey: "center.workers", default: 4)
         ackTimeoutSeconds = reader.int(forKey: "center.ackTimeout", default: 10)
         recallWindowSeconds = reader.int(forKey: "center.recallWindow", default: 86_400)
+        messageRetentionDays = reader.int(forKey: "center.messageRetentionDays", default: 30)
         guard (0...65535).contains(apnsSandboxPort) else { throw StartupError("apns.sandboxPort: \(apnsSandboxPort) is not a port") }
         guard (0...65535).contains(apnsSandboxInspectPort) else {
             throw StartupError("apns.sandboxInspectPort: \(apnsSandboxInspectPort) is not a port")
@@ -92,6 +94,10 @@ struct HeraldConfiguration: Sendable {
         guard (1...300).contains(ackTimeoutSeconds) else { throw StartupError("center.ackTimeout: must be 1 to 300 seconds") }
         guard (60...864_000).contains(recallWindowSeconds) else {
             throw StartupError("center.recallWindow: must be 60 to 864000 seconds")
+        }
+        // Longer than the longest time to live (10 days) and recall window.
+        guard (11...3650).contains(messageRetentionDays) else {
+            throw StartupError("center.messageRetentionDays: must be 11 to 3650 days")
         }
         guard (0...65535).contains(httpPort) else { throw StartupError("http.port: \(httpPort) is not a port") }
         guard (0...65535).contains(mqttPort) else { throw StartupError("mqtt.port: \(mqttPort) is not a port") }

@@ -64,6 +64,7 @@ struct Serve: AsyncParsableCommand {
                 center.workers = configuration.centerWorkers
                 center.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
                 center.recallWindow = .seconds(configuration.recallWindowSeconds)
+                center.messageRetention = .seconds(configuration.messageRetentionDays * 86_400)
                 center.apnsConnections = configuration.apnsConnections
                 if configuration.apnsSandbox {
                     let sandbox = try await LocalSandbox.start(configuration, logger: logger)

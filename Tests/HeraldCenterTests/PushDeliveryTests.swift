@@ -215,6 +215,34 @@ import Testing
         }
     }
 
+    @Test func theCenterDeletesMessagesPastTheirRetentionWithTheirDeliveries() async throws {
+        let purgeOften: @Sendable (inout CenterConfiguration) -> Void = {
+            $0.inboxPurgeInterval = .milliseconds(200)
+            $0.messageRetention = .seconds(30 * 86_400)
+        }
+        try await CenterTest.run(configure: purgeOften) { test in
+            let device = try await test.register(platform: "linux", alias: "d")
+            let old = try await test.push(["audience": ["alias": ["d"]], "message": ["msg_content": "old"]])
+            let recent = try await test.push(["audience": ["alias": ["d"]], "message": ["msg_content": "recent"]])
+            _ = try await test.settledReport(old.msgID)
+            _ = try await test.settledReport(recent.msgID)
+            #expect(try await test.count("deliveries") == 2)
+
+            // As if sent 31 days ago: its id begins with that time, as ids do.
+            let then = Date().addingTimeInterval(-31 * 86_400)
+            let oldID = Identifiers.newMessageID(milliseconds: UInt64(then.timeIntervalSince1970 * 1000))
+            try await test.store.client.query(
+                "UPDATE messages SET msg_id = \(oldID), created_at = \(then) WHERE msg_id = \(old.msgID)"
+            )
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await test.count("messages") > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(try await test.count("messages WHERE msg_id = '\(oldID)'") == 0)
+            #expect(try await test.count("messages WHERE msg_id = '\(recent.msgID)'") == 1)
+            #expect(try await test.count("deliveries") == 1)
+            #expect(try await test.status(recent.msgID, device.registrationID) == "waiting")
+        }
+    }
+
     @Test func aRepeatedCIDReturnsTheFirstResultAndSendsNothing() async throws {
         try await CenterTest.run { test in
             let token = CenterTest.token(7)

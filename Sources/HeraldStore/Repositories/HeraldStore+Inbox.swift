@@ -162,6 +162,33 @@ extension HeraldStore {
         return 0
     }
 
+    /// Deletes up to `limit` messages sent before `cutoff` whose fan-out is finished, with
+    /// their deliveries (the trigger of migration 0005); returns how many. Messages are
+    /// found by their ids, which begin with the time they were made in hexadecimal
+    /// milliseconds (``Identifiers/newMessageID(milliseconds:)``), so the unique index on
+    /// `msg_id` reaches the oldest directly; no index on `created_at` is kept for this.
+    public func purgeMessages(sentBefore cutoff: Date, limit: Int = 1_000) async throws -> Int {
+        let milliseconds = UInt64(max(0, cutoff.timeIntervalSince1970 * 1000))
+        let bound = Identifiers.newMessageID(milliseconds: milliseconds).prefix(12)
+        let rows = try await client.query(
+            """
+            WITH gone AS (
+                DELETE FROM messages WHERE id IN (
+                    SELECT m.id FROM messages m
+                    WHERE m.msg_id < \(String(bound)) AND m.created_at < \(cutoff)
+                      AND NOT EXISTS (SELECT 1 FROM push_jobs j WHERE j.message_id = m.id)
+                    ORDER BY m.msg_id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED
+                )
+                RETURNING id
+            )
+            SELECT count(*)::bigint FROM gone
+            """,
+            logger: logger
+        )
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+
     /// Records, for many devices at once, that each acknowledged its inbox through `seq`
     /// (it never moves back). Only acknowledgements write `device_acks`, in device id
     /// order, so two nodes writing at once don't deadlock, and pushes, which lock devices
