@@ -8,7 +8,7 @@
 /// the connection ended and is sent again changes nothing.
 struct ReportQueue {
     /// A report with the packet id it was (or will be) published with.
-    struct Numbered: Equatable {
+    struct Numbered {
         var packetID: UInt16
         var report: HeraldClient.Report
         /// Sent before, on an earlier connection.

@@ -17,8 +17,13 @@ public enum Identifiers {
     /// A message id: 48 bits of milliseconds since 1970, then 48 random bits, in hex, so
     /// ids sort by the time they were accepted.
     public static func newMessageID(milliseconds: UInt64) -> String {
+        messageIDTime(milliseconds: milliseconds) + RandomToken.hex(byteCount: 6)
+    }
+
+    /// The first half of a message id made at that time: every id made earlier sorts below it.
+    public static func messageIDTime(milliseconds: UInt64) -> String {
         let time = String(milliseconds & 0xFFFF_FFFF_FFFF, radix: 16)
-        return String(repeating: "0", count: 12 - time.count) + time + RandomToken.hex(byteCount: 6)
+        return String(repeating: "0", count: 12 - time.count) + time
     }
 
     /// Whether `value` has the shape of an app key (so malformed keys never reach the database).

@@ -168,14 +168,13 @@ extension HeraldStore {
     /// milliseconds (``Identifiers/newMessageID(milliseconds:)``), so the unique index on
     /// `msg_id` reaches the oldest directly; no index on `created_at` is kept for this.
     public func purgeMessages(sentBefore cutoff: Date, limit: Int = 1_000) async throws -> Int {
-        let milliseconds = UInt64(max(0, cutoff.timeIntervalSince1970 * 1000))
-        let bound = Identifiers.newMessageID(milliseconds: milliseconds).prefix(12)
+        let bound = Identifiers.messageIDTime(milliseconds: UInt64(max(0, cutoff.timeIntervalSince1970 * 1000)))
         let rows = try await client.query(
             """
             WITH gone AS (
                 DELETE FROM messages WHERE id IN (
                     SELECT m.id FROM messages m
-                    WHERE m.msg_id < \(String(bound)) AND m.created_at < \(cutoff)
+                    WHERE m.msg_id < \(bound) AND m.created_at < \(cutoff)
                       AND NOT EXISTS (SELECT 1 FROM push_jobs j WHERE j.message_id = m.id)
                     ORDER BY m.msg_id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED
                 )
