@@ -16,4 +16,4 @@ echo "==> README quick start"
 scripts/check-quickstart.sh
 
 echo "==> swift test"
-swift test --skip-build
+scripts/run-tests.sh
