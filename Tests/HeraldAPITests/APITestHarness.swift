@@ -20,7 +20,7 @@ struct APITest: Sendable {
 
     static func run(maxBodySize: Int = 1 << 20, _ body: @Sendable @escaping (APITest) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { url in
-            let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: TestDatabase.logger)
+            let client = TestDatabase.client(url, maximumConnections: 4)
             let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
             let app = buildApplication(
                 configuration: APIConfiguration(host: "127.0.0.1", port: 0, maxBodySize: maxBodySize, adminToken: adminToken),

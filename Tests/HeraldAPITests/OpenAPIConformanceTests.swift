@@ -33,7 +33,7 @@ import Testing
 
     @Test func everyRouteIsSpecifiedAndEverySpecifiedRouteExists() throws {
         let url = try DatabaseURL("postgres://unused@127.0.0.1:1/unused")
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: TestDatabase.logger)
+        let client = TestDatabase.client(url, maximumConnections: 1)
         let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
         let (_, table) = buildRouter(configuration: APIConfiguration(adminToken: "x"), store: store, registry: PrometheusCollectorRegistry())
         let implemented = Set(table.routes.map { "\($0.method.rawValue) \($0.path)" })

@@ -24,7 +24,7 @@ import Testing
         try await TestDatabase.withDatabase { url in
             let registry = PrometheusCollectorRegistry()
             registry.makeCounter(name: "herald_test_counter").increment(by: Int64(3))
-            let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: TestDatabase.logger)
+            let client = TestDatabase.client(url, maximumConnections: 2)
             let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
             let app = buildApplication(
                 configuration: APIConfiguration(adminToken: APITest.adminToken),

@@ -130,9 +130,15 @@ func makeClientCertificate() throws -> (certificate: String, privateKey: String)
     return (try certificate.serializeAsPEM().pemString, key.pemRepresentation)
 }
 
-/// Polls `condition` until it holds; the test's own time limit bounds it.
+/// Polls `condition` until it holds; fails after 30 s rather than hold the test forever.
 func waitUntil(_ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(30)
     while !condition() {
+        guard ContinuousClock.now < deadline else { throw SandboxTimeout() }
         try await Task.sleep(for: .milliseconds(5))
     }
+}
+
+struct SandboxTimeout: Error, CustomStringConvertible {
+    var description: String { "the condition did not hold within 30 s" }
 }

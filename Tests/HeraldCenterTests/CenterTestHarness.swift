@@ -42,7 +42,7 @@ struct CenterTest: Sendable {
         _ body: @Sendable @escaping (CenterTest) async throws -> Void
     ) async throws {
         try await TestDatabase.withDatabase { url in
-            let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 8), backgroundLogger: TestDatabase.logger)
+            let client = TestDatabase.client(url, maximumConnections: 8)
             let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
             let sandbox = try await APNsSandbox.start(configuration: .init(transport: .plaintext))
             let events = DeviceEvents()
@@ -196,7 +196,7 @@ struct CenterTest: Sendable {
         guard try await reader.next(where: { $0 == .connected }) != nil else {
             throw TestFailure("device did not connect")
         }
-        while !gateway.isConnected(credentials.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("the gateway to register \(credentials.registrationID)") { gateway.isConnected(credentials.registrationID) }
         return try await body(reader)
     }
 
@@ -211,7 +211,7 @@ struct CenterTest: Sendable {
             password: device.deviceSecret
         )
         guard code == .accepted else { throw TestFailure("CONNECT refused with \(code.map { "\($0)" } ?? "no answer")") }
-        while !gateway.isConnected(device.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("the gateway to register \(device.registrationID)") { gateway.isConnected(device.registrationID) }
         return mqtt
     }
 

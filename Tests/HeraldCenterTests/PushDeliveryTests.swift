@@ -88,6 +88,8 @@ import Testing
         // one to an iOS device without a connection, which must go to APNs at once.
         let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
         let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+        // However the test ends, the held worker goes on, or the center's shutdown waits for it.
+        defer { releaseContinuation.finish() }
         let first = NIOLockedValueBox(true)
         let faults = CenterFaults(afterBatch: { _, _ in
             guard
@@ -266,7 +268,7 @@ import Testing
             let running = Task { await client.run() }
             defer { running.cancel() }
             _ = try await reader.next(where: { $0 == .connected })
-            while !test.gateway.isConnected(device.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+            try await waitUntil("the gateway to register \(device.registrationID)") { test.gateway.isConnected(device.registrationID) }
             let sent = try await test.push(["audience": ["alias": ["opener"]], "notification": ["alert": "open me"]])
             let event = try await reader.next(where: \.isNotification)
             #expect(event != nil)

@@ -130,7 +130,7 @@ final class EventReader: Sendable {
             let running = Task { await client.run() }
             defer { running.cancel() }
             #expect(try await reader.next(where: { $0 == .connected }) == .connected)
-            while !test.gateway.isConnected(credentials.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+            try await waitUntil("the gateway to register \(credentials.registrationID)") { test.gateway.isConnected(credentials.registrationID) }
             let device = try #require(try await test.store.gatewayDevice(registrationID: credentials.registrationID))
             #expect(try await test.gateway.deliver(test.notification("t1", alert: "secure"), to: device) == .acknowledged)
             let isNotification: @Sendable (HeraldEvent) -> Bool = { if case .notification = $0 { true } else { false } }
@@ -165,7 +165,7 @@ final class EventReader: Sendable {
             let running = Task { await client.run() }
             #expect(try await reader.next(where: { $0 == .connected }) == .connected)
             // CONNACK reaches the client before the gateway's registry is updated on its loop.
-            while !test.gateway.isConnected(credentials.registrationID) { try await Task.sleep(for: .milliseconds(10)) }
+            try await waitUntil("the gateway to register \(credentials.registrationID)") { test.gateway.isConnected(credentials.registrationID) }
 
             let device = try #require(try await test.store.gatewayDevice(registrationID: credentials.registrationID))
             #expect(try await test.gateway.deliver(test.notification("m1", alert: "first"), to: device) == .acknowledged)

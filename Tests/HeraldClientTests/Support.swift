@@ -7,6 +7,6 @@ import PostgresNIO
 
 enum PostgresClientForTests {
     static func make(_ url: DatabaseURL) -> PostgresClient {
-        PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: TestDatabase.logger)
+        TestDatabase.client(url, maximumConnections: 4)
     }
 }

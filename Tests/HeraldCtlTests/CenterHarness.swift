@@ -25,7 +25,7 @@ struct CenterCtlTest: Sendable {
 
     static func run(_ body: @Sendable @escaping (CenterCtlTest) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { databaseURL in
-            let client = PostgresClient(configuration: databaseURL.clientConfiguration(maximumConnections: 8), backgroundLogger: TestDatabase.logger)
+            let client = TestDatabase.client(databaseURL, maximumConnections: 8)
             let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
             let sandbox = try await APNsSandbox.start(configuration: .init(transport: .plaintext))
             let events = DeviceEvents()

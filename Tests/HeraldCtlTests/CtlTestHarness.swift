@@ -22,7 +22,7 @@ struct CtlTest: Sendable {
 
     static func run(_ body: @Sendable @escaping (CtlTest) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { databaseURL in
-            let client = PostgresClient(configuration: databaseURL.clientConfiguration(maximumConnections: 4), backgroundLogger: TestDatabase.logger)
+            let client = TestDatabase.client(databaseURL, maximumConnections: 4)
             let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
             let app = buildApplication(
                 configuration: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken),

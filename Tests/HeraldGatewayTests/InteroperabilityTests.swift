@@ -83,7 +83,12 @@ enum Mosquitto {
         let output: URL
 
         func finish() async throws -> (status: Int32, output: String) {
-            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+            // mosquitto_sub gives up by itself after 10 s; this bounds a client that doesn't.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while process.isRunning {
+                if ContinuousClock.now > deadline { process.terminate() }
+                try await Task.sleep(for: .milliseconds(20))
+            }
             let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(at: output)
             return (process.terminationStatus, text)
@@ -100,7 +105,7 @@ enum Mosquitto {
         extra: [String] = []
     ) throws -> Running {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("mosquitto-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let handle = try FileHandle(forWritingTo: output)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: subscriber!)

@@ -15,6 +15,25 @@ public enum TestDatabase {
         return logger
     }()
 
+    /// The logger of the tests' connection pools, at info at least: postgres-nio logs a
+    /// failed connection attempt at info, and while a pool retries one, it holds every
+    /// query waiting (even with idle connections), so the attempt must show.
+    public static let poolLogger: Logger = {
+        var pool = Logger(label: "herald.tests.pool")
+        pool.logLevel = min(logger.logLevel, .info)
+        return pool
+    }()
+
+    /// A pooled client for `url`, as the tests use it: a connection attempt may take 30 s
+    /// (PostgreSQL under a full suite's load can be slow to accept one), not the 5 s Herald
+    /// allows, after which the pool would hold every query until a retry succeeds.
+    public static func client(_ url: DatabaseURL, maximumConnections: Int) -> PostgresClient {
+        PostgresClient(
+            configuration: url.clientConfiguration(maximumConnections: maximumConnections, connectTimeout: .seconds(30)),
+            backgroundLogger: poolLogger
+        )
+    }
+
     /// A sealer with a fixed test key.
     public static let sealer = try! CredentialSealer(keyBytes: Array(repeating: 7, count: 32))
 
@@ -59,7 +78,7 @@ public enum TestDatabase {
         _ url: DatabaseURL,
         _ body: @Sendable (PostgresClient) async throws -> Result
     ) async throws -> Result {
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        let client = Self.client(url, maximumConnections: 4)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
@@ -84,15 +103,16 @@ actor Cluster {
 
     func createDatabase(_ name: String, template: String) async throws {
         let server = try await server()
-        // One CREATE DATABASE at a time: copying a template needs it to be unused.
-        try await DatabaseProbe.withConnection(to: server, logger: TestDatabase.logger) { connection in
+        // Copying a template needs nobody connected to it; nobody connects to it once the
+        // migrations are done. (Calls interleave on this actor at each await.)
+        _ = try await DatabaseProbe.withConnection(to: server, logger: TestDatabase.logger) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: TestDatabase.logger)
         }
     }
 
     func dropDatabase(_ name: String) async throws {
         let server = try await server()
-        try await DatabaseProbe.withConnection(to: server, logger: TestDatabase.logger) { connection in
+        _ = try await DatabaseProbe.withConnection(to: server, logger: TestDatabase.logger) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestDatabase.logger)
         }
     }

@@ -75,7 +75,14 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
     /// Configuration for a pooled client.
     /// - Parameter synchronousCommit: false for work that is derived from durable data and
     ///   redone if lost (see the server's composition): its commits don't wait for the WAL flush.
-    public func clientConfiguration(maximumConnections: Int = 20, synchronousCommit: Bool = true) -> PostgresClient.Configuration {
+    /// - Parameter connectTimeout: how long one connection attempt may take. A pool whose
+    ///   attempt failed queues every query until a retry succeeds, even with idle connections
+    ///   (postgres-nio 1.33), so this is a bound on a hung attempt, not on a slow one.
+    public func clientConfiguration(
+        maximumConnections: Int = 20,
+        synchronousCommit: Bool = true,
+        connectTimeout: Duration = .seconds(5)
+    ) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS =
             switch tlsMode {
             case .disable: .disable
@@ -91,7 +98,7 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
             tls: tls
         )
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = connectTimeout
         if !synchronousCommit {
             configuration.options.additionalStartupParameters = [("synchronous_commit", "off")]
         }
