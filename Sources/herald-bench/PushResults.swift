@@ -111,6 +111,7 @@ struct PushResults {
             say("    Single device, flat out for \(options.singleDuration):")
             say(
                 "    \(Stats.format(single.acceptedPerSecond, 0)) accepted/s; \(Stats.format(single.deliveredPerSecond, 0)) delivered/s sustained to the device"
+                    + "  (goal >= 10,000/s, both) \(verdict(min(single.acceptedPerSecond, single.deliveredPerSecond) >= 10_000))"
             )
             say(
                 "    \(single.received)/\(single.outcome.accepted) received (\(single.receivedInWindow) while sending, backlog \(single.backlogAtEnd) jobs); receipt p50 \(Stats.format(single.p50)) ms, p99 \(Stats.format(single.p99)) ms\(problems(single))"
