@@ -208,14 +208,15 @@ public final class MessageCenter: Service, Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.inboxPurgeInterval)
             do {
-                let batch = 10_000
-                while try await store.purgeExpiredInbox(limit: batch) == batch, !Task.isCancelled {}
+                let inboxBatch = 10_000
+                while try await store.purgeExpiredInbox(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
                 let cutoff = Date().addingTimeInterval(-configuration.messageRetention.seconds)
+                let messageBatch = 1_000
                 var purged = 0
-                while !Task.isCancelled {
-                    let count = try await store.purgeMessages(sentBefore: cutoff, limit: 1_000)
+                var count = messageBatch
+                while count == messageBatch, !Task.isCancelled {
+                    count = try await store.purgeMessages(sentBefore: cutoff, limit: messageBatch)
                     purged += count
-                    if count < 1_000 { break }
                 }
                 if purged > 0 { logger.info("Deleted messages past their retention", metadata: ["herald.messages": "\(purged)"]) }
             } catch {
