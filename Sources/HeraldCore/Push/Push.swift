@@ -15,11 +15,25 @@ public struct Push: Sendable, Hashable {
     public var priority: Int?
     public var cid: String?
 
-    /// How APNs carries it.
-    public var pushType: IOSPushType { notification?.ios?.pushType ?? .alert }
+    /// How APNs carries it: as asked, else `background` for a notification that only
+    /// wakes the app (content-available with no alert, sound or badge), else `alert`.
+    /// Apple requires such a push to go as a background push at priority 5.
+    public var pushType: IOSPushType {
+        if let asked = notification?.ios?.pushType { return asked }
+        return notification?.isContentAvailableOnly == true ? .background : .alert
+    }
 
     /// The identifier on the device for a message id.
     public func identifier(messageID: String) -> String { replace ?? identifier ?? messageID }
+}
+
+extension PushNotification {
+    /// Whether the notification only wakes the app: content-available and nothing to show
+    /// or sound.
+    public var isContentAvailableOnly: Bool {
+        guard let ios, ios.contentAvailable == true else { return false }
+        return alert == nil && ios.alert == nil && ios.sound == nil && ios.badge == nil
+    }
 }
 
 /// Validated audience: `all`, or normalised filters (deduplicated, never empty lists).
@@ -65,6 +79,10 @@ extension PushLimits {
     public static let maxCIDBytes = 64
     /// Bytes in an in-app message's content.
     public static let maxMessageContentBytes = 4096
+    /// Bytes in the APNs payload of an alert or background push (Apple's limit).
+    public static let maxAPNsPayloadBytes = 4096
+    /// Bytes in the APNs payload of a VoIP push (Apple's limit).
+    public static let maxAPNsVoIPPayloadBytes = 5120
 }
 
 /// Limits of the push API.

@@ -64,6 +64,19 @@ public enum PushRendering {
         return RenderedJSON.object(payload).bytes
     }
 
+    /// The size of the largest APNs payload the push can have on any device: rendered with
+    /// a message id of full length and, when the push changes the badge, the largest badge
+    /// a device can have.
+    public static func apnsPayloadSizeBound(_ push: Push) -> Int {
+        let messageID = String(repeating: "f", count: Identifiers.messageIDLength)
+        let badge: Int? =
+            switch push.notification?.ios?.badge {
+            case .change: Int(Int32.max)
+            case .set, nil: nil
+            }
+        return apnsPayload(push, messageID: messageID, badge: badge).count
+    }
+
     /// A silent APNs push that tells the app to remove the notifications with these
     /// identifiers: every identifier still pending recall for the device, since APNs
     /// coalesces background pushes.

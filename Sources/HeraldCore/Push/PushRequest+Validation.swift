@@ -32,7 +32,7 @@ extension PushRequest {
             }
             return value
         }
-        return Push(
+        let push = Push(
             audience: audience,
             notification: notification,
             message: message,
@@ -42,6 +42,22 @@ extension PushRequest {
             apnsProduction: options.apnsProduction,
             priority: options.priority,
             cid: cid
+        )
+        try Self.checkAPNsPayloadSize(push)
+        return push
+    }
+
+    /// Refuses a notification whose APNs payload would be over Apple's limit, rendered as
+    /// the center renders it, with the largest message id and badge it can carry: APNs
+    /// would refuse every copy (PayloadTooLarge), so nothing is accepted.
+    private static func checkAPNsPayloadSize(_ push: Push) throws(HeraldError) {
+        guard push.notification != nil else { return }
+        let limit = push.pushType == .voip ? PushLimits.maxAPNsVoIPPayloadBytes : PushLimits.maxAPNsPayloadBytes
+        let size = PushRendering.apnsPayloadSizeBound(push)
+        guard size > limit else { return }
+        throw .limit(
+            "notification",
+            "the APNs payload would be \(size) bytes, \(size - limit) over APNs' limit of \(limit) bytes for \(push.pushType.rawValue) pushes; shorten the alert or the extras"
         )
     }
 
@@ -81,9 +97,15 @@ extension PushRequest {
         if let level = ios.interruptionLevel, !["passive", "active", "time-sensitive", "critical"].contains(level) {
             throw .invalidField("notification.ios.interruption-level", "must be passive, active, time-sensitive or critical")
         }
-        let pushType = ios.pushType ?? .alert
+        let pushType = ios.pushType ?? (notification.isContentAvailableOnly ? .background : .alert)
         if pushType == .background, ios.alert != nil || ios.sound != nil {
             throw .invalidField("notification.ios.alert", "a background push carries no alert or sound")
+        }
+        if ios.pushType == .alert, notification.isContentAvailableOnly {
+            throw .invalidField(
+                "notification.ios.push_type",
+                "a notification with only content-available is a background push (APNs requires push type background at priority 5): omit push_type or set it to background"
+            )
         }
         if pushType == .alert, ios.alert == nil, notification.alert == nil, ios.badge == nil, ios.sound == nil,
             ios.contentAvailable != true
