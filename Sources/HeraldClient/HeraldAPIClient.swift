@@ -16,12 +16,21 @@ public struct HeraldAPIClient: Sendable {
         self.session = session
     }
 
-    /// Registers this installation; the same APNs token gives back the same registration id.
-    public func register(platform: String, apnsToken: String? = nil, apnsEnvironment: String? = nil) async throws -> DeviceCredentials {
+    /// Registers this installation and returns its new credentials.
+    ///
+    /// - Parameter existing: the credentials this installation already holds, if any: its
+    ///   registration is kept (with a new secret). Without them Herald makes a new
+    ///   registration, and a token in the request moves to it from any other device.
+    public func register(
+        platform: String,
+        apnsToken: String? = nil,
+        apnsEnvironment: String? = nil,
+        existing: DeviceCredentials? = nil
+    ) async throws -> DeviceCredentials {
         var body: [String: String] = ["app_key": appKey, "platform": platform]
         body["apns_token"] = apnsToken
         body["apns_environment"] = apnsEnvironment
-        let data = try await send("POST", "/v3/devices", body: body, credentials: nil)
+        let data = try await send("POST", "/v3/devices", body: body, credentials: existing)
         return try JSONDecoder().decode(DeviceCredentials.self, from: data)
     }
 

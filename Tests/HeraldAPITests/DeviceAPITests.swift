@@ -4,7 +4,7 @@ import PostgresNIO
 import Testing
 
 @Suite struct DeviceAPITests {
-    @Test func registeringTheSameTokenAgainReturnsTheSameRegistrationID() async throws {
+    @Test func registeringAgainWithTheCurrentSecretKeepsTheRegistration() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()
             let token = randomAPNsToken()
@@ -14,17 +14,18 @@ import Testing
                 json: #"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "\#(token)"}"#
             )
             #expect(first.status == 201)
-            // Same token, other case: still the same device.
+            let id = try first.string("registration_id")
+            // Same token, other case, with the installation's credentials: the same device.
             let again = try await api.send(
                 .post,
                 "/v3/devices",
+                auth: .basic(id, try first.string("device_secret")),
                 json: #"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "\#(token.uppercased())"}"#
             )
             #expect(again.status == 200)
-            #expect(try again.string("registration_id") == first.string("registration_id"))
+            #expect(try again.string("registration_id") == id)
 
             // The new secret works, the old one no longer does.
-            let id = try first.string("registration_id")
             let old = try await api.send(.get, "/v3/devices/\(id)", auth: .basic(id, try first.string("device_secret")))
             #expect(old.status == 401)
             let current = try await api.send(.get, "/v3/devices/\(id)", auth: .basic(id, try again.string("device_secret")))
@@ -33,6 +34,90 @@ import Testing
 
             let rows = try await api.store.client.query("SELECT count(*) FROM devices")
             for try await count in rows.decode(Int.self) { #expect(count == 1) }
+        }
+    }
+
+    @Test func knowingADevicesTokenDoesNotTakeOverItsRegistration() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let token = randomAPNsToken()
+            let victim = try await api.registerDevice(app, apnsToken: token)
+            _ = try await api.send(
+                .post,
+                "/v3/devices/\(victim.registrationID)",
+                auth: app.auth,
+                json: #"{"alias": "alice", "tags": {"add": ["vip"]}}"#
+            )
+
+            // The app key is public: a stranger registers the victim's token without its secret.
+            let stranger = try await api.send(
+                .post,
+                "/v3/devices",
+                json: #"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "\#(token)"}"#
+            )
+            #expect(stranger.status == 201)
+            #expect(try stranger.string("registration_id") != victim.registrationID)
+
+            // The victim's registration and secret still work; its alias and tags stay with it.
+            let victimView = try await api.send(.get, "/v3/devices/\(victim.registrationID)", auth: .basic(victim.registrationID, victim.secret))
+            #expect(victimView.status == 200)
+            #expect(victimView.body.contains("alice") && victimView.body.contains("vip"))
+            // The token belongs to the installation that registered it last.
+            #expect(!victimView.body.contains(token))
+            let strangerView = try await api.send(
+                .get,
+                "/v3/devices/\(try stranger.string("registration_id"))",
+                auth: .basic(try stranger.string("registration_id"), try stranger.string("device_secret"))
+            )
+            #expect(!strangerView.body.contains("alice") && !strangerView.body.contains("vip"))
+            // The stranger's secret is no key to the victim's registration.
+            let crossed = try await api.send(
+                .get,
+                "/v3/devices/\(victim.registrationID)",
+                auth: .basic(victim.registrationID, try stranger.string("device_secret"))
+            )
+            #expect(crossed.status == 401)
+
+            // The real installation takes its token back with its own credentials.
+            let back = try await api.send(
+                .post,
+                "/v3/devices",
+                auth: .basic(victim.registrationID, victim.secret),
+                json: #"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "\#(token)"}"#
+            )
+            #expect(back.status == 200)
+            #expect(try back.string("registration_id") == victim.registrationID)
+            let restored = try await api.send(
+                .get,
+                "/v3/devices/\(victim.registrationID)",
+                auth: .basic(victim.registrationID, try back.string("device_secret"))
+            )
+            #expect(try restored.string("apns_token") == token)
+        }
+    }
+
+    @Test func aWrongProofIsRefusedAndChangesNothing() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let other = try await api.createApp()
+            let token = randomAPNsToken()
+            let device = try await api.registerDevice(app, apnsToken: token)
+            let foreign = try await api.registerDevice(other)
+            let body = #"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "\#(randomAPNsToken())"}"#
+            for auth: Auth in [
+                .basic(device.registrationID, "0" + device.secret.dropFirst()),
+                .basic(foreign.registrationID, foreign.secret),
+                .basic("nope", "nope"),
+                .bearer("x"),
+            ] {
+                let reply = try await api.send(.post, "/v3/devices", auth: auth, json: body)
+                #expect(reply.status == 401, "\(reply.body)")
+                #expect(reply.errorCode == 1003)
+            }
+            let rows = try await api.store.client.query("SELECT count(*) FROM devices")
+            for try await count in rows.decode(Int.self) { #expect(count == 2) }
+            let view = try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: .basic(device.registrationID, device.secret))
+            #expect(try view.string("apns_token") == token)
         }
     }
 

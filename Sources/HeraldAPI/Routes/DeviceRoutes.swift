@@ -20,7 +20,7 @@ struct DeviceRoutes {
     @Sendable func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<RegisteredDeviceResponse> {
         let input = try await body.decode(RegisterDeviceRequest.self, from: request)
         let (appKey, registration) = try input.validated()
-        let device = try await store.registerDevice(appKey: appKey, registration)
+        let device = try await store.registerDevice(appKey: appKey, registration, proof: try Self.registrationProof(request))
         context.logger.debug(
             "device registered",
             metadata: ["herald.registration_id": "\(device.registrationID)", "herald.created": "\(device.created)"]
@@ -52,6 +52,20 @@ struct DeviceRoutes {
             throw Self.notFound(registrationID)
         }
         return .noContent
+    }
+
+    /// The credentials an installation already holds, sent as Basic
+    /// `registration_id:device_secret` to keep its registration when it registers again.
+    private static func registrationProof(_ request: Request) throws(HeraldError) -> (registrationID: String, deviceSecret: String)? {
+        guard let header = request.headers[.authorization] else { return nil }
+        guard header.hasPrefix("Basic "),
+            let data = Data(base64Encoded: String(Substring(header).dropFirst("Basic ".count).trimmingHTTPWhitespace)),
+            let decoded = String(data: data, encoding: .utf8),
+            let colon = decoded.firstIndex(of: ":")
+        else {
+            throw HeraldError(.unauthorized, "Authorization: expected Basic registration_id:device_secret, or none")
+        }
+        return (String(decoded[..<colon]), String(decoded[decoded.index(after: colon)...]))
     }
 
     static func notFound(_ registrationID: String) -> HeraldError {

@@ -3,52 +3,102 @@ import HeraldCore
 import PostgresNIO
 
 extension HeraldStore {
-    /// Registers a device, or finds the app's device with the same APNs (else VoIP) token.
+    /// Registers an installation of the app and gives it a new device secret.
     ///
-    /// Either way the device gets a new secret: registration is how a device that lost
-    /// its credentials (reinstall, restore) gets working ones again. A token that APNs had
-    /// invalidated is valid again once the device registers it.
-    public func registerDevice(appKey: String, _ registration: DeviceRegistration) async throws -> RegisteredDevice {
+    /// A token belongs to the installation that registered it last, and knowing a token
+    /// proves nothing: a registration that carries a token another device of the app holds
+    /// gets the existing registration back only with `proof`, that registration's current
+    /// secret. Without it a new registration is made and the token moves to it; the other
+    /// device keeps its registration id, secret, alias and tags, but no longer that token.
+    /// - Parameter proof: the registration id and device secret the installation holds, if
+    ///   any: that registration is updated and kept (with a new secret) instead of a new one.
+    /// - Throws: `unauthorized` when `proof` doesn't authenticate a device of this app.
+    public func registerDevice(
+        appKey: String,
+        _ registration: DeviceRegistration,
+        proof: (registrationID: String, deviceSecret: String)? = nil
+    ) async throws -> RegisteredDevice {
         guard let appID = try await appID(appKey: appKey) else {
             throw HeraldError(.appNotFound, "app_key: no app with this key")
         }
         let secret = Identifiers.newDeviceSecret()
         let secretHash = Data(SecretHash.digest(secret))
-        let newID = Identifiers.newRegistrationID()
         let platform = registration.platform.rawValue
         let environment = registration.apnsToken == nil ? nil : (registration.apnsEnvironment ?? .production).rawValue
-        let conflictTarget: String =
-            if registration.apnsToken != nil {
-                "ON CONFLICT (app_id, apns_token) WHERE apns_token IS NOT NULL"
-            } else if registration.voipToken != nil {
-                "ON CONFLICT (app_id, voip_token) WHERE voip_token IS NOT NULL"
-            } else {
-                ""
-            }
-        var query: PostgresQuery = try """
-        INSERT INTO devices (app_id, registration_id, platform, secret_hash, apns_token, apns_environment, voip_token)
-        VALUES (\(appID), \(newID), \(platform), \(secretHash), \(registration.apnsToken), \(environment), \(registration.voipToken))
-        """
-        if !conflictTarget.isEmpty {
-            query.sql += """
-                 \(conflictTarget) DO UPDATE SET
-                    platform = EXCLUDED.platform, secret_hash = EXCLUDED.secret_hash,
-                    apns_environment = COALESCE(EXCLUDED.apns_environment, devices.apns_environment),
-                    voip_token = COALESCE(EXCLUDED.voip_token, devices.voip_token),
-                    apns_token = COALESCE(EXCLUDED.apns_token, devices.apns_token),
-                    token_valid = true, token_invalidated_at = NULL, updated_at = now()
-                """
-        }
-        query.sql += " RETURNING registration_id"
         do {
-            let rows = try await client.query(query, logger: logger)
-            for try await registrationID in rows.decode(String.self) {
-                return RegisteredDevice(registrationID: registrationID, deviceSecret: secret, created: registrationID == newID)
+            return try await transaction { connection in
+                var kept: Int64?
+                if let proof {
+                    kept = try await provenDevice(appID: appID, proof, on: connection)
+                }
+                // The tokens leave whichever other device of the app holds them.
+                if let token = registration.apnsToken {
+                    try await connection.query(
+                        """
+                        UPDATE devices SET apns_token = NULL, apns_environment = NULL, updated_at = now()
+                        WHERE app_id = \(appID) AND apns_token = \(token) AND id IS DISTINCT FROM \(kept)
+                        """,
+                        logger: logger
+                    )
+                }
+                if let token = registration.voipToken {
+                    try await connection.query(
+                        """
+                        UPDATE devices SET voip_token = NULL, updated_at = now()
+                        WHERE app_id = \(appID) AND voip_token = \(token) AND id IS DISTINCT FROM \(kept)
+                        """,
+                        logger: logger
+                    )
+                }
+                if let kept, let proof {
+                    try await connection.query(
+                        """
+                        UPDATE devices SET platform = \(platform), secret_hash = \(secretHash),
+                            apns_environment = COALESCE(\(environment), apns_environment),
+                            voip_token = COALESCE(\(registration.voipToken), voip_token),
+                            apns_token = COALESCE(\(registration.apnsToken), apns_token),
+                            token_valid = true, token_invalidated_at = NULL, updated_at = now()
+                        WHERE id = \(kept)
+                        """,
+                        logger: logger
+                    )
+                    return RegisteredDevice(registrationID: proof.registrationID, deviceSecret: secret, created: false)
+                }
+                let newID = Identifiers.newRegistrationID()
+                try await connection.query(
+                    """
+                    INSERT INTO devices (app_id, registration_id, platform, secret_hash, apns_token, apns_environment, voip_token)
+                    VALUES (\(appID), \(newID), \(platform), \(secretHash), \(registration.apnsToken), \(environment), \(registration.voipToken))
+                    """,
+                    logger: logger
+                )
+                return RegisteredDevice(registrationID: newID, deviceSecret: secret, created: true)
             }
         } catch  where Self.sqlState(error) == "23505" {
-            throw HeraldError(.conflict, "voip_token: registered to another device of this app")
+            // Another registration of the same token committed between our update and insert.
+            throw HeraldError(.conflict, "apns_token: being registered by another request at the same time; try again")
         }
-        throw HeraldError(.internalError, "device was not registered")
+    }
+
+    /// The id of the device `proof` authenticates in this app, locked for the registration.
+    private func provenDevice(
+        appID: Int64,
+        _ proof: (registrationID: String, deviceSecret: String),
+        on connection: PostgresConnection
+    ) async throws -> Int64 {
+        if Identifiers.isRegistrationID(proof.registrationID) {
+            let rows = try await connection.query(
+                """
+                SELECT id, secret_hash FROM devices
+                WHERE app_id = \(appID) AND registration_id = \(proof.registrationID) FOR UPDATE
+                """,
+                logger: logger
+            )
+            for try await (id, hash) in rows.decode((Int64, Data).self) where SecretHash.matches(proof.deviceSecret, stored: Array(hash)) {
+                return id
+            }
+        }
+        throw HeraldError(.unauthorized, "Authorization: wrong registration_id or device_secret for this app")
     }
 
     /// The device these credentials belong to, or nil.
