@@ -125,12 +125,23 @@ struct AppsCommand: AsyncParsableCommand {
         )
 
         @Argument(help: "The app key.") var appKey: String
+        @Flag(help: "Delete without asking (for scripts); otherwise the app key must be typed again on a terminal.")
+        var yes = false
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let client = try connection.client()
+            if !yes {
+                guard Terminal.stdinIsTTY else {
+                    throw CLIError.usage("deleting app \(appKey) removes all its devices, aliases, tags and messages: add --yes to confirm")
+                }
+                Terminal.write("This deletes app \(appKey) with all its devices, aliases, tags and messages.\nType the app key to confirm: ")
+                guard readLine()?.trimmingCharacters(in: .whitespaces) == appKey else {
+                    throw CLIError.usage("not confirmed: nothing was deleted")
+                }
+            }
             let response = try await client.delete("/admin/v1/apps/\(APIClient.segment(appKey))", .admin)
             try output.emit(response) { "deleted app \(appKey)" }
         }

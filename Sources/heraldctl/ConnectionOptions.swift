@@ -64,7 +64,13 @@ struct ConnectionOptions: ParsableArguments {
 
         func setting(_ flag: String?, _ variable: String, _ keyPath: KeyPath<Profile, String?>) -> Connection.Setting? {
             if let flag { return .init(value: flag, source: .flag) }
-            if let value = environment[variable], !value.isEmpty { return .init(value: value, source: .environment(variable)) }
+            if let value = environment[variable], !value.isEmpty {
+                // Said, not silent: a profile saved on purpose loses to a variable set long ago.
+                if let selected, let saved = selected.profile[keyPath: keyPath], saved != value {
+                    Terminal.warn("warning: \(variable) from the environment overrides profile '\(selected.name)' (unset it to use the profile)")
+                }
+                return .init(value: value, source: .environment(variable))
+            }
             if let selected, let value = selected.profile[keyPath: keyPath] { return .init(value: value, source: .profile(selected.name)) }
             return nil
         }

@@ -9,8 +9,27 @@ struct DeliveryWatcher {
     /// Give up after this long (exit status 75); `nil` waits until done or Ctrl-C.
     var timeout: Duration?
     var json: Bool
+    /// When to stop following.
+    var until: Until = .settled
 
-    /// Polls until the report says `done`, and returns the last report.
+    /// When a message counts as settled for the watcher.
+    enum Until: String, CaseIterable, Sendable {
+        /// Routing is over (the report's `done`): copies for offline devices may still wait in
+        /// their inboxes.
+        case routed
+        /// Routing is over and no copy waits in an inbox: each reached its device, APNs, or an
+        /// end (failed, expired, recalled, replaced).
+        case settled
+
+        func reached(_ report: ReceivedReport) -> Bool {
+            switch self {
+            case .routed: report.done
+            case .settled: report.done && report.waiting == 0 && report.pending == 0
+            }
+        }
+    }
+
+    /// Polls until the report reaches `until`, and returns the last report.
     @discardableResult
     func run() async throws -> ReceivedReport {
         let live = !json && Terminal.stdoutIsTTY
@@ -25,8 +44,13 @@ struct DeliveryWatcher {
             } else if !json, report != last {
                 Terminal.print(ProgressBar.counts(report) + (report.done ? "  done" : ""))
             }
+            if !json, report.done, report.waiting > 0, last.map({ !$0.done || $0.waiting != report.waiting }) ?? true {
+                let copies = report.waiting == 1 ? "1 copy waits" : "\(report.waiting) copies wait"
+                let more = until == .routed ? "heraldctl status \(messageID) --watch follows them" : "following them"
+                Terminal.warn("\(live ? "\n" : "")routing is done; \(copies) in an inbox for an offline device (\(more))")
+            }
             last = report
-            if report.done {
+            if until.reached(report) {
                 if live { Terminal.write("\n") }
                 if json {
                     Terminal.printRaw(body)

@@ -64,7 +64,10 @@ struct PushCommand: AsyncParsableCommand {
     @Option(help: "The APNs priority: 10 (now), 5 (power-friendly) or 1.") var priority: Int?
 
     @Flag(help: "Only count the audience (POST /v3/push/validate); send nothing.") var dryRun = false
-    @Flag(help: "After sending, follow delivery until the message settles (with --json: the final report as a second JSON line).")
+    @Flag(
+        help:
+            "After sending, follow delivery until routing is done; copies for offline devices may still wait (heraldctl status --watch follows them). With --json: the final report as a second JSON line."
+    )
     var wait = false
     @Option(help: ArgumentHelp("With --wait: give up after this many seconds (exit status 75).", valueName: "seconds"))
     var waitTimeout: Double?
@@ -200,7 +203,8 @@ struct PushCommand: AsyncParsableCommand {
                 client: client,
                 messageID: accepted.messageID,
                 timeout: waitTimeout.map { .milliseconds(Int($0 * 1000)) },
-                json: output.json
+                json: output.json,
+                until: .routed
             )
             try await watcher.run()
         }

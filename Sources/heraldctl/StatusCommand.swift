@@ -1,5 +1,7 @@
 import ArgumentParser
 
+extension DeliveryWatcher.Until: ExpressibleByArgument {}
+
 /// `heraldctl status`: how far delivery of pushes has got, per message or per device.
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -8,7 +10,11 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             Columns: TARGETED devices, PENDING not routed yet, TCP delivered over the long \
             connection, APNS handed to APNs, FAILED at APNs, WAITING stored for an offline device, \
-            OPENED, RECALLED, REPLACED, EXPIRED; DONE once routing is over.
+            OPENED, RECALLED and REPLACED (copies cancelled before they were delivered: a copy \
+            already delivered counts where it was delivered, and its device is told to remove it), \
+            EXPIRED; DONE once routing is over (copies may still be WAITING).
+            --watch follows the message until it settles: routing done and no copy waiting \
+            (--until routed stops when routing is done).
             Examples:
               heraldctl status 1a2b3c4d5e 6f7a8b9c0d
               heraldctl status 1a2b3c4d5e --watch
@@ -21,6 +27,13 @@ struct StatusCommand: AsyncParsableCommand {
     var watch = false
     @Option(help: ArgumentHelp("With --watch: give up after this many seconds (exit status 75).", valueName: "seconds"))
     var waitTimeout: Double?
+    @Option(
+        help: ArgumentHelp(
+            "With --watch: stop when every copy has settled (settled, the default) or when routing is done (routed).",
+            valueName: "settled|routed"
+        )
+    )
+    var until: DeliveryWatcher.Until?
     @Option(name: .customLong("rid"), help: ArgumentHelp("Show the status at these devices (repeatable).", valueName: "rid"))
     var registrationIDs: [String] = []
 
@@ -33,6 +46,7 @@ struct StatusCommand: AsyncParsableCommand {
         if watch || !registrationIDs.isEmpty, messageIDs.count > 1 {
             throw ValidationError("\(watch ? "--watch" : "--rid") takes exactly one message id.")
         }
+        if until != nil, !watch { throw ValidationError("--until goes with --watch.") }
         if let waitTimeout {
             if !watch { throw ValidationError("--wait-timeout goes with --watch.") }
             if waitTimeout <= 0 { throw ValidationError("--wait-timeout must be more than 0 seconds.") }
@@ -46,7 +60,8 @@ struct StatusCommand: AsyncParsableCommand {
                 client: client,
                 messageID: messageIDs[0],
                 timeout: waitTimeout.map { .milliseconds(Int($0 * 1000)) },
-                json: output.json
+                json: output.json,
+                until: until ?? .settled
             )
             try await watcher.run()
         } else if !registrationIDs.isEmpty {

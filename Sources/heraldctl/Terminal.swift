@@ -32,6 +32,9 @@ enum Terminal {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
+    /// Whether stdin is a terminal, where a question can be answered.
+    static var stdinIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
+
     /// Whether stdout is a terminal, where live progress can be redrawn in place.
     static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
 

@@ -34,12 +34,18 @@ import Testing
             #expect(shown.field("name") == "Shop")
             #expect(shown.field("apns") == "-")
 
-            let deleted = try await test.admin("apps", "delete", appKey)
+            // Without --yes and without a terminal to ask on, nothing is deleted.
+            let unconfirmed = try await test.admin("apps", "delete", appKey)
+            #expect(unconfirmed.status == 64, "\(unconfirmed)")
+            #expect(unconfirmed.stderr.contains("add --yes to confirm"))
+            #expect(try await test.store.app(appKey: appKey) != nil)
+
+            let deleted = try await test.admin("apps", "delete", appKey, "--yes")
             #expect(deleted.status == 0, "\(deleted)")
             #expect(deleted.stdout == "deleted app \(appKey)\n")
             #expect(try await test.store.app(appKey: appKey) == nil)
 
-            let again = try await test.admin("apps", "delete", appKey)
+            let again = try await test.admin("apps", "delete", appKey, "--yes")
             #expect(again.status == 1)
             #expect(again.stdout.isEmpty)
             #expect(again.stderr == "error 1006: app_key: no app with this key\n")

@@ -132,6 +132,9 @@ import Testing
             #expect(down.status == 69)
             let envWins = try await test.heraldctl(["tags", "list", "--profile", "down"], environment: ["HERALD_URL": test.url])
             #expect(envWins.status == 0, "\(envWins)")
+            // Said, not silent; and not said when the profile wins.
+            #expect(envWins.stderr == "warning: HERALD_URL from the environment overrides profile 'down' (unset it to use the profile)\n")
+            #expect(!down.stderr.contains("warning"))
             let flagWins = try await test.heraldctl(
                 ["tags", "list", "--profile", "down", "--url", test.url],
                 environment: ["HERALD_URL": "http://127.0.0.1:1"]

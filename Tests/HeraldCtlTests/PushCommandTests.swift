@@ -152,6 +152,25 @@ import Testing
         }
     }
 
+    @Test func watchFollowsCopiesWaitingInAnInboxUntilTheySettle() async throws {
+        try await CenterCtlTest.run { test in
+            // Offline and without APNs: the copy waits in the inbox once routing is done.
+            _ = try await test.linuxDevice(alias: "dave")
+            let sent = try await test.heraldctl("push", "--alias", "dave", "--message", "hello", "--wait", "--wait-timeout", "30")
+            #expect(sent.status == 0, "\(sent)")
+            #expect(sent.stderr.contains("routing is done; 1 copy waits in an inbox for an offline device"), "\(sent)")
+            let msgID = try #require(sent.messageID)
+
+            // Not settled: --watch keeps following, and says why.
+            let watched = try await test.heraldctl("status", msgID, "--watch", "--wait-timeout", "2")
+            #expect(watched.status == 75, "\(watched)")
+            #expect(watched.stderr.contains("1 copy waits in an inbox for an offline device (following them)"), "\(watched)")
+            let routed = try await test.heraldctl("status", msgID, "--watch", "--until", "routed", "--wait-timeout", "30")
+            #expect(routed.status == 0, "\(routed)")
+            #expect(try await test.heraldctl("status", msgID, "--until", "routed").status == 64)
+        }
+    }
+
     @Test func aSilentPushIsABackgroundAPNsPushWithItsExtras() async throws {
         try await CenterCtlTest.run { test in
             let device = try await test.iosDevice()
