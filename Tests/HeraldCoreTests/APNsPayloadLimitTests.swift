@@ -1,6 +1,7 @@
 import Foundation
-import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 /// A push whose APNs payload APNs would refuse is refused at acceptance, and a notification
 /// that only wakes the app goes as a background push.
@@ -46,6 +47,23 @@ import Testing
         let real = PushRendering.apnsPayload(fitting, messageID: Identifiers.newMessageID(milliseconds: 1), badge: 99)
         #expect(real.count <= 4096)
         #expect(throws: HeraldError.self) { try push(4096 - overhead + 1).validated() }
+    }
+
+    @Test func theQuickBoundIsNeverBelowTheRenderedSize() throws {
+        // Every field set, with the largest badge, and strings that escape to 6 bytes a byte.
+        let control = String(repeating: "\u{01}", count: 40)
+        let bodies = [
+            #"{"audience":"all","notification":{"ios":{"alert":{"title":"","subtitle":"","body":""},"sound":"","badge":9223372036854775807,"thread-id":"","category":"","content-available":true,"mutable-content":true,"interruption-level":"time-sensitive","extras":{"":""}}},"options":{"identifier":"\#(String(repeating: "i", count: 64))"}}"#,
+            #"{"audience":"all","notification":{"ios":{"alert":"a","badge":"+99999","extras":{"a":"","b":"","c":"","d":""}}}}"#,
+        ]
+        var pushes = try bodies.map { try request($0).validated() }
+        var escaped = pushes[0]
+        escaped.notification?.ios?.alert = .parts(title: control, subtitle: control, body: control)
+        escaped.notification?.ios?.extras = [control: control]
+        pushes.append(escaped)
+        for push in pushes {
+            #expect(PushRendering.apnsPayloadQuickBound(push) >= PushRendering.apnsPayloadSizeBound(push))
+        }
     }
 
     @Test func voipPushesHaveTheirLargerLimit() throws {

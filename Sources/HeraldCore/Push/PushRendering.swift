@@ -77,6 +77,27 @@ public enum PushRendering {
         return apnsPayload(push, messageID: messageID, badge: badge).count
     }
 
+    /// A bound no rendering can exceed: every string byte escaped (6 bytes at most), plus
+    /// the keys, punctuation and numbers of the largest `aps` and `herald` objects.
+    static func apnsPayloadQuickBound(_ push: Push) -> Int {
+        let notification = push.notification
+        let ios = notification?.ios
+        var bytes = 0
+        switch ios?.alert {
+        case .text(let text): bytes += text.utf8.count
+        case .parts(let title, let subtitle, let body):
+            bytes += (title?.utf8.count ?? 0) + (subtitle?.utf8.count ?? 0) + (body?.utf8.count ?? 0)
+        case nil: bytes += notification?.alert?.utf8.count ?? 0
+        }
+        bytes += (ios?.sound?.utf8.count ?? 0) + (ios?.threadID?.utf8.count ?? 0) + (ios?.category?.utf8.count ?? 0)
+        bytes += ios?.interruptionLevel?.utf8.count ?? 0
+        var extras = 0
+        for (key, value) in ios?.extras ?? [:] { extras += key.utf8.count + value.utf8.count }
+        bytes += extras + PushLimits.maxIdentifierBytes + Identifiers.messageIDLength
+        // Keys, quotes, colons, commas and braces: at most 300 bytes, 6 per extra.
+        return bytes * 6 + 300 + 6 * (ios?.extras?.count ?? 0)
+    }
+
     /// A silent APNs push that tells the app to remove the notifications with these
     /// identifiers: every identifier still pending recall for the device, since APNs
     /// coalesces background pushes.

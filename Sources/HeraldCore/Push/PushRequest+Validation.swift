@@ -53,6 +53,8 @@ extension PushRequest {
     private static func checkAPNsPayloadSize(_ push: Push) throws(HeraldError) {
         guard push.notification != nil else { return }
         let limit = push.pushType == .voip ? PushLimits.maxAPNsVoIPPayloadBytes : PushLimits.maxAPNsPayloadBytes
+        // Most pushes are far below the limit even with every byte escaped: no rendering.
+        guard PushRendering.apnsPayloadQuickBound(push) > limit else { return }
         let size = PushRendering.apnsPayloadSizeBound(push)
         guard size > limit else { return }
         throw .limit(
