@@ -12,9 +12,13 @@ public struct GatewayConfiguration: Sendable {
     public var maximumKeepAlive: Duration
     /// Unacknowledged messages in flight per connection.
     public var maxInFlight: Int
-    /// Messages queued per connection behind the in-flight window; more closes the connection
-    /// (stored messages wait in the inbox for the next connection).
+    /// Messages queued per connection behind the in-flight window. Stored messages beyond it
+    /// wait in the inbox and are read as the window frees; more messages that aren't stored
+    /// (time to live 0) close the connection.
     public var maxQueued: Int
+    /// Stored messages read from a device's inbox at a time: a device with more gets the
+    /// next page as its acknowledgements free the window (at most `maxQueued`).
+    public var replayPageSize: Int
     /// Largest MQTT packet accepted from a device.
     public var maxPacketSize: Int
     /// How long authentication results are cached, so a reconnect storm doesn't become a query storm.
@@ -50,6 +54,7 @@ public struct GatewayConfiguration: Sendable {
         maximumKeepAlive: Duration = .seconds(1800),
         maxInFlight: Int = 32,
         maxQueued: Int = 1000,
+        replayPageSize: Int = 500,
         maxPacketSize: Int = 64 * 1024,
         authCacheTTL: Duration = .seconds(60),
         slowConsumerTimeout: Duration = .seconds(30),
@@ -64,6 +69,7 @@ public struct GatewayConfiguration: Sendable {
         self.maximumKeepAlive = maximumKeepAlive
         self.maxInFlight = maxInFlight
         self.maxQueued = maxQueued
+        self.replayPageSize = replayPageSize
         self.maxPacketSize = maxPacketSize
         self.authCacheTTL = authCacheTTL
         self.slowConsumerTimeout = slowConsumerTimeout

@@ -169,9 +169,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
             authenticate(clientID: clientID, username: username, password: password, channel: channelContext.channel)
         case .acceptSession(let registrationID):
             startSession(registrationID, channel: channelContext.channel)
-        case .loadInbox(let packets):
+        case .loadInbox(let after, let packets):
             if !packets.isEmpty { send(packets, channelContext) }
-            loadInbox(channel: channelContext.channel)
+            loadInbox(after: after, channel: channelContext.channel)
         case .send(let packets):
             send(packets, channelContext)
         case .sendAndClose(let packet, let reason):
@@ -185,11 +185,12 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         case .close(let reason):
             channelContext.close(promise: nil)
             recordClose(reason)
-        case .acknowledged(let outgoing, let ackedThrough, let next):
+        case .acknowledged(let outgoing, let ackedThrough, let next, let loadAfter):
             context.metrics.acknowledgements.increment()
             resolveWaiter(for: outgoing)
             if let ackedThrough, let device { context.acks.acknowledged(deviceID: device.deviceID, through: ackedThrough) }
             if !next.isEmpty { send(next, channelContext) }
+            if let loadAfter { loadInbox(after: loadAfter, channel: channelContext.channel) }
         case .alreadyAcknowledged(let outgoing):
             resolveWaiter(for: outgoing)
         case .deviceEvent(let payload, let reply):
@@ -266,18 +267,20 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
             previous.eventLoop.execute { previous.handler.value.takenOver() }
         }
         context.acks.connected(deviceID: device.deviceID)
-        loadInbox(channel: channel)
+        loadInbox(after: 0, channel: channel)
     }
 
-    /// Loads the device's unacknowledged messages and hands them to the session. A load
-    /// that fails closes the connection: the device reconnects and its replay loads again.
-    private func loadInbox(channel: any Channel) {
+    /// Loads a page of the device's unacknowledged messages after seq `after` and hands it
+    /// to the session. A load that fails closes the connection: the device reconnects and
+    /// its replay loads again.
+    private func loadInbox(after: Int64, channel: any Channel) {
         guard let device else { return }
         let store = context.store
         let acks = context.acks
+        let pageSize = max(1, min(context.configuration.replayPageSize, context.configuration.maxQueued))
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
         Task {
-            let snapshot = try? await store.pendingInbox(deviceID: device.deviceID)
+            let snapshot = try? await store.pendingInbox(deviceID: device.deviceID, after: after, limit: pageSize)
             let acked = acks.pendingAcknowledgement(deviceID: device.deviceID) ?? 0
             let replay = (snapshot?.messages ?? []).filter { $0.seq > acked }.map {
                 Outgoing(seq: $0.seq, messageID: $0.messageID, payload: ByteBuffer(bytes: $0.payload), dup: true, token: 0)
@@ -289,7 +292,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
                     return
                 }
                 handler.context.metrics.replays.increment(by: replay.count)
-                handler.perform(handler.machine.replayLoaded(replay, through: snapshot.through))
+                handler.perform(handler.machine.replayLoaded(replay, through: snapshot.through, complete: snapshot.isComplete))
             }
         }
     }

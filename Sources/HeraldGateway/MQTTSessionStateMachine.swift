@@ -7,7 +7,15 @@ import NIOCore
 /// actions out. The channel handler executes the actions.
 ///
 /// Lifecycle: awaiting CONNECT → authenticating → replaying (loading the inbox; live
-/// stored messages are held back so order is kept) → active → closed.
+/// stored messages are held back so order is kept) → active → closed. A connection goes
+/// back to replaying whenever it loads the inbox again.
+///
+/// The inbox is read a page at a time: when a load stops at its page size, the next page
+/// is read as soon as acknowledgements leave fewer than a window's worth queued, so a
+/// device with any number of stored messages gets them all, in order, on one connection.
+/// A live stored message that can't be queued (it skips a seq, or the queue is full) is
+/// left to the store, which has it, and read with the next page: a device that doesn't
+/// acknowledge holds at most its in-flight window and a bounded queue in memory.
 ///
 /// Stored messages go out in seq order, so the device's in-order PUBACKs make "acknowledged
 /// through" exact. A live message whose seq skips one (concurrent fan-outs can reach the
@@ -34,8 +42,9 @@ struct MQTTSessionStateMachine {
         case authenticate(clientID: String, username: String, password: String, keepAlive: UInt16)
         /// CONNACK accepted, then register the session and load the inbox.
         case acceptSession(registrationID: String)
-        /// Send these, then load the inbox again (a live message skipped a seq).
-        case loadInbox(sendFirst: [MQTTPacket])
+        /// Send these, then load the inbox's messages after `after` (the next page, or a
+        /// live message skipped a seq).
+        case loadInbox(after: Int64, sendFirst: [MQTTPacket])
         /// A live copy of a message this connection already had acknowledged (an inbox load
         /// brought it first): nothing to send, its sender learns it was acknowledged.
         case alreadyAcknowledged(Outgoing)
@@ -43,7 +52,8 @@ struct MQTTSessionStateMachine {
         case sendAndClose(MQTTPacket, CloseReason)
         case close(CloseReason)
         /// A message was acknowledged; `ackedThrough` is the new inbox position, if it moved.
-        case acknowledged(Outgoing, ackedThrough: Int64?, then: [MQTTPacket])
+        /// Send `then`, and load the inbox's messages after `loadAfter` if there is one.
+        case acknowledged(Outgoing, ackedThrough: Int64?, then: [MQTTPacket], loadAfter: Int64?)
         /// A device event on its events topic; `reply` acknowledges a QoS 1 publish.
         case deviceEvent(ByteBuffer, reply: MQTTPacket?)
     }
@@ -82,10 +92,15 @@ struct MQTTSessionStateMachine {
         /// Every seq up to this one was loaded from the inbox or came live: a live message
         /// above the next one waits for a load.
         var knownThrough: Int64 = 0
+        /// The store holds seqs above `knownThrough` that this connection hasn't queued: a
+        /// load stopped at its page size, or live messages were left to the store.
+        var storeAhead = false
     }
 
     private(set) var state: State = .awaitingConnect
     let maxInFlight: Int
+    /// Messages queued behind the window: a stored message beyond it is left to the store;
+    /// one that isn't stored (time to live 0) closes the connection as a slow consumer.
     let maxQueued: Int
 
     init(maxInFlight: Int, maxQueued: Int) {
@@ -159,10 +174,10 @@ struct MQTTSessionStateMachine {
             // Nothing may come before the CONNACK.
             return closeNow(.protocolViolation)
         case .replaying, .active:
-            let active = phase == .active
+            var loading = phase == .replaying
             var session = takeSession()
-            let action = sessionPacket(packet, &session, active: active)
-            if isOpen { state = active ? .active(session) : .replaying(session) }
+            let action = sessionPacket(packet, &session, loading: &loading)
+            if isOpen { state = loading ? .replaying(session) : .active(session) }
             return action
         case .closed:
             return .none
@@ -171,7 +186,7 @@ struct MQTTSessionStateMachine {
         }
     }
 
-    private mutating func sessionPacket(_ packet: MQTTPacket, _ session: inout Session, active: Bool) -> Action {
+    private mutating func sessionPacket(_ packet: MQTTPacket, _ session: inout Session, loading: inout Bool) -> Action {
         switch packet {
         case .pingReq:
             return .send([.pingResp])
@@ -195,8 +210,13 @@ struct MQTTSessionStateMachine {
                     }
                 }
             }
-            let next = active ? drain(&session) : []
-            return .acknowledged(outgoing, ackedThrough: moved, then: next)
+            let next = drain(&session)
+            var loadAfter: Int64?
+            if !loading, let after = nextLoad(&session) {
+                loading = true
+                loadAfter = after
+            }
+            return .acknowledged(outgoing, ackedThrough: moved, then: next, loadAfter: loadAfter)
         case .subscribe(let subscribe):
             let own = ["herald/\(session.registrationID)/push", "herald/\(session.registrationID)/#"]
             let codes = subscribe.subscriptions.map { subscription -> MQTTPacket.SubAck.ReturnCode in
@@ -234,43 +254,54 @@ struct MQTTSessionStateMachine {
         }
     }
 
-    /// The inbox was loaded: send it (DUP), then what arrived meanwhile, in order. Loaded
-    /// messages this connection already had acknowledged (the store hears of acks in
-    /// batches) are not sent again.
-    mutating func replayLoaded(_ messages: [Outgoing], through: Int64) -> Action {
+    /// A page of the inbox was loaded (`complete`: it reached the device's latest seq):
+    /// send it, then what arrived meanwhile, in order. Loaded messages this connection
+    /// already had acknowledged (the store hears of acks in batches) are not sent again.
+    mutating func replayLoaded(_ messages: [Outgoing], through: Int64, complete: Bool) -> Action {
         guard phase == .replaying else { return .none }
         var session = takeSession()
         for message in messages where message.seq.map({ $0 > session.ackedThrough }) ?? true {
             enqueue(message, into: &session)
         }
         session.knownThrough = max(session.knownThrough, through)
+        if !complete { session.storeAhead = true }
         let held = session.heldBack
         session.heldBack = []
-        var gap = false
-        for message in held {
-            if gap || !takeInOrder(message, &session) {
-                gap = true
-                session.heldBack.append(message)
-            }
+        for message in held where message.seq.map({ $0 > session.ackedThrough }) ?? true {
+            // One that can't be queued is in the store: a later page brings it.
+            if !takeInOrder(message, &session) { session.storeAhead = true }
         }
-        if session.queue.count > maxQueued { return closeNow(.slowConsumer) }
+        // Stored messages are queued within bounds (a page, the held-back ones), so the
+        // queue's limit, for unstored ones, isn't checked here.
         let packets = drain(&session)
-        if gap {
+        if let after = nextLoad(&session) {
             state = .replaying(session)
-            return .loadInbox(sendFirst: packets)
+            return .loadInbox(after: after, sendFirst: packets)
         }
         state = .active(session)
         return packets.isEmpty ? .none : .send(packets)
     }
 
-    /// Queues a live message unless its seq skips one; false when it must wait.
+    /// Queues a live message unless its seq skips one or the queue has no room for another
+    /// stored message; false when it is left to the store.
     private func takeInOrder(_ message: Outgoing, _ session: inout Session) -> Bool {
         if let seq = message.seq {
-            guard seq <= session.knownThrough + 1 else { return false }
+            guard seq <= session.knownThrough || (seq == session.knownThrough + 1 && session.queue.count < maxQueued) else {
+                return false
+            }
             session.knownThrough = max(session.knownThrough, seq)
         }
         enqueue(message, into: &session)
         return true
+    }
+
+    /// Where the next inbox load starts, if the store holds more and fewer than a window's
+    /// worth are queued (the window stays full while the page loads). The caller moves to
+    /// `.replaying`.
+    private func nextLoad(_ session: inout Session) -> Int64? {
+        guard session.storeAhead, session.queue.count < maxInFlight else { return nil }
+        session.storeAhead = false
+        return session.knownThrough
     }
 
     /// A live message for this device.
@@ -279,7 +310,12 @@ struct MQTTSessionStateMachine {
         case .replaying:
             var session = takeSession()
             if message.seq != nil {
-                session.heldBack.append(message)
+                // Held for the load under way, within bounds; past them, left to the store.
+                if session.heldBack.count < maxInFlight {
+                    session.heldBack.append(message)
+                } else {
+                    session.storeAhead = true
+                }
                 state = .replaying(session)
                 return .none
             }
@@ -291,9 +327,16 @@ struct MQTTSessionStateMachine {
                 return .alreadyAcknowledged(message)
             }
             guard takeInOrder(message, &session) else {
-                session.heldBack.append(message)
-                state = .replaying(session)
-                return .loadInbox(sendFirst: [])
+                // The next load brings it (it was stored before it was handed over); held
+                // meanwhile, within bounds, in case that load was cut short.
+                if session.heldBack.count < maxInFlight { session.heldBack.append(message) }
+                session.storeAhead = true
+                if let after = nextLoad(&session) {
+                    state = .replaying(session)
+                    return .loadInbox(after: after, sendFirst: [])
+                }
+                state = .active(session)
+                return .none
             }
             return sendQueued(&session, replaying: false)
         default:
@@ -321,6 +364,10 @@ struct MQTTSessionStateMachine {
         guard phase == .active else { return .none }
         var session = takeSession()
         let packets = drain(&session)
+        if let after = nextLoad(&session) {
+            state = .replaying(session)
+            return .loadInbox(after: after, sendFirst: packets)
+        }
         state = .active(session)
         return packets.isEmpty ? .none : .send(packets)
     }

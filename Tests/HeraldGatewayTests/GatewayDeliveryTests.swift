@@ -117,6 +117,69 @@ import Testing
         }
     }
 
+    /// More stored messages than a page of the inbox (and than the 1,000 a replay once
+    /// stopped at): one connection gets them all, in order, each once, as it acknowledges.
+    @Test func aDeviceWithThousandsOfStoredMessagesGetsThemAllInOrderOnOneConnection() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret) = try await test.device()
+            let count = 2_500
+            let texts = (0..<count).map { "m\($0)" }
+            _ = try await test.store.enqueue(
+                texts.map { InboxBroadcast(deviceIDs: [device.deviceID], messageID: $0, payload: Array($0.utf8), expiresAt: .distantFuture) }
+            )
+            let client = try await test.connect(device, secret: secret)
+            var received: [String] = []
+            while received.count < count, let publish = try await client.nextPublish() { received.append(String(buffer: publish.payload)) }
+            // (Counted and compared apart: a failure prints two numbers, not 5,000 strings.)
+            #expect(received.count == count)
+            #expect(received.elementsEqual(texts))
+            #expect(try await client.nextPublish(timeout: .milliseconds(300)) == nil)
+            #expect(client.channel.isActive)
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == Int64(count) })
+        }
+    }
+
+    /// A device that reads nothing while many stored messages are pushed to it holds its
+    /// in-flight window and no more (the rest stays in the store, the connection stays
+    /// up), other devices are served meanwhile, and once it acknowledges it gets
+    /// everything, in order, each once.
+    @Test func aDeviceThatDoesNotAcknowledgeHoldsItsWindowAndDisturbsNoOtherDevice() async throws {
+        try await GatewayTest.run(configuration: .test(maxInFlight: 4, maxQueued: 20)) { test in
+            let (device, _, client) = try await test.connectedDevice()
+            let (other, _, otherClient) = try await test.connectedDevice()
+            let count = 200
+            let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
+                for index in 0..<count {
+                    group.addTask { try await test.gateway.deliver(test.message("m\(index)", id: "m\(index)"), to: device, ackTimeout: .seconds(1)) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.count == count)
+            var window: [MQTTPacket.Publish] = []
+            while let publish = try await client.nextPublish(acknowledge: false, timeout: .milliseconds(500)) { window.append(publish) }
+            #expect(window.count == 4)
+            #expect(client.channel.isActive)
+
+            async let otherOutcome = test.gateway.deliver(test.message("meanwhile"), to: other)
+            #expect(try await otherClient.nextPublish().map { String(buffer: $0.payload) } == "meanwhile")
+            #expect(try await otherOutcome == .acknowledged)
+
+            for publish in window { try await client.send(.pubAck(packetID: try #require(publish.packetID))) }
+            var received = window.map { String(buffer: $0.payload) }
+            while received.count < count, let publish = try await client.nextPublish() { received.append(String(buffer: publish.payload)) }
+            #expect(try await client.nextPublish(timeout: .milliseconds(300)) == nil)
+            let rows = try await test.store.client.query(
+                "SELECT message_id FROM device_messages WHERE device_id = \(device.deviceID) ORDER BY seq",
+                logger: TestDatabase.logger
+            )
+            var stored: [String] = []
+            for try await id in rows.decode(String.self) { stored.append(id) }
+            #expect(stored.count == count)
+            #expect(received.count == count)
+            #expect(received.elementsEqual(stored))
+        }
+    }
+
     @Test func anUnacknowledgedMessageIsReplayedOnTheNextConnection() async throws {
         try await GatewayTest.run { test in
             let (device, secret, client) = try await test.connectedDevice()

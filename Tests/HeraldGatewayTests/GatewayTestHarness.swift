@@ -101,14 +101,20 @@ struct TestFailure: Error, CustomStringConvertible {
 
 extension GatewayConfiguration {
     /// A gateway on 127.0.0.1 and a free port.
-    static func test(connectTimeout: Duration = .seconds(5), minimumKeepAlive: Duration = .seconds(10), maxInFlight: Int = 32) -> Self {
+    static func test(
+        connectTimeout: Duration = .seconds(5),
+        minimumKeepAlive: Duration = .seconds(10),
+        maxInFlight: Int = 32,
+        maxQueued: Int = 1000
+    ) -> Self {
         GatewayConfiguration(
             host: "127.0.0.1",
             port: 0,
             nodeID: "test-node",
             connectTimeout: connectTimeout,
             minimumKeepAlive: minimumKeepAlive,
-            maxInFlight: maxInFlight
+            maxInFlight: maxInFlight,
+            maxQueued: maxQueued
         )
     }
 }

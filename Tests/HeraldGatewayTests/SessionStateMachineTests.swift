@@ -11,7 +11,7 @@ import Testing
 @Suite struct SessionStateMachineTests {
     @Test func aLiveSeqThatSkipsOneWaitsForTheInboxThenAllGoOutInOrder() throws {
         var machine = try Self.activeMachine(through: 4)
-        guard case .loadInbox(let first) = machine.deliver(Self.message(seq: 7)), first.isEmpty else {
+        guard case .loadInbox(_, let first) = machine.deliver(Self.message(seq: 7)), first.isEmpty else {
             Issue.record("seq 7 skips 5 and 6: the inbox is loaded, nothing sent")
             return
         }
@@ -19,7 +19,7 @@ import Testing
             Issue.record("while the inbox loads, stored messages wait")
             return
         }
-        let action = machine.replayLoaded([5, 6, 7].map { Self.message(seq: $0, dup: true) }, through: 7)
+        let action = machine.replayLoaded([5, 6, 7].map { Self.message(seq: $0, dup: true) }, through: 7, complete: true)
         let packetIDs = try Self.published(action)
         #expect(packetIDs.map(\.seq) == [5, 6, 7])
         // The device acknowledges in the order it received: the position follows.
@@ -40,7 +40,7 @@ import Testing
             Issue.record("seq 3 skips 1 and 2")
             return
         }
-        let packetIDs = try Self.published(machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3))
+        let packetIDs = try Self.published(machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3, complete: true))
         #expect(packetIDs.map(\.seq) == [1, 2, 3])
         for seq in [1, 2] {
             guard case .none = machine.deliver(Self.message(seq: seq)) else {
@@ -59,7 +59,7 @@ import Testing
             return
         }
         // The store hasn't heard of the acknowledgement of 1 yet: the load still has it.
-        let loaded = try Self.published(machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3))
+        let loaded = try Self.published(machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3, complete: true))
         #expect(loaded.map(\.seq) == [2, 3])
     }
 
@@ -69,12 +69,13 @@ import Testing
             Issue.record("seq 3 skips 1 and 2")
             return
         }
-        guard case .loadInbox(let sent) = machine.replayLoaded([Self.message(seq: 1, dup: true)], through: 1) else {
+        guard case .loadInbox(let after, let sent) = machine.replayLoaded([Self.message(seq: 1, dup: true)], through: 1, complete: false) else {
             Issue.record("2 is still missing: load again")
             return
         }
+        #expect(after == 1)
         #expect(try Self.published(.send(sent)).map(\.seq) == [1])
-        let rest = try Self.published(machine.replayLoaded([2, 3].map { Self.message(seq: $0, dup: true) }, through: 3))
+        let rest = try Self.published(machine.replayLoaded([2, 3].map { Self.message(seq: $0, dup: true) }, through: 3, complete: true))
         #expect(rest.map(\.seq) == [2, 3])
     }
 
@@ -103,11 +104,86 @@ import Testing
         }
     }
 
+    /// A device with more stored messages than a page: as its acknowledgements free the
+    /// window, the page after the last one is loaded, and everything goes out in order.
+    @Test func aPageCutShortByItsLimitIsFollowedByTheNextAsTheWindowFrees() throws {
+        var machine = try Self.connectedMachine()
+        let first = try Self.published(machine.replayLoaded((1...20).map { Self.message(seq: $0) }, through: 20, complete: false))
+        #expect(first.map(\.seq) == Array(1...8))
+        var sent = first
+        var loadAfter: Int64?
+        var acknowledged = 0
+        while loadAfter == nil, acknowledged < sent.count {
+            guard case .acknowledged(_, _, let next, let after) = machine.packetReceived(.pubAck(packetID: sent[acknowledged].packetID)) else {
+                Issue.record("a PUBACK of a message in flight")
+                return
+            }
+            acknowledged += 1
+            sent += try Self.published(.send(next))
+            loadAfter = after
+        }
+        // Fewer than a window's worth (8) queued: the next page is read, after the last seq loaded.
+        #expect(loadAfter == 20)
+        #expect(acknowledged == 5)
+        var rest = try Self.published(machine.replayLoaded((21...25).map { Self.message(seq: $0) }, through: 25, complete: true))
+        while acknowledged < sent.count + rest.count {
+            let packetID = acknowledged < sent.count ? sent[acknowledged].packetID : rest[acknowledged - sent.count].packetID
+            guard case .acknowledged(_, _, let next, let after) = machine.packetReceived(.pubAck(packetID: packetID)) else {
+                Issue.record("a PUBACK of a message in flight")
+                return
+            }
+            #expect(after == nil)
+            rest += try Self.published(.send(next))
+            acknowledged += 1
+        }
+        #expect((sent + rest).map(\.seq) == Array(1...25))
+    }
+
+    /// Live stored messages for a device that never acknowledges: it holds its window and
+    /// a bounded queue; the rest is left to the store and loaded, in order, once it
+    /// acknowledges.
+    @Test func aDeviceThatNeverAcknowledgesHoldsAWindowAndABoundedQueue() throws {
+        var machine = MQTTSessionStateMachine(maxInFlight: 8, maxQueued: 20)
+        _ = machine.packetReceived(.connect(.init(clientID: "rid", username: "app", password: ByteBuffer(string: "secret"))))
+        _ = machine.authenticated(.accepted(GatewayDevice(deviceID: 1, appID: 1, registrationID: "rid")))
+        _ = machine.replayLoaded([], through: 0, complete: true)
+        var sent: [(packetID: UInt16, seq: Int64)] = []
+        for seq in 1...10_000 {
+            let action = machine.deliver(Self.message(seq: seq))
+            if case .send = action { sent += try Self.published(action) }
+        }
+        #expect(machine.isOpen)
+        #expect(sent.map(\.seq) == Array(1...8))
+        // Its window, a full queue and, for the next load, a window's worth held back.
+        #expect(machine.unacknowledged().count == 8 + 20 + 8)
+        // As it acknowledges, the queued ones go out, then the store is read after them.
+        var acknowledged = 0
+        var loadAfter: Int64?
+        while loadAfter == nil, acknowledged < sent.count {
+            guard case .acknowledged(_, _, let next, let after) = machine.packetReceived(.pubAck(packetID: sent[acknowledged].packetID)) else {
+                Issue.record("a PUBACK of a message in flight")
+                return
+            }
+            acknowledged += 1
+            sent += try Self.published(.send(next))
+            loadAfter = after
+        }
+        #expect(loadAfter == 28)
+        #expect(sent.map(\.seq) == Array(1...sent.count).map(Int64.init))
+    }
+
+    private static func connectedMachine() throws -> MQTTSessionStateMachine {
+        var machine = MQTTSessionStateMachine(maxInFlight: 8, maxQueued: 100)
+        _ = machine.packetReceived(.connect(.init(clientID: "rid", username: "app", password: ByteBuffer(string: "secret"))))
+        _ = machine.authenticated(.accepted(GatewayDevice(deviceID: 1, appID: 1, registrationID: "rid")))
+        return machine
+    }
+
     private static func activeMachine(through: Int64) throws -> MQTTSessionStateMachine {
         var machine = MQTTSessionStateMachine(maxInFlight: 8, maxQueued: 100)
         _ = machine.packetReceived(.connect(.init(clientID: "rid", username: "app", password: ByteBuffer(string: "secret"))))
         _ = machine.authenticated(.accepted(GatewayDevice(deviceID: 1, appID: 1, registrationID: "rid")))
-        _ = machine.replayLoaded([], through: through)
+        _ = machine.replayLoaded([], through: through, complete: true)
         return machine
     }
 
@@ -117,6 +193,7 @@ import Testing
 
     /// The PUBLISHes an action sends: packet id and the seq named by the message id.
     private static func published(_ action: MQTTSessionStateMachine.Action) throws -> [(packetID: UInt16, seq: Int64)] {
+        if case .none = action { return [] }
         guard case .send(let packets) = action else {
             Issue.record("expected packets, got \(action)")
             return []
@@ -129,7 +206,7 @@ import Testing
 
     /// nil: not an acknowledgement; .some(nil): acknowledged, position unmoved.
     private static func ackedThrough(_ action: MQTTSessionStateMachine.Action) -> Int64?? {
-        guard case .acknowledged(_, let through, _) = action else { return nil }
+        guard case .acknowledged(_, let through, _, _) = action else { return nil }
         return .some(through)
     }
 

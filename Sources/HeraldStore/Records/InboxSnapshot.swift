@@ -6,9 +6,13 @@ public struct InboxSnapshot: Sendable, Hashable {
     /// expired, recalled): the device's latest seq then, or the last message's when the
     /// snapshot stopped at its limit.
     public var through: Int64
+    /// Whether `through` is the device's latest seq; false when the snapshot stopped at its
+    /// limit and more messages may follow.
+    public var isComplete: Bool
 
-    public init(messages: [InboxMessage], through: Int64) {
+    public init(messages: [InboxMessage], through: Int64, isComplete: Bool = true) {
         self.messages = messages
         self.through = through
+        self.isComplete = isComplete
     }
 }

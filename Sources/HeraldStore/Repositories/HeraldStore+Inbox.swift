@@ -91,17 +91,18 @@ extension HeraldStore {
         try await pendingInbox(deviceID: deviceID, limit: limit, now: now).messages
     }
 
-    /// Unacknowledged, unexpired messages of a device, oldest first, and the seq through
-    /// which that list is complete.
+    /// Up to `limit` unacknowledged, unexpired messages of a device after seq `after`,
+    /// oldest first, and the seq through which that list is complete: a connection reads
+    /// its device's inbox a page at a time, each page after the last.
     ///
     /// Copies that expired before the device came back are marked expired in their
     /// delivery rows and removed from the inbox: they are never sent.
-    public func pendingInbox(deviceID: Int64, limit: Int = 1000, now: Date = Date()) async throws -> InboxSnapshot {
+    public func pendingInbox(deviceID: Int64, after: Int64 = 0, limit: Int = 1000, now: Date = Date()) async throws -> InboxSnapshot {
         try await client.query(
             """
             WITH expired AS (
                 DELETE FROM device_messages m
-                WHERE m.device_id = \(deviceID) AND m.expires_at <= \(now)
+                WHERE m.device_id = \(deviceID) AND m.expires_at <= \(now) AND m.seq > \(after)
                   AND m.seq > COALESCE((SELECT acked_seq FROM device_acks WHERE device_id = \(deviceID)), 0)
                 RETURNING m.seq
             )
@@ -118,7 +119,7 @@ extension HeraldStore {
             LEFT JOIN device_acks a ON a.device_id = d.id
             LEFT JOIN LATERAL (
                 SELECT seq, message_id, payload, expires_at FROM device_messages
-                WHERE device_id = d.id AND seq > COALESCE(a.acked_seq, 0) AND expires_at > \(now)
+                WHERE device_id = d.id AND seq > GREATEST(COALESCE(a.acked_seq, 0), \(after)) AND expires_at > \(now)
                 ORDER BY seq LIMIT \(limit)
             ) m ON true
             WHERE d.id = \(deviceID)
@@ -132,8 +133,8 @@ extension HeraldStore {
             guard let seq, let messageID, let payload, let expiresAt else { continue }
             messages.append(InboxMessage(seq: seq, messageID: messageID, payload: Array(buffer: payload), expiresAt: expiresAt))
         }
-        let through = messages.count >= limit ? messages[messages.count - 1].seq : latest
-        return InboxSnapshot(messages: messages, through: through)
+        let complete = messages.count < limit
+        return InboxSnapshot(messages: messages, through: complete ? latest : messages[messages.count - 1].seq, isComplete: complete)
     }
 
     /// Deletes up to `limit` inbox rows whose time to live has passed, the oldest first,
