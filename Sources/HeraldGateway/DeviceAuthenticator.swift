@@ -47,12 +47,10 @@ final class DeviceAuthenticator: Sendable {
                     cache[device.registrationID] = Entry(device: device, credentials: credentials, expires: now + ttl)
                 }
                 return .accepted(device)
-            case .failure(.unknownDevice):
-                return .refused(.identifierRejected)
-            case .failure(.badCredentials):
+            case .failure:
+                // One answer whether the device doesn't exist, belongs to another app or
+                // has another secret: a stranger learns nothing about which ids exist.
                 return .refused(.badUsernameOrPassword)
-            case .failure(.notAuthorised):
-                return .refused(.notAuthorized)
             }
         } catch {
             return .refused(.serverUnavailable)

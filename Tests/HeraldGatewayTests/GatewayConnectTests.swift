@@ -24,6 +24,8 @@ import Testing
         }
     }
 
+    /// A registration id that doesn't exist, one of another app and a wrong secret get the
+    /// same answer, so CONNECTs tell a stranger nothing about which ids exist.
     @Test func refusalsUseTheMQTTReturnCodes() async throws {
         try await GatewayTest.run { test in
             let (device, secret) = try await test.device()
@@ -42,7 +44,7 @@ import Testing
                 username: test.appKey,
                 password: secret
             )
-            #expect(unknown.1 == .identifierRejected)
+            #expect(unknown.1 == .badUsernameOrPassword)
 
             let other = try await test.store.createApp(name: "Other")
             let wrongApp = try await TestMQTTClient.connect(
@@ -51,7 +53,10 @@ import Testing
                 username: other.app.appKey,
                 password: secret
             )
-            #expect(wrongApp.1 == .notAuthorized)
+            #expect(wrongApp.1 == .badUsernameOrPassword)
+
+            let malformed = try await TestMQTTClient.connect(to: test.address, clientID: "not-an-id", username: test.appKey, password: secret)
+            #expect(malformed.1 == .badUsernameOrPassword)
 
             let noPassword = try await TestMQTTClient.connect(to: test.address, clientID: device.registrationID, username: nil, password: nil)
             #expect(noPassword.1 == .badUsernameOrPassword)

@@ -31,13 +31,14 @@ public struct GatewayDevice: Sendable, Hashable {
     }
 }
 
-/// Why a device's CONNECT was refused.
+/// Why a device's CONNECT was refused. The gateway answers every case alike (MQTT "bad
+/// user name or password"), so a stranger can't tell which registration ids exist.
 public enum GatewayAuthFailure: Error, Sendable, Hashable {
-    /// No such device: MQTT "identifier rejected".
+    /// No such device.
     case unknownDevice
-    /// Wrong secret: MQTT "bad user name or password".
+    /// Wrong secret.
     case badCredentials
-    /// The device belongs to another app: MQTT "not authorised".
+    /// The device belongs to another app.
     case notAuthorised
 }
 
