@@ -23,12 +23,40 @@ public struct GatewayConfiguration: Sendable {
     public var maxPacketSize: Int
     /// How long authentication results are cached, so a reconnect storm doesn't become a query storm.
     public var authCacheTTL: Duration
+    /// How failed CONNECTs are slowed down (guessing of device secrets).
+    public var authThrottle: AuthThrottle
     /// A connection whose outbound buffer stays full this long is closed.
     public var slowConsumerTimeout: Duration
     /// Connections accepted per event-loop tick (NIO's default is 4).
     public var acceptsPerTick: Int
     /// The optional TLS listener (MQTT over TLS, port 8883 by default).
     public var tls: TLSListener?
+
+    /// The brake on failed authentication: past `freeFailures` failures of one
+    /// registration id or from one address, each failure is answered after a delay that
+    /// starts at `initialDelay` and doubles, up to `maximumDelay`. A key whose last failure
+    /// is `forgetAfter` old starts again; at most `maximumKeys` keys are kept.
+    public struct AuthThrottle: Sendable {
+        public var freeFailures: Int
+        public var initialDelay: Duration
+        public var maximumDelay: Duration
+        public var forgetAfter: Duration
+        public var maximumKeys: Int
+
+        public init(
+            freeFailures: Int = 5,
+            initialDelay: Duration = .seconds(1),
+            maximumDelay: Duration = .seconds(20),
+            forgetAfter: Duration = .seconds(900),
+            maximumKeys: Int = 100_000
+        ) {
+            self.freeFailures = freeFailures
+            self.initialDelay = initialDelay
+            self.maximumDelay = maximumDelay
+            self.forgetAfter = forgetAfter
+            self.maximumKeys = maximumKeys
+        }
+    }
 
     /// A TLS listener: the certificate chain and private key, in PEM.
     public struct TLSListener: Sendable {
@@ -57,6 +85,7 @@ public struct GatewayConfiguration: Sendable {
         replayPageSize: Int = 500,
         maxPacketSize: Int = 64 * 1024,
         authCacheTTL: Duration = .seconds(60),
+        authThrottle: AuthThrottle = AuthThrottle(),
         slowConsumerTimeout: Duration = .seconds(30),
         acceptsPerTick: Int = 256,
         tls: TLSListener? = nil
@@ -72,6 +101,7 @@ public struct GatewayConfiguration: Sendable {
         self.replayPageSize = replayPageSize
         self.maxPacketSize = maxPacketSize
         self.authCacheTTL = authCacheTTL
+        self.authThrottle = authThrottle
         self.slowConsumerTimeout = slowConsumerTimeout
         self.acceptsPerTick = acceptsPerTick
         self.tls = tls

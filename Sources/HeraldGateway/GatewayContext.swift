@@ -17,6 +17,8 @@ final class GatewayContext: Sendable {
     let logger: Logger
     /// Tells apart the waits for unstored messages (they have no seq).
     let tokens = NIOLockedValueBox<UInt64>(0)
+    /// Failed CONNECTs, to delay the answers to further ones.
+    let throttle: NIOLockedValueBox<ConnectThrottle<ContinuousClock.Instant>>
 
     init(
         configuration: GatewayConfiguration,
@@ -38,6 +40,7 @@ final class GatewayContext: Sendable {
         self.sweepers = sweepers
         self.onDeviceEvent = onDeviceEvent
         self.logger = logger
+        self.throttle = NIOLockedValueBox(ConnectThrottle(configuration: configuration.authThrottle))
     }
 
     func sweeper(for eventLoop: any EventLoop) -> LoopSweeper {

@@ -5,6 +5,8 @@ struct GatewayMetrics: Sendable {
     let connections = Gauge(label: "herald_gateway_connections")
     let connects = Counter(label: "herald_gateway_connects_total")
     let authFailures = Counter(label: "herald_gateway_auth_failures_total")
+    /// Failed CONNECTs answered after a delay (``ConnectThrottle``).
+    let authThrottled = Counter(label: "herald_gateway_auth_throttled_total")
     let deliveries = Counter(label: "herald_gateway_deliveries_total")
     let acknowledgements = Counter(label: "herald_gateway_acks_total")
     let replays = Counter(label: "herald_gateway_replayed_total")

@@ -3,6 +3,7 @@ import Foundation
 import HeraldMQTT
 import HeraldStore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// One device connection: decodes its packets, feeds them and Herald's deliveries to
@@ -34,6 +35,8 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private var silenceLimit: Duration
     private var lastHeard: NIODeadline = .now()
     private var unwritableSince: NIODeadline?
+    /// The credentials check under way.
+    private var authentication: Task<Void, Never>?
 
     init(context: GatewayContext) {
         self.context = context
@@ -239,17 +242,39 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private func authenticate(clientID: String, username: String, password: String, channel: any Channel) {
         let authenticator = context.authenticator
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        Task {
+        let address = channel.remoteAddress?.ipAddress
+        let task = Task {
             let result = await authenticator.authenticate(clientID: clientID, username: username, password: password)
             channel.eventLoop.execute {
-                let handler = handler.value
-                switch result {
-                case .accepted(let device): handler.device = device
-                case .refused: handler.context.metrics.authFailures.increment()
-                }
-                handler.perform(handler.machine.authenticated(result))
+                handler.value.authenticationEnded(result, clientID: clientID, address: address)
             }
         }
+        authentication = task
+    }
+
+    /// The credentials were checked. A failure past the throttle's free ones is answered
+    /// after its delay, scheduled on the loop, which serves other connections meanwhile; a
+    /// success is never delayed.
+    private func authenticationEnded(_ result: AuthResult, clientID: String, address: String?) {
+        guard authentication != nil, let channelContext else { return }
+        authentication = nil
+        switch result {
+        case .accepted(let device):
+            self.device = device
+        case .refused(let code):
+            context.metrics.authFailures.increment()
+            if code == .badUsernameOrPassword {
+                let delay = context.throttle.withLockedValue { $0.failed(registrationID: clientID, address: address, at: .now) }
+                if delay > .zero {
+                    context.metrics.authThrottled.increment()
+                    channelContext.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
+                        self.perform(self.machine.authenticated(result))
+                    }
+                    return
+                }
+            }
+        }
+        perform(machine.authenticated(result))
     }
 
     private func startSession(_ registrationID: String, channel: any Channel) {

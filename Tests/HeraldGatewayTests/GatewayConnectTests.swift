@@ -64,6 +64,41 @@ import Testing
         }
     }
 
+    /// Guessing is braked: past the free failures, wrong credentials from one address (here
+    /// at ids that don't exist) are answered after a growing delay, while the right secret
+    /// is let in without one.
+    @Test func failedConnectsFromOneAddressAreAnsweredLaterButTheRightSecretIsNot() async throws {
+        var configuration = GatewayConfiguration.test()
+        configuration.authThrottle = .init(freeFailures: 1, initialDelay: .seconds(3), maximumDelay: .seconds(60))
+        try await GatewayTest.run(configuration: configuration) { test in
+            let (device, secret) = try await test.device()
+            let free = try await TestMQTTClient.connect(to: test.address, clientID: "00000000000000000001", username: test.appKey, password: "guess")
+            #expect(free.1 == .badUsernameOrPassword)
+            let clock = ContinuousClock()
+            let started = clock.now
+            let (braked, code) = try await TestMQTTClient.connect(
+                to: test.address,
+                clientID: "00000000000000000002",
+                username: test.appKey,
+                password: "guess"
+            )
+            // The CONNACK waits past the test client's usual 5 s: give it longer.
+            let answer = code == nil ? try await braked.next(timeout: .seconds(10)) : .connAck(.init(returnCode: code!))
+            #expect(answer == .connAck(.init(returnCode: .badUsernameOrPassword)))
+            #expect(clock.now - started >= .seconds(3))
+
+            // A failure now would wait 6 s; the right secret is answered within the client's 5 s.
+            let (client, accepted) = try await TestMQTTClient.connect(
+                to: test.address,
+                clientID: device.registrationID,
+                username: test.appKey,
+                password: secret
+            )
+            #expect(accepted == .accepted)
+            await client.close()
+        }
+    }
+
     @Test func anUnsupportedProtocolLevelGetsReturnCode1() async throws {
         try await GatewayTest.run { test in
             let client = try await TestMQTTClient.connect(to: test.address)
