@@ -2,17 +2,20 @@ import HeraldStore
 import Logging
 import NIOConcurrencyHelpers
 
-/// Writes acknowledgements and presence to the store in batches.
+/// Writes acknowledgements, what was sent, and presence to the store in batches.
 ///
 /// MQTT requires PUBACKs in the order of the PUBLISHes, so one "acknowledged through"
 /// position per device is all there is to write; many PUBACKs become one row update, and
-/// many devices one statement. A final flush on shutdown loses nothing acknowledged.
+/// many devices one statement. Stored messages go out in seq order, so "sent through" is
+/// one position too, written in the same row (a replay sets DUP on what it covers). A
+/// final flush on shutdown loses nothing acknowledged.
 final class AckRecorder: Sendable {
     private struct Pending {
         var acks: [Int64: Int64] = [:]
+        var sent: [Int64: Int64] = [:]
         var connected: Set<Int64> = []
         var disconnected: Set<Int64> = []
-        var isEmpty: Bool { acks.isEmpty && connected.isEmpty && disconnected.isEmpty }
+        var isEmpty: Bool { acks.isEmpty && sent.isEmpty && connected.isEmpty && disconnected.isEmpty }
     }
 
     private let store: HeraldStore
@@ -38,6 +41,16 @@ final class AckRecorder: Sendable {
     /// An acknowledgement recorded but not yet written, so a replay doesn't resend it.
     func pendingAcknowledgement(deviceID: Int64) -> Int64? {
         pending.withLockedValue { $0.acks[deviceID] }
+    }
+
+    /// A connection sent the device its stored messages through `seq`.
+    func sent(deviceID: Int64, through seq: Int64) {
+        pending.withLockedValue { $0.sent[deviceID] = max($0.sent[deviceID] ?? 0, seq) }
+    }
+
+    /// A "sent through" recorded but not yet written, so a replay marks those copies DUP.
+    func pendingSent(deviceID: Int64) -> Int64? {
+        pending.withLockedValue { $0.sent[deviceID] }
     }
 
     func connected(deviceID: Int64) {
@@ -72,7 +85,7 @@ final class AckRecorder: Sendable {
         }
         guard !batch.isEmpty else { return }
         do {
-            try await store.acknowledge(batch.acks)
+            try await store.acknowledge(batch.acks, sent: batch.sent)
             try await store.updatePresence(connected: Array(batch.connected), disconnected: Array(batch.disconnected), nodeID: nodeID)
         } catch {
             if !(error is CancellationError) {
@@ -80,6 +93,7 @@ final class AckRecorder: Sendable {
             }
             pending.withLockedValue { pending in
                 for (device, seq) in batch.acks { pending.acks[device] = max(pending.acks[device] ?? 0, seq) }
+                for (device, seq) in batch.sent { pending.sent[device] = max(pending.sent[device] ?? 0, seq) }
                 pending.connected.formUnion(batch.connected.subtracting(pending.disconnected))
                 pending.disconnected.formUnion(batch.disconnected.subtracting(pending.connected))
             }

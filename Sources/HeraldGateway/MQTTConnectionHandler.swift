@@ -29,6 +29,8 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private var flushes: LoopFlushes?
     private var flushPending = false
     private var device: GatewayDevice?
+    /// The "sent through" last handed to the ack recorder.
+    private var recordedSent: Int64 = 0
     /// Deliveries whose outcome someone waits for; `ticket` names the wait's deadline.
     private var waiters: [DeliveryKey: (receiver: OutcomeReceiver, ticket: UInt64)] = [:]
     /// The silence after which the connection is closed: the CONNECT timeout, then the keepalive.
@@ -207,6 +209,10 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private func send(_ packets: [MQTTPacket], _ channelContext: ChannelHandlerContext) {
         guard let bytes = encode(packets, channelContext) else { return }
         channelContext.write(wrapOutboundOut(bytes), promise: nil)
+        if machine.sentThrough > recordedSent, let device {
+            recordedSent = machine.sentThrough
+            context.acks.sent(deviceID: device.deviceID, through: recordedSent)
+        }
         if !flushPending {
             flushPending = true
             flushes?.add(self)
@@ -305,10 +311,14 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         let pageSize = max(1, min(context.configuration.replayPageSize, context.configuration.maxQueued))
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
         Task {
+            // Read before the load too: a batch written meanwhile is in neither otherwise.
+            let sentBefore = acks.pendingSent(deviceID: device.deviceID) ?? 0
             let snapshot = try? await store.pendingInbox(deviceID: device.deviceID, after: after, limit: pageSize)
             let acked = acks.pendingAcknowledgement(deviceID: device.deviceID) ?? 0
+            // DUP on what an earlier connection sent (recorded, or about to be), not on the rest.
+            let sent = max(sentBefore, acks.pendingSent(deviceID: device.deviceID) ?? 0)
             let replay = (snapshot?.messages ?? []).filter { $0.seq > acked }.map {
-                Outgoing(seq: $0.seq, messageID: $0.messageID, payload: ByteBuffer(bytes: $0.payload), dup: true, token: 0)
+                Outgoing(seq: $0.seq, messageID: $0.messageID, payload: ByteBuffer(bytes: $0.payload), dup: $0.wasSent || $0.seq <= sent, token: 0)
             }
             channel.eventLoop.execute {
                 let handler = handler.value

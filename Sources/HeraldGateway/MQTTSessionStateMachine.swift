@@ -98,6 +98,9 @@ struct MQTTSessionStateMachine {
     }
 
     private(set) var state: State = .awaitingConnect
+    /// The highest inbox seq sent on this connection (0: none), kept outside `state` so
+    /// reading it copies no session.
+    private(set) var sentThrough: Int64 = 0
     let maxInFlight: Int
     /// Messages queued behind the window: a stored message beyond it is left to the store;
     /// one that isn't stored (time to live 0) closes the connection as a slow consumer.
@@ -399,7 +402,7 @@ struct MQTTSessionStateMachine {
         session.queue.append(message)
     }
 
-    private func drain(_ session: inout Session) -> [MQTTPacket] {
+    private mutating func drain(_ session: inout Session) -> [MQTTPacket] {
         var packets: [MQTTPacket] = []
         while session.inFlight.count < maxInFlight, let message = session.queue.popFirst() {
             var packetID = session.nextPacketID
@@ -408,6 +411,7 @@ struct MQTTSessionStateMachine {
             session.inFlight[packetID] = message
             session.inFlightOrder.append(packetID)
             if let seq = message.seq {
+                sentThrough = max(sentThrough, seq)
                 // Usually the highest yet; otherwise it goes in its place.
                 var index = session.sentSeqs.endIndex
                 while index > session.sentSeqs.startIndex, session.sentSeqs[index - 1] > seq { index -= 1 }

@@ -92,7 +92,9 @@ import Testing
         }
     }
 
-    @Test func anOfflineDeviceGetsWhatItMissedInOrderWithDUPAndNothingExpired() async throws {
+    /// Copies never sent before carry no DUP: a device offline since they were stored gets
+    /// them as first sends.
+    @Test func anOfflineDeviceGetsWhatItMissedInOrderWithoutDUPAndNothingExpired() async throws {
         try await GatewayTest.run { test in
             let (device, secret) = try await test.device()
             for text in ["one", "two", "three"] {
@@ -109,7 +111,7 @@ import Testing
             let client = try await test.connect(device, secret: secret)
             var received: [String] = []
             while let publish = try await client.nextPublish(timeout: .seconds(2)) {
-                #expect(publish.dup)
+                #expect(!publish.dup)
                 received.append(String(buffer: publish.payload))
             }
             #expect(received == ["one", "two", "three", "four"])
@@ -177,6 +179,29 @@ import Testing
             #expect(stored.count == count)
             #expect(received.count == count)
             #expect(received.elementsEqual(stored))
+        }
+    }
+
+    /// A copy a connection sent and the device never acknowledged comes again on the next
+    /// connection with DUP (the store recorded that it was sent); one that was never sent
+    /// comes without.
+    @Test func aCopySentBeforeComesAgainWithDUPAndANeverSentOneWithout() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret, client) = try await test.connectedDevice()
+            async let outcome = test.gateway.deliver(test.message("sent", id: "sent"), to: device, ackTimeout: .milliseconds(300))
+            let first = try #require(try await client.nextPublish(acknowledge: false))
+            #expect(String(buffer: first.payload) == "sent")
+            #expect(!first.dup)
+            #expect(try await outcome == .noAcknowledgement)
+            #expect(try await test.eventually { try await test.store.sentSeq(deviceID: device.deviceID) == 1 })
+            await client.close()
+            #expect(try await test.eventually { !test.gateway.isConnected(device.registrationID) })
+            #expect(try await test.gateway.deliver(test.message("unsent", id: "unsent"), to: device) == .notConnected)
+
+            let again = try await test.connect(device, secret: secret)
+            let replayed = [try await again.nextPublish(), try await again.nextPublish()].compactMap { $0 }
+            #expect(replayed.map { String(buffer: $0.payload) } == ["sent", "unsent"])
+            #expect(replayed.map(\.dup) == [true, false])
         }
     }
 

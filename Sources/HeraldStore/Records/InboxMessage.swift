@@ -9,12 +9,16 @@ public struct InboxMessage: Sendable, Hashable {
     /// What is sent to the device (the PUBLISH payload).
     public var payload: [UInt8]
     public var expiresAt: Date
+    /// Whether a connection sent it before (its seq is at or below the device's recorded
+    /// "sent through"): sent again, it carries MQTT DUP.
+    public var wasSent: Bool
 
-    public init(seq: Int64, messageID: String, payload: [UInt8], expiresAt: Date) {
+    public init(seq: Int64, messageID: String, payload: [UInt8], expiresAt: Date, wasSent: Bool = false) {
         self.seq = seq
         self.messageID = messageID
         self.payload = payload
         self.expiresAt = expiresAt
+        self.wasSent = wasSent
     }
 }
 

@@ -115,7 +115,7 @@ extension HeraldStore {
         // a message committed in between would otherwise look covered but be missing.
         let rows = try await client.query(
             """
-            SELECT d.inbox_seq, m.seq, m.message_id, m.payload, m.expires_at FROM devices d
+            SELECT d.inbox_seq, m.seq, m.message_id, m.payload, m.expires_at, m.seq <= COALESCE(a.sent_seq, 0) FROM devices d
             LEFT JOIN device_acks a ON a.device_id = d.id
             LEFT JOIN LATERAL (
                 SELECT seq, message_id, payload, expires_at FROM device_messages
@@ -128,10 +128,14 @@ extension HeraldStore {
         )
         var messages: [InboxMessage] = []
         var latest: Int64 = 0
-        for try await (inboxSeq, seq, messageID, payload, expiresAt) in rows.decode((Int64, Int64?, String?, ByteBuffer?, Date?).self) {
+        for try await (inboxSeq, seq, messageID, payload, expiresAt, sent) in rows.decode(
+            (Int64, Int64?, String?, ByteBuffer?, Date?, Bool?).self
+        ) {
             latest = inboxSeq
             guard let seq, let messageID, let payload, let expiresAt else { continue }
-            messages.append(InboxMessage(seq: seq, messageID: messageID, payload: Array(buffer: payload), expiresAt: expiresAt))
+            messages.append(
+                InboxMessage(seq: seq, messageID: messageID, payload: Array(buffer: payload), expiresAt: expiresAt, wasSent: sent ?? false)
+            )
         }
         let complete = messages.count < limit
         return InboxSnapshot(messages: messages, through: complete ? latest : messages[messages.count - 1].seq, isComplete: complete)
@@ -189,25 +193,37 @@ extension HeraldStore {
         return 0
     }
 
-    /// Records, for many devices at once, that each acknowledged its inbox through `seq`
-    /// (it never moves back). Only acknowledgements write `device_acks`, in device id
-    /// order, so two nodes writing at once don't deadlock, and pushes, which lock devices
-    /// to number their inboxes, never wait for it (migration 0006). A device deleted
-    /// meanwhile gets no row.
-    public func acknowledge(_ positions: [Int64: Int64]) async throws {
-        guard !positions.isEmpty else { return }
-        let ids = positions.keys.sorted()
-        let seqs = ids.map { positions[$0]! }
+    /// Records, for many devices at once, that each acknowledged its inbox through the seq
+    /// in `positions` and was sent it through the seq in `sent` (neither moves back). Only
+    /// the gateway's acknowledgements write `device_acks`, in device id order, so two nodes
+    /// writing at once don't deadlock, and pushes, which lock devices to number their
+    /// inboxes, never wait for it (migration 0006). A device deleted meanwhile gets no row.
+    public func acknowledge(_ positions: [Int64: Int64], sent: [Int64: Int64] = [:]) async throws {
+        guard !positions.isEmpty || !sent.isEmpty else { return }
+        let ids = Set(positions.keys).union(sent.keys).sorted()
+        let seqs = ids.map { positions[$0] ?? 0 }
+        let sentSeqs = ids.map { max(sent[$0] ?? 0, positions[$0] ?? 0) }
         try await client.query(
             """
-            INSERT INTO device_acks (device_id, acked_seq)
-            SELECT v.id, v.seq FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq)
+            INSERT INTO device_acks (device_id, acked_seq, sent_seq)
+            SELECT v.id, v.seq, v.sent FROM unnest(\(ids)::bigint[], \(seqs)::bigint[], \(sentSeqs)::bigint[]) AS v(id, seq, sent)
             WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id) ORDER BY v.id
-            ON CONFLICT (device_id) DO UPDATE SET acked_seq = EXCLUDED.acked_seq
-            WHERE device_acks.acked_seq < EXCLUDED.acked_seq
+            ON CONFLICT (device_id) DO UPDATE
+            SET acked_seq = GREATEST(device_acks.acked_seq, EXCLUDED.acked_seq), sent_seq = GREATEST(device_acks.sent_seq, EXCLUDED.sent_seq)
+            WHERE device_acks.acked_seq < EXCLUDED.acked_seq OR device_acks.sent_seq < EXCLUDED.sent_seq
             """,
             logger: logger
         )
+    }
+
+    /// The highest sequence number a device was sent (what ``acknowledge(_:sent:)`` recorded).
+    public func sentSeq(deviceID: Int64) async throws -> Int64? {
+        let rows = try await client.query(
+            "SELECT COALESCE(a.sent_seq, 0) FROM devices d LEFT JOIN device_acks a ON a.device_id = d.id WHERE d.id = \(deviceID)",
+            logger: logger
+        )
+        for try await seq in rows.decode(Int64.self) { return seq }
+        return nil
     }
 
     /// The sequence number a device has acknowledged through.
