@@ -23,6 +23,9 @@ public struct GatewayConfiguration: Sendable {
     public var maxPacketSize: Int
     /// How long authentication results are cached, so a reconnect storm doesn't become a query storm.
     public var authCacheTTL: Duration
+    /// How long a CONNECT waits for the database to check its credentials; past it the
+    /// device gets CONNACK 3 (server unavailable) and retries later.
+    public var authTimeout: Duration
     /// How failed CONNECTs are slowed down (guessing of device secrets).
     public var authThrottle: AuthThrottle
     /// A connection whose outbound buffer stays full this long is closed.
@@ -85,6 +88,7 @@ public struct GatewayConfiguration: Sendable {
         replayPageSize: Int = 500,
         maxPacketSize: Int = 64 * 1024,
         authCacheTTL: Duration = .seconds(60),
+        authTimeout: Duration = .seconds(3),
         authThrottle: AuthThrottle = AuthThrottle(),
         slowConsumerTimeout: Duration = .seconds(30),
         acceptsPerTick: Int = 256,
@@ -101,6 +105,7 @@ public struct GatewayConfiguration: Sendable {
         self.replayPageSize = replayPageSize
         self.maxPacketSize = maxPacketSize
         self.authCacheTTL = authCacheTTL
+        self.authTimeout = authTimeout
         self.authThrottle = authThrottle
         self.slowConsumerTimeout = slowConsumerTimeout
         self.acceptsPerTick = acceptsPerTick

@@ -37,8 +37,8 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private var silenceLimit: Duration
     private var lastHeard: NIODeadline = .now()
     private var unwritableSince: NIODeadline?
-    /// The credentials check under way.
-    private var authentication: Task<Void, Never>?
+    /// The credentials check under way, and when it began (it has ``GatewayConfiguration/authTimeout``).
+    private var authentication: (task: Task<Void, Never>, started: NIODeadline)?
 
     init(context: GatewayContext) {
         self.context = context
@@ -152,7 +152,11 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// Called about once a second by the loop's sweeper.
     func sweep(now: NIODeadline) {
         guard machine.isOpen else { return }
-        if now - lastHeard > TimeAmount(silenceLimit) {
+        if let authentication, now - authentication.started > TimeAmount(context.configuration.authTimeout) {
+            // The database doesn't answer (an outage): the device hears so now and retries.
+            authentication.task.cancel()
+            authenticationEnded(.refused(.serverUnavailable), clientID: "", address: nil)
+        } else if now - lastHeard > TimeAmount(silenceLimit) {
             let reason: MQTTSessionStateMachine.CloseReason = machine.registrationID == nil ? .connectTimeout : .keepaliveExpired
             perform(machine.close(reason))
         } else if let since = unwritableSince,
@@ -255,12 +259,12 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
                 handler.value.authenticationEnded(result, clientID: clientID, address: address)
             }
         }
-        authentication = task
+        authentication = (task, .now())
     }
 
-    /// The credentials were checked. A failure past the throttle's free ones is answered
-    /// after its delay, scheduled on the loop, which serves other connections meanwhile; a
-    /// success is never delayed.
+    /// The credentials were checked (or the check timed out, see ``sweep(now:)``). A
+    /// failure past the throttle's free ones is answered after its delay, scheduled on the
+    /// loop, which serves other connections meanwhile; a success is never delayed.
     private func authenticationEnded(_ result: AuthResult, clientID: String, address: String?) {
         guard authentication != nil, let channelContext else { return }
         authentication = nil
