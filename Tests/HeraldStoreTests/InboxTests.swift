@@ -35,4 +35,36 @@ import Testing
             #expect(try await store.pendingMessages(deviceID: ids[2]).map(\.messageID) == ["b", "c"])
         }
     }
+
+    /// A device's inbox is read a page at a time, each after the last; a page says whether
+    /// it reached the device's latest seq; copies at or below the recorded "sent through"
+    /// are marked sent, and acknowledged ones are not read.
+    @Test func theInboxIsReadInPagesAfterAPositionAndMarksWhatWasSent() async throws {
+        try await TestDatabase.withStore { store in
+            let app = try await store.createApp(name: "Pages")
+            let registered = try await store.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let device = try #require(try await store.gatewayDevice(registrationID: registered.registrationID)).deviceID
+            _ = try await store.enqueue(
+                (1...5).map { InboxBroadcast(deviceIDs: [device], messageID: "m\($0)", payload: [], expiresAt: .distantFuture) }
+            )
+            try await store.acknowledge([device: 1], sent: [device: 3])
+            let first = try await store.pendingInbox(deviceID: device, after: 0, limit: 2)
+            #expect(first.messages.map(\.seq) == [2, 3])
+            #expect(first.messages.map(\.wasSent) == [true, true])
+            #expect(first.through == 3)
+            #expect(!first.isComplete)
+            let second = try await store.pendingInbox(deviceID: device, after: first.through, limit: 2)
+            #expect(second.messages.map(\.seq) == [4, 5])
+            #expect(second.messages.map(\.wasSent) == [false, false])
+            #expect(!second.isComplete)
+            let last = try await store.pendingInbox(deviceID: device, after: second.through, limit: 2)
+            #expect(last.messages.isEmpty)
+            #expect(last.through == 5)
+            #expect(last.isComplete)
+            // Neither position moves back.
+            try await store.acknowledge([device: 0], sent: [device: 2])
+            #expect(try await store.acknowledgedSeq(deviceID: device) == 1)
+            #expect(try await store.sentSeq(deviceID: device) == 3)
+        }
+    }
 }
