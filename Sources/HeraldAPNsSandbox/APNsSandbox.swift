@@ -218,6 +218,13 @@ extension APNsSandbox {
         state.withLockedValue { $0.tokenFaults[deviceToken.lowercased()] = fault }
     }
 
+    /// Applies `fault` to every valid request (whatever its device, unless the device has
+    /// a fault of its own) until cleared (nil): an outage, such as every request answered
+    /// 503 ServiceUnavailable.
+    public func setFaultForEveryRequest(_ fault: SandboxFault?) {
+        state.withLockedValue { $0.everyRequestFault = fault }
+    }
+
     /// Applies these faults, in order, to the next valid requests.
     public func injectFaults(_ faults: [SandboxFault]) {
         state.withLockedValue { $0.queuedFaults.append(contentsOf: faults) }

@@ -34,6 +34,8 @@ struct SandboxState: Sendable {
     /// Device token → when it stopped being valid.
     var unregistered: [String: Date] = [:]
     var tokenFaults: [String: SandboxFault] = [:]
+    /// The fault for every valid request without a fault of its own device.
+    var everyRequestFault: SandboxFault?
     /// Faults for the next requests that pass validation, in order.
     var queuedFaults: [SandboxFault] = []
     /// After this many accepted requests in all, the next one meets a GOAWAY.
@@ -78,7 +80,7 @@ struct SandboxState: Sendable {
         } else if !queuedFaults.isEmpty {
             fault = queuedFaults.removeFirst()
         } else {
-            fault = tokenFaults[validated.deviceToken]
+            fault = tokenFaults[validated.deviceToken] ?? everyRequestFault
         }
 
         switch fault {
