@@ -38,6 +38,8 @@ extension APNsClient {
         public var maxAttempts: Int = 3
         /// Wait before a retry on another connection, times the attempt number.
         public var retryBackoff: Duration = .milliseconds(100)
+        /// When 5xx answers in a row stop requests for a while (``APNsCircuitBreaker``).
+        public var circuitBreaker = APNsCircuitBreaker.Configuration()
         /// Reconnect backoff: doubles from the minimum after each failed connect, up to the maximum.
         public var reconnectBackoff: (minimum: Duration, maximum: Duration) = (.milliseconds(100), .seconds(30))
         public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 
@@ -13,6 +14,12 @@ extension APNsClient {
     /// request deadline. A stream lost with its connection may have reached APNs, so a
     /// retry can deliver twice; a stream above a GOAWAY's last stream id cannot.
     ///
+    /// 5xx answers in a row open the client's circuit (``APNsCircuitBreaker``): while it
+    /// is open, sends return ``APNsOutcome/circuitOpen(reason:after:)`` at once, without a
+    /// request, and a single probe now and then decides when it closes. Once APNs refused
+    /// the credentials, every send, and every sender waiting for a stream, gets
+    /// ``APNsOutcome/credentialsBroken(reason:)`` without a request.
+    ///
     /// - Throws: ``APNsError`` when the notification is invalid (nothing is sent), when no
     ///   answer came before the deadline, or when the client shuts down.
     /// - Parameter timeout: the deadline for this send, retries included; nil uses
@@ -20,6 +27,29 @@ extension APNsClient {
     public func send(_ notification: APNsNotification, timeout: Duration? = nil) async throws -> APNsOutcome {
         try notification.validate()
         if let reason = credentialsProblem { return .credentialsBroken(reason: reason) }
+        let probe: Bool
+        switch circuit.withLockedValue({ $0.admit(now: .now) }) {
+        case .refuse(let reason, let after):
+            return .circuitOpen(reason: reason, after: after)
+        case .probe:
+            probe = true
+            logger.info("APNs kept failing; sending a probe request", metadata: ["apns.id": "\(notification.apnsID)"])
+        case .send:
+            probe = false
+        }
+        do {
+            return try await attempts(notification, probe: probe, timeout: timeout)
+        } catch let error as APNsError where error == .credentialsRefused {
+            return .credentialsBroken(reason: credentialsProblem ?? .invalidProviderToken)
+        } catch {
+            if probe { circuit.withLockedValue { $0.probeUnanswered(now: .now, random: .random(in: 0..<1)) } }
+            throw error
+        }
+    }
+
+    /// Sends the notification until it is answered for good, the attempts run out or the
+    /// circuit opens.
+    private func attempts(_ notification: APNsNotification, probe: Bool, timeout: Duration?) async throws -> APNsOutcome {
         let deadline = NIODeadline.now() + TimeAmount(timeout ?? configuration.requestTimeout)
         let body = notification.payload
         var avoiding: Int?
@@ -27,6 +57,15 @@ extension APNsClient {
         while true {
             attempt += 1
             let connection = try await pool.lease(deadline: deadline, avoiding: avoiding)
+            if let reason = credentialsProblem {
+                pool.release(connection, succeeded: false)
+                return .credentialsBroken(reason: reason)
+            }
+            // The circuit opened while this one waited for a stream: it doesn't go either.
+            if !probe, let refusal = circuit.withLockedValue({ $0.refusal(now: .now) }) {
+                pool.release(connection, succeeded: false)
+                return .circuitOpen(reason: refusal.reason, after: refusal.after)
+            }
             avoiding = connection.id
             var token: APNsProviderToken?
             if let tokens {
@@ -70,13 +109,24 @@ extension APNsClient {
                 logger.debug("APNs stream closed before an answer; retrying", metadata: ["apns.id": "\(notification.apnsID)"])
                 // The pool may not have seen the close yet: take the connection out now.
                 if !connection.channel.isActive { pool.drain(connection.id) }
-                try await Task.sleep(for: configuration.retryBackoff * attempt)
+                try await Task.sleep(for: jittered(configuration.retryBackoff * attempt))
                 continue
             case .success(let value):
                 response = value
             }
-            pool.release(connection, succeeded: response.status == 200)
             metrics.answered(status: response.status, reason: response.reason, duration: ContinuousClock.now - started)
+            // The circuit and the credentials learn of the answer before the stream is given
+            // back: the sender it goes to next must see them.
+            let circuitOpen = circuit.withLockedValue { circuit in
+                guard (500...599).contains(response.status) else {
+                    circuit.succeeded()
+                    return false
+                }
+                // Shutdown is one server draining its connection, not an outage.
+                guard response.reason != .shutdown else { return circuit.isOpen }
+                let reason = response.reason ?? .unknown("HTTP \(response.status)")
+                return circuit.failed(reason: reason, probe: probe, now: .now, random: .random(in: 0..<1))
+            }
 
             let action = APNsResponseClassifier.classify(
                 status: response.status,
@@ -84,9 +134,10 @@ extension APNsClient {
                 timestamp: response.timestamp,
                 apnsID: response.apnsID ?? notification.apnsID
             )
+            if case .outcome(.credentialsBroken(let reason)) = action { credentialsBroken(reason) }
+            pool.release(connection, succeeded: response.status == 200)
             switch action {
             case .outcome(.credentialsBroken(let reason)):
-                credentialsBroken(reason)
                 return .credentialsBroken(reason: reason)
             case .outcome(let outcome):
                 return outcome
@@ -98,7 +149,11 @@ extension APNsClient {
                     }
                 }
                 if retireConnection { pool.drain(connection.id) }
-                let backoff = configuration.retryBackoff * attempt
+                if circuitOpen {
+                    // Into an outage the caller's backoff decides, not more requests now.
+                    return .retryLater(reason: reason, after: circuit.withLockedValue { $0.retryAfter(now: .now) })
+                }
+                let backoff = jittered(configuration.retryBackoff * attempt)
                 guard attempt < configuration.maxAttempts, NIODeadline.now() + TimeAmount(backoff) < deadline else {
                     return .retryLater(reason: reason, after: backoff)
                 }
@@ -109,6 +164,11 @@ extension APNsClient {
                 if !refreshToken { try await Task.sleep(for: backoff) }
             }
         }
+    }
+
+    /// `delay` less up to a fifth at random, so retries of many senders don't come in step.
+    private func jittered(_ delay: Duration) -> Duration {
+        delay * (1 - 0.2 * Double.random(in: 0..<1))
     }
 
     /// The request headers; `:path` and `authorization` are never indexed (Apple's guidance).

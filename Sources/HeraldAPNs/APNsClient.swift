@@ -21,6 +21,7 @@ public final class APNsClient: Service, Sendable {
     let tokens: APNsTokenStore?
     let tokenPolicy: APNsTokenPolicy
     let metrics: APNsMetrics
+    let circuit: NIOLockedValueBox<APNsCircuitBreaker>
     private let sslContext: NIOSSLContext?
     private let problem = NIOLockedValueBox<APNsReason?>(nil)
     private let goAwayReason = NIOLockedValueBox<String?>(nil)
@@ -39,6 +40,7 @@ public final class APNsClient: Service, Sendable {
         self.tokenPolicy = APNsTokenPolicy()
         self.metrics = APNsMetrics(bundleID: credentials.bundleID)
         self.pool = APNsConnectionPool(streamCap: configuration.maxStreamsPerConnection, eventLoop: configuration.eventLoopGroup.next())
+        self.circuit = NIOLockedValueBox(APNsCircuitBreaker(configuration: configuration.circuitBreaker, probeTimeout: configuration.requestTimeout))
 
         var tls: TLSConfiguration?
         switch configuration.transport {
@@ -96,6 +98,12 @@ public final class APNsClient: Service, Sendable {
         pool.openConnectionCount
     }
 
+    /// Whether the circuit is open: APNs kept answering 5xx and sends return
+    /// ``APNsOutcome/circuitOpen(reason:after:)`` without a request.
+    public var isCircuitOpen: Bool {
+        circuit.withLockedValue { $0.isOpen }
+    }
+
     /// How many provider tokens were signed so far (token auth).
     public var signedTokenCount: Int {
         tokens?.signedCount ?? 0
@@ -107,6 +115,7 @@ public final class APNsClient: Service, Sendable {
             return problem == nil
         }
         if first {
+            pool.refuse()
             metrics.markCredentialsBroken()
             logger.error("APNs refused the app's credentials; sending stopped for this app", metadata: ["apns.reason": "\(reason)"])
         }

@@ -47,6 +47,8 @@ final class APNsConnectionPool: Sendable {
                         effects.resume.append((continuation, .success(state.connections[id]!)))
                     case .shutdown:
                         effects.resume.append((continuation, .failure(APNsError.shutdown)))
+                    case .refused:
+                        effects.resume.append((continuation, .failure(APNsError.credentialsRefused)))
                     case .wait:
                         let timeout = eventLoop.scheduleTask(deadline: deadline) { [self] in
                             self.abandon(waiterID, error: APNsError.deadlineExceeded)
@@ -105,6 +107,11 @@ final class APNsConnectionPool: Sendable {
         apply { $0.shutdown() }
     }
 
+    /// APNs refused the credentials: fails the senders waiting for a stream, and every later lease.
+    func refuse() {
+        apply { $0.refuse() }
+    }
+
     /// The token a request on this connection carries (see ``APNsTokenPolicy``).
     func token(
         for connectionID: Int,
@@ -156,6 +163,10 @@ final class APNsConnectionPool: Sendable {
                     guard let waiter = state.waiters.removeValue(forKey: waiterID) else { continue }
                     waiter.timeout?.cancel()
                     effects.resume.append((waiter.continuation, .failure(APNsError.shutdown)))
+                case .failRefused(let waiterID):
+                    guard let waiter = state.waiters.removeValue(forKey: waiterID) else { continue }
+                    waiter.timeout?.cancel()
+                    effects.resume.append((waiter.continuation, .failure(APNsError.credentialsRefused)))
                 case .close(let connectionID):
                     if let connection = state.connections[connectionID] { effects.close.append(connection) }
                 }

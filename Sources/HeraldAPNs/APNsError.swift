@@ -2,7 +2,7 @@
 public struct APNsError: Error, Sendable, Hashable, CustomStringConvertible {
     private enum Code: String, Sendable, Hashable {
         case payloadEmpty, payloadTooLarge, collapseIDTooLong, invalidDeviceToken
-        case deadlineExceeded, shutdown, connectionClosed, invalidCredentials
+        case deadlineExceeded, shutdown, connectionClosed, invalidCredentials, credentialsRefused
     }
 
     private let code: Code
@@ -34,6 +34,34 @@ public struct APNsError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let connectionClosed = APNsError(code: .connectionClosed, detail: nil)
     /// The credentials can't be loaded (bad PEM).
     public static let invalidCredentials = APNsError(code: .invalidCredentials, detail: nil)
+    /// APNs refused the credentials earlier: nothing more is sent for the app.
+    public static let credentialsRefused = APNsError(code: .credentialsRefused, detail: nil)
+
+    /// The reason to record for a copy this error stopped: Apple's name for a check made
+    /// before sending, else a Herald code (`Timeout`, `ConnectionFailed`, `ClientStopped`,
+    /// `InvalidCredentials`, `CredentialsRefused`). Stable, documented in the API's report.
+    public var reason: String {
+        switch code {
+        case .payloadEmpty: "PayloadEmpty"
+        case .payloadTooLarge: "PayloadTooLarge"
+        case .collapseIDTooLong: "BadCollapseId"
+        case .invalidDeviceToken: "BadDeviceToken"
+        case .deadlineExceeded: "Timeout"
+        case .shutdown: "ClientStopped"
+        case .connectionClosed: "ConnectionFailed"
+        case .invalidCredentials: "InvalidCredentials"
+        case .credentialsRefused: "CredentialsRefused"
+        }
+    }
+
+    /// Whether sending the same notification again may work: false when it was refused
+    /// before sending (the notification itself is invalid) or the credentials are.
+    public var isRetryable: Bool {
+        switch code {
+        case .deadlineExceeded, .shutdown, .connectionClosed: true
+        case .payloadEmpty, .payloadTooLarge, .collapseIDTooLong, .invalidDeviceToken, .invalidCredentials, .credentialsRefused: false
+        }
+    }
 
     public static func == (lhs: APNsError, rhs: APNsError) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }

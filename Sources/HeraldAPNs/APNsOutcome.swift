@@ -9,6 +9,9 @@ public enum APNsOutcome: Sendable, Hashable {
     case invalidToken(reason: APNsReason, since: Date?)
     /// A transient refusal, or transient failures on every attempt: try again after `after`.
     case retryLater(reason: APNsReason, after: Duration)
+    /// APNs kept failing (5xx) and the client's circuit is open: nothing was sent. Try
+    /// again after `after`; `reason` is APNs' last 5xx reason.
+    case circuitOpen(reason: APNsReason, after: Duration)
     /// The app's credentials don't work: the client stopped sending for this app
     /// (see ``APNsClient/credentialsProblem``).
     case credentialsBroken(reason: APNsReason)

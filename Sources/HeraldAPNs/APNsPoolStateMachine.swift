@@ -30,12 +30,16 @@ struct APNsPoolStateMachine: Sendable {
         case close(ConnectionID)
         /// The waiter can't be served: the pool is shutting down.
         case failShutdown(WaiterID)
+        /// The waiter can't be served: APNs refused the credentials.
+        case failRefused(WaiterID)
     }
 
     enum LeaseResult: Sendable, Hashable {
         case leased(ConnectionID)
         case wait
         case shutdown
+        /// APNs refused the credentials: nothing more is sent.
+        case refused
     }
 
     /// Upper bound on streams per connection, whatever the peer allows.
@@ -43,6 +47,7 @@ struct APNsPoolStateMachine: Sendable {
     private(set) var connections: [ConnectionID: Connection] = [:]
     private var waiters: [(id: WaiterID, avoiding: ConnectionID?)] = []
     private var shuttingDown = false
+    private var refusing = false
 
     init(streamCap: Int) {
         self.streamCap = streamCap
@@ -57,6 +62,7 @@ struct APNsPoolStateMachine: Sendable {
     /// Takes a stream on the least loaded usable connection, preferring one other than `avoiding`.
     mutating func lease(_ waiter: WaiterID, avoiding: ConnectionID? = nil) -> LeaseResult {
         if shuttingDown { return .shutdown }
+        if refusing { return .refused }
         if waiters.isEmpty, let id = pick(avoiding: avoiding) {
             connections[id]!.inFlight += 1
             return .leased(id)
@@ -110,6 +116,13 @@ struct APNsPoolStateMachine: Sendable {
         shuttingDown = true
         defer { waiters.removeAll() }
         return waiters.map { .failShutdown($0.id) } + connections.keys.sorted().map { .close($0) }
+    }
+
+    /// APNs refused the credentials: every waiter fails, and so does every later lease.
+    mutating func refuse() -> [Action] {
+        refusing = true
+        defer { waiters.removeAll() }
+        return waiters.map { .failRefused($0.id) }
     }
 
     /// Which token a request on `id` carries; `.retire` also drains the connection.

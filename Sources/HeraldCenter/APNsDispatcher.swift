@@ -39,6 +39,8 @@ final class APNsDispatcher: Sendable {
     }
 
     private let entries = NIOLockedValueBox<[Key: Slot]>([:])
+    /// Per key, the client whose refused credentials were reported (once per client).
+    private let refusals = NIOLockedValueBox<[Key: APNsClient]>([:])
     private let sandboxCredentials = NIOLockedValueBox<[Int64: APNsCredentials]>([:])
     private let launches: AsyncStream<(APNsClient, AsyncStream<Void>)>
     private let launch: AsyncStream<(APNsClient, AsyncStream<Void>)>.Continuation
@@ -46,11 +48,22 @@ final class APNsDispatcher: Sendable {
     private let recheck: Duration = .seconds(5)
 
     private let connections: Int
+    private let circuitBreaker: APNsCircuitBreaker.Configuration
+    private let requestTimeout: Duration
 
-    init(store: HeraldStore, routing: APNsRouting, connections: Int, logger: Logger) {
+    init(
+        store: HeraldStore,
+        routing: APNsRouting,
+        connections: Int,
+        circuitBreaker: APNsCircuitBreaker.Configuration = .init(),
+        requestTimeout: Duration = .seconds(10),
+        logger: Logger
+    ) {
         self.store = store
         self.routing = routing
         self.connections = connections
+        self.circuitBreaker = circuitBreaker
+        self.requestTimeout = requestTimeout
         self.logger = logger
         (launches, launch) = AsyncStream.makeStream()
     }
@@ -161,6 +174,27 @@ final class APNsDispatcher: Sendable {
         return Entry(client: client, updatedAt: stored?.updatedAt, checkedAt: now, stop: stopper)
     }
 
+    /// APNs refused the credentials `client` sends with: records the app's credentials as
+    /// broken and logs it, once per client however many sends saw the refusal.
+    func credentialsRefused(by client: APNsClient, appID: Int64, environment: APNsEnvironment, reason: APNsReason) async {
+        let key = Key(appID: appID, environment: environment)
+        let first = refusals.withLockedValue { refusals in
+            guard refusals[key] !== client else { return false }
+            refusals[key] = client
+            return true
+        }
+        guard first else { return }
+        logger.error(
+            "APNs refused the app's credentials; nothing goes to APNs for it until they are replaced",
+            metadata: ["herald.app_id": "\(appID)", "apns.environment": "\(environment.rawValue)", "apns.reason": "\(reason.rawValue)"]
+        )
+        do {
+            try await store.markAPNsCredentialsBroken(appID: appID, reason: reason.rawValue)
+        } catch {
+            logger.warning("Could not record the app's broken APNs credentials", metadata: ["herald.app_id": "\(appID)", "error": "\(error)"])
+        }
+    }
+
     private func configuration(for environment: APNsEnvironment) -> APNsClient.Configuration {
         var configuration: APNsClient.Configuration
         switch routing {
@@ -170,6 +204,8 @@ final class APNsDispatcher: Sendable {
             configuration = APNsClient.Configuration(host: target.host, port: target.port, transport: target.transport)
         }
         configuration.connectionCount = connections
+        configuration.circuitBreaker = circuitBreaker
+        configuration.requestTimeout = requestTimeout
         return configuration
     }
 

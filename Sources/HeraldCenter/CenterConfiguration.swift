@@ -26,10 +26,17 @@ public struct CenterConfiguration: Sendable {
     public var messageRetention: Duration = .seconds(30 * 86_400)
     /// How long after sending a message can be recalled.
     public var recallWindow: Duration = .seconds(24 * 3600)
-    /// APNs attempts per copy for retryable refusals before it fails.
-    public var maxAPNsAttempts: Int = 5
-    /// First APNs retry delay; doubles per attempt.
+    /// First APNs retry delay; doubles per attempt up to `apnsMaxRetryDelay`. A copy APNs
+    /// can't take now (5xx, TooManyRequests, no answer) is retried until its time to live
+    /// runs out, then expires.
     public var apnsRetryDelay: Duration = .seconds(5)
+    /// The longest wait between two APNs attempts of a copy.
+    public var apnsMaxRetryDelay: Duration = .seconds(300)
+    /// How long an APNs send may take, retries on other connections included; a copy
+    /// without an answer by then is retried later (reason `Timeout`).
+    public var apnsRequestTimeout: Duration = .seconds(10)
+    /// When APNs answering 5xx stops requests for a while (per app and environment).
+    public var apnsCircuitBreaker = APNsCircuitBreaker.Configuration()
     /// APNs connections per app and environment (1 to 16).
     public var apnsConnections: Int = 2
     /// Where APNs traffic goes.

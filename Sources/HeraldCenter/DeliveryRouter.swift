@@ -161,7 +161,7 @@ struct DeliveryRouter: Sendable {
             client = try await apns.client(appID: message.appID, environment: environment)
         } catch {
             logger.error("APNs client unavailable", metadata: ["herald.app_id": "\(message.appID)", "error": "\(error)"])
-            return retry(target, reason: "ClientUnavailable", attempts: attempts, prepared: prepared)
+            return retry(target, reason: Self.clientUnavailable, attempts: attempts, prepared: prepared, attempted: false)
         }
         guard let client else {
             return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired)
@@ -189,34 +189,56 @@ struct DeliveryRouter: Sendable {
                 return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
             case .retryLater(let reason, let after):
                 return retry(target, reason: reason.rawValue, attempts: attempts, prepared: prepared, after: after)
+            case .circuitOpen(let reason, let after):
+                // Nothing was sent: not an attempt.
+                return retry(target, reason: reason.rawValue, attempts: attempts, prepared: prepared, after: after, attempted: false)
             case .credentialsBroken(let reason):
-                try? await store.markAPNsCredentialsBroken(appID: message.appID, reason: reason.rawValue)
-                logger.error(
-                    "APNs refused the app's credentials; nothing goes to APNs for it until they are replaced",
-                    metadata: ["herald.app_id": "\(message.appID)", "apns.reason": "\(reason.rawValue)"]
-                )
+                await apns.credentialsRefused(by: client, appID: message.appID, environment: environment, reason: reason)
                 return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
             case .failed(let reason, _):
                 return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
             }
         } catch let error as APNsError {
-            return retry(target, reason: "\(error)", attempts: attempts, prepared: prepared)
+            metrics.apnsError(error)
+            guard error.isRetryable else {
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: error.reason, apnsAttempted: false)
+            }
+            return retry(target, reason: error.reason, attempts: attempts, prepared: prepared)
+        } catch is CancellationError {
+            return retry(target, reason: APNsError.shutdown.reason, attempts: attempts, prepared: prepared, attempted: false)
         } catch {
-            return retry(target, reason: "\(error)", attempts: attempts, prepared: prepared)
+            logger.warning("APNs send failed", metadata: ["herald.app_id": "\(message.appID)", "error": "\(error)"])
+            return retry(target, reason: Self.internalError, attempts: attempts, prepared: prepared, attempted: false)
         }
     }
 
-    private func retry(_ target: FanOutTarget, reason: String, attempts: Int, prepared: Prepared, after: Duration? = nil) -> DeliveryUpdate {
-        guard attempts + 1 < configuration.maxAPNsAttempts else {
-            return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason, apnsAttempted: true)
-        }
-        let delay = after ?? configuration.apnsRetryDelay * (1 << min(attempts, 10))
+    /// The copy is kept, waiting for its next APNs attempt, for as long as its time to live
+    /// lasts: after `after` (APNs' or the client's word), or the center's backoff (doubling
+    /// per attempt up to ``CenterConfiguration/apnsMaxRetryDelay``, less up to a fifth at
+    /// random so copies refused together don't come back together), whichever is longer.
+    /// `attempted`: a request went to APNs (a refusal by the open circuit is none).
+    private func retry(
+        _ target: FanOutTarget,
+        reason: String,
+        attempts: Int,
+        prepared: Prepared,
+        after: Duration? = nil,
+        attempted: Bool = true
+    ) -> DeliveryUpdate {
+        let backoff = min(configuration.apnsRetryDelay * (1 << min(attempts, 20)), configuration.apnsMaxRetryDelay)
+        let delay = max(after ?? .zero, backoff * (1 - 0.2 * Double.random(in: 0..<1)))
         let at = Date().addingTimeInterval(delay.seconds)
         guard at < prepared.message.expiresAt else {
-            return DeliveryUpdate(deviceID: target.deviceID, state: .expired, apnsReason: reason, apnsAttempted: true)
+            return DeliveryUpdate(deviceID: target.deviceID, state: .expired, apnsReason: reason, apnsAttempted: attempted)
         }
-        return DeliveryUpdate(deviceID: target.deviceID, state: .waiting, apnsReason: reason, retryAt: at, apnsAttempted: true)
+        return DeliveryUpdate(deviceID: target.deviceID, state: .waiting, apnsReason: reason, retryAt: at, apnsAttempted: attempted)
     }
+
+    /// Herald's reason for a copy whose app's APNs client could not be made (the
+    /// credentials could not be read).
+    static let clientUnavailable = "ClientUnavailable"
+    /// Herald's reason for a send that failed in an unforeseen way.
+    static let internalError = "InternalError"
 
     private func canUseAPNs(_ target: FanOutTarget, push: Push) -> Bool {
         guard target.platform.usesAPNs, target.tokenValid else { return false }

@@ -43,7 +43,14 @@ public final class MessageCenter: Service, Sendable {
         self.events = events
         self.logger = logger
         let metrics = CenterMetrics()
-        let dispatcher = APNsDispatcher(store: store, routing: configuration.apns, connections: configuration.apnsConnections, logger: logger)
+        let dispatcher = APNsDispatcher(
+            store: store,
+            routing: configuration.apns,
+            connections: configuration.apnsConnections,
+            circuitBreaker: configuration.apnsCircuitBreaker,
+            requestTimeout: configuration.apnsRequestTimeout,
+            logger: logger
+        )
         self.dispatcher = dispatcher
         let router = DeliveryRouter(
             store: store,

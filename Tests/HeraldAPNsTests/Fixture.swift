@@ -50,6 +50,8 @@ func withSandboxAndClient(
     sandboxClock: ManualClock? = nil,
     connectionCount: Int? = nil,
     requestTimeout: Duration? = nil,
+    logger: Logger = Logger(label: "test"),
+    configure: (inout APNsClient.Configuration) -> Void = { _ in },
     _ body: (APNsSandbox, APNsClient) async throws -> Void
 ) async throws {
     var sandboxConfiguration = APNsSandbox.Configuration(transport: transport)
@@ -88,7 +90,8 @@ func withSandboxAndClient(
     if let clientClock { configuration.now = { clientClock.now } }
     if let connectionCount { configuration.connectionCount = connectionCount }
     if let requestTimeout { configuration.requestTimeout = requestTimeout }
-    let client = try APNsClient(credentials: credentials, configuration: configuration, logger: Logger(label: "test"))
+    configure(&configuration)
+    let client = try APNsClient(credentials: credentials, configuration: configuration, logger: logger)
 
     do {
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -141,4 +144,43 @@ func waitUntil(_ condition: () -> Bool) async throws {
 
 struct SandboxTimeout: Error, CustomStringConvertible {
     var description: String { "the condition did not hold within 30 s" }
+}
+
+/// Keeps every log record, so a test can count what was logged.
+final class RecordingLogHandler: LogHandler, Sendable {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+    }
+
+    private let box = NIOLockedValueBox<(records: [Record], metadata: Logger.Metadata, level: Logger.Level)>(([], [:], .debug))
+
+    var records: [Record] { box.withLockedValue { $0.records } }
+
+    var metadata: Logger.Metadata {
+        get { box.withLockedValue { $0.metadata } }
+        set { box.withLockedValue { $0.metadata = newValue } }
+    }
+
+    var logLevel: Logger.Level {
+        get { box.withLockedValue { $0.level } }
+        set { box.withLockedValue { $0.level = newValue } }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(
+        level: Logger.Level,
+        message: Logger.Message,
+        metadata: Logger.Metadata?,
+        source: String,
+        file: String,
+        function: String,
+        line: UInt
+    ) {
+        box.withLockedValue { $0.records.append(Record(level: level, message: message.description)) }
+    }
 }
