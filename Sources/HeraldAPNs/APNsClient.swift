@@ -31,7 +31,10 @@ public final class APNsClient: Service, Sendable {
     ///   - credentials: the app's token or certificate credentials.
     ///   - configuration: where APNs is and how hard to push.
     ///   - logger: used for connection and credential events, with `apns.*` metadata.
-    public init(credentials: APNsCredentials, configuration: Configuration, logger: Logger) throws {
+    ///   - tokens: the provider tokens of the credentials' key, when other clients (the
+    ///     app's other environment) use the same key: one token per key, shared by all.
+    ///     Nil makes the client its own.
+    public init(credentials: APNsCredentials, configuration: Configuration, logger: Logger, tokens: APNsTokenStore? = nil) throws {
         self.credentials = credentials
         self.configuration = configuration
         var logger = logger
@@ -57,8 +60,11 @@ public final class APNsClient: Service, Sendable {
         do {
             switch credentials.auth {
             case .token(let keyID, let teamID, let privateKeyPEM):
-                let signer = try APNsTokenSigner(keyID: keyID, teamID: teamID, privateKeyPEM: privateKeyPEM)
-                self.tokens = APNsTokenStore(signer: signer, policy: tokenPolicy, now: configuration.now)
+                if let tokens, tokens.signs(keyID: keyID, teamID: teamID, privateKeyPEM: privateKeyPEM) {
+                    self.tokens = tokens
+                } else {
+                    self.tokens = try APNsTokenStore(keyID: keyID, teamID: teamID, privateKeyPEM: privateKeyPEM, now: configuration.now)
+                }
             case .certificate(let certificatePEM, let privateKeyPEM):
                 self.tokens = nil
                 tls?.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(certificatePEM.utf8)).map { .certificate($0) }

@@ -16,7 +16,7 @@ struct APNsProviderToken: Sendable, Hashable {
 }
 
 /// Signs ES256 provider tokens: header `{"alg":"ES256","kid":...}`, claims `{"iss":...,"iat":<number>}`.
-struct APNsTokenSigner: Sendable {
+struct APNsTokenSigner: Sendable, Equatable {
     var keyID: String
     var teamID: String
     /// The key's raw bytes (Crypto's key types aren't Sendable).

@@ -1,20 +1,48 @@
+import Crypto
 import Foundation
 import NIOConcurrencyHelpers
 
-/// The one provider token of a key, shared by every connection of the client.
+/// The one provider token of a signing key (team id, key id), shared by every connection
+/// of every client that signs with that key: an app's production and sandbox clients use
+/// the same token, as Apple asks (a second token for the same key counts as a token change).
 ///
 /// Refresh is single-flight: signing happens under the lock, so concurrent callers see
 /// the same new token and never sign one each.
-final class APNsTokenStore: Sendable {
+public final class APNsTokenStore: Sendable {
+    /// The key's id (the JWT's `kid`).
+    public var keyID: String { signer.keyID }
+    /// The team id (the JWT's `iss`).
+    public var teamID: String { signer.teamID }
+
     private let signer: APNsTokenSigner
     private let policy: APNsTokenPolicy
     private let now: @Sendable () -> Date
     private let state = NIOLockedValueBox<(token: APNsProviderToken?, signed: Int)>((nil, 0))
 
+    /// - Parameters:
+    ///   - privateKeyPEM: the .p8 key.
+    ///   - now: the clock token age is judged by.
+    /// - Throws: ``APNsError/invalidCredentials`` when the key doesn't parse.
+    public convenience init(keyID: String, teamID: String, privateKeyPEM: String, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        let signer: APNsTokenSigner
+        do {
+            signer = try APNsTokenSigner(keyID: keyID, teamID: teamID, privateKeyPEM: privateKeyPEM)
+        } catch {
+            throw APNsError(.invalidCredentials, detail: "\(error)")
+        }
+        self.init(signer: signer, policy: APNsTokenPolicy(), now: now)
+    }
+
     init(signer: APNsTokenSigner, policy: APNsTokenPolicy, now: @escaping @Sendable () -> Date) {
         self.signer = signer
         self.policy = policy
         self.now = now
+    }
+
+    /// Whether this store signs with exactly this key (same ids and private key).
+    public func signs(keyID: String, teamID: String, privateKeyPEM: String) -> Bool {
+        guard keyID == signer.keyID, teamID == signer.teamID else { return false }
+        return (try? APNsTokenSigner(keyID: keyID, teamID: teamID, privateKeyPEM: privateKeyPEM)) == signer
     }
 
     /// The current token, signing a new one when there is none or it reached the refresh age.
@@ -44,5 +72,5 @@ final class APNsTokenStore: Sendable {
     }
 
     /// How many tokens were signed so far.
-    var signedCount: Int { state.withLockedValue { $0.signed } }
+    public var signedCount: Int { state.withLockedValue { $0.signed } }
 }

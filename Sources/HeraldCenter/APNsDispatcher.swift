@@ -9,12 +9,22 @@ import NIOConcurrencyHelpers
 /// One APNs client per (app, environment), made from the app's credentials on first use,
 /// run for as long as the center runs, and replaced when the credentials change.
 ///
+/// Provider tokens are kept here, one store per signing key (team id, key id), and handed
+/// to every client signing with that key: an app's production and sandbox clients send
+/// the same token (two tokens for one key in use at once read to Apple as token churn).
+///
 /// `run()` owns every client's `run()`: clients are handed to it through a stream, so no
 /// task outlives the center.
 final class APNsDispatcher: Sendable {
     struct Key: Hashable, Sendable {
         var appID: Int64
         var environment: APNsEnvironment
+    }
+
+    /// A provider token signing key.
+    private struct SigningKey: Hashable, Sendable {
+        var teamID: String
+        var keyID: String
     }
 
     private struct Entry: Sendable {
@@ -39,6 +49,8 @@ final class APNsDispatcher: Sendable {
     }
 
     private let entries = NIOLockedValueBox<[Key: Slot]>([:])
+    /// Provider tokens per signing key, shared by the clients of both environments.
+    private let tokenStores = NIOLockedValueBox<[SigningKey: APNsTokenStore]>([:])
     /// Per key, the client whose refused credentials were reported (once per client).
     private let refusals = NIOLockedValueBox<[Key: APNsClient]>([:])
     private let sandboxCredentials = NIOLockedValueBox<[Int64: APNsCredentials]>([:])
@@ -159,7 +171,12 @@ final class APNsDispatcher: Sendable {
             return Entry(client: nil, updatedAt: nil, checkedAt: now, stop: nil)
         }
         if case .sandbox(let target) = routing { try target.admit(credentials) }
-        let client = try APNsClient(credentials: credentials, configuration: configuration(for: key.environment), logger: logger)
+        let client = try APNsClient(
+            credentials: credentials,
+            configuration: configuration(for: key.environment),
+            logger: logger,
+            tokens: try tokenStore(for: credentials)
+        )
         let (stop, stopper) = AsyncStream<Void>.makeStream()
         guard case .enqueued = launch.yield((client, stop)) else {
             return Entry(client: nil, updatedAt: nil, checkedAt: now, stop: nil)  // shut down meanwhile
@@ -172,6 +189,20 @@ final class APNsDispatcher: Sendable {
             ]
         )
         return Entry(client: client, updatedAt: stored?.updatedAt, checkedAt: now, stop: stopper)
+    }
+
+    /// The token store of the credentials' signing key (nil for certificate auth): the one
+    /// the other environment's client uses, or a new one when there is none or the key
+    /// itself changed under the same ids.
+    private func tokenStore(for credentials: APNsCredentials) throws -> APNsTokenStore? {
+        guard case .token(let keyID, let teamID, let privateKeyPEM) = credentials.auth else { return nil }
+        let key = SigningKey(teamID: teamID, keyID: keyID)
+        return try tokenStores.withLockedValue { stores in
+            if let store = stores[key], store.signs(keyID: keyID, teamID: teamID, privateKeyPEM: privateKeyPEM) { return store }
+            let store = try APNsTokenStore(keyID: keyID, teamID: teamID, privateKeyPEM: privateKeyPEM)
+            stores[key] = store
+            return store
+        }
     }
 
     /// APNs refused the credentials `client` sends with: records the app's credentials as

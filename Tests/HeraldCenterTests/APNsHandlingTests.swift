@@ -127,3 +127,25 @@ import FoundationNetworking
         }
     }
 }
+
+/// Provider tokens across an app's two APNs environments.
+@Suite struct APNsTokenSharingTests {
+    /// Apple counts a second token for the same key as a token change: both environments'
+    /// clients send the one token of the app's key.
+    @Test func productionAndSandboxClientsOfOneAppSendTheSameProviderToken() async throws {
+        try await CenterTest.run { test in
+            let production = CenterTest.token(950)
+            let sandbox = CenterTest.token(951)
+            let http = HeraldAPIClient(baseURL: test.api, appKey: test.appKey)
+            _ = try await http.register(platform: "ios", apnsToken: production, apnsEnvironment: "production")
+            _ = try await http.register(platform: "ios", apnsToken: sandbox, apnsEnvironment: "sandbox")
+            let sent = try await test.push(["audience": "all", "notification": ["alert": "both"]])
+            let report = try await test.settledReport(sent.msgID) { $0["apns_sent"] as? Int == 2 }
+            #expect(report["apns_sent"] as? Int == 2)
+            let tokens = test.sandbox.notifications.map(\.providerToken)
+            #expect(tokens.count == 2)
+            #expect(tokens.allSatisfy { $0 != nil })
+            #expect(Set(tokens).count == 1)
+        }
+    }
+}
