@@ -16,6 +16,35 @@ struct DeliveryRouter: Sendable {
     let configuration: CenterConfiguration
     let metrics: CenterMetrics
     let logger: Logger
+    /// Records APNs outcomes as they come: those answered while a write is under way go
+    /// together in the next one. True when the outcome was recorded.
+    let recorder: GroupCommit<(messageID: Int64, update: DeliveryUpdate), Bool>
+
+    init(
+        store: HeraldStore,
+        gateway: Gateway,
+        apns: APNsDispatcher,
+        configuration: CenterConfiguration,
+        metrics: CenterMetrics,
+        logger: Logger
+    ) {
+        self.store = store
+        self.gateway = gateway
+        self.apns = apns
+        self.configuration = configuration
+        self.metrics = metrics
+        self.logger = logger
+        self.recorder = GroupCommit(maxBatch: 1000, maxConcurrentCommits: 2) { outcomes in
+            let byMessage = Dictionary(grouping: outcomes) { $0.messageID }.map { ($0.key, $0.value.map { $0.update }) }
+            do {
+                try await store.recordDeliveries(byMessage.map { (messageID: $0.0, updates: $0.1) })
+                return Array(repeating: true, count: outcomes.count)
+            } catch {
+                logger.warning("Recording APNs outcomes failed; recorded with their batch", metadata: ["error": "\(error)"])
+                return Array(repeating: false, count: outcomes.count)
+            }
+        }
+    }
 
     /// A message prepared for routing: rendered once, shared by every batch (a class, so
     /// handing it around doesn't copy the message).
@@ -129,16 +158,25 @@ struct DeliveryRouter: Sendable {
     }
 
     /// Sends notifications to APNs concurrently (the client's stream limits pace them) and
-    /// turns each answer into what to record.
+    /// records each answer as it comes, with the answers of the moment (``recorder``): a
+    /// copy APNs took shows as sent at once, not when the slowest copy of its batch is
+    /// answered (or times out), and a crash meanwhile doesn't send it again. Returns the
+    /// outcomes that could not be recorded, for the caller to record with its own.
     func sendToAPNs(_ prepared: Prepared, targets: [FanOutTarget], attempts: Int) async -> [DeliveryUpdate] {
         guard !targets.isEmpty else { return [] }
-        return await withTaskGroup(of: DeliveryUpdate.self) { group in
+        let messageID = prepared.message.id
+        return await withTaskGroup(of: DeliveryUpdate?.self) { group in
             for target in targets {
-                group.addTask { await self.sendToAPNs(prepared, target: target, attempts: attempts) }
+                group.addTask {
+                    let update = await self.sendToAPNs(prepared, target: target, attempts: attempts)
+                    return await self.recorder.submit((messageID, update)) ? nil : update
+                }
             }
-            var updates: [DeliveryUpdate] = []
-            for await update in group { updates.append(update) }
-            return updates
+            var unrecorded: [DeliveryUpdate] = []
+            for await update in group {
+                if let update { unrecorded.append(update) }
+            }
+            return unrecorded
         }
     }
 

@@ -66,6 +66,35 @@ import Testing
         }
     }
 
+    /// A few streams APNs never answers don't hold back the copies it took: those show as
+    /// sent long before the hung ones time out.
+    @Test func copiesAPNsTookAreRecordedWhileOthersOfTheirBatchHang() async throws {
+        let oneConnectionLongTimeout: @Sendable (inout CenterConfiguration) -> Void = { configuration in
+            configuration.apnsConnections = 1
+            configuration.apnsRequestTimeout = .seconds(30)
+        }
+        try await CenterTest.run(configure: oneConnectionLongTimeout) { test in
+            let warm = CenterTest.token(800)
+            _ = try await test.register(token: warm, alias: "warm")
+            let warmUp = try await test.push(["audience": ["alias": ["warm"]], "notification": ["alert": "first"]])
+            _ = try await test.settledReport(warmUp.msgID) { $0["apns_sent"] as? Int == 1 }
+
+            let tokens = (0..<20).map { CenterTest.token(810 + $0) }
+            for token in tokens { _ = try await test.register(token: token, tags: ["batch"]) }
+            let hung = Array(tokens.prefix(3))
+            for token in hung { test.sandbox.setFault(.neverAnswer, forDevice: token) }
+            let sent = try await test.push(["audience": ["tag": ["batch"]], "notification": ["alert": "most get it"]])
+            try await waitFor("the 17 answered copies to be recorded as sent", timeout: .seconds(15)) {
+                (try? await deliveries(test, sent.msgID, state: "apns")) == 17
+            }
+            // Recorded while the hung ones were still out (they time out after 30 s).
+            #expect(try await deliveries(test, sent.msgID, state: "pending") == 3)
+            let report = try await test.call("GET", "/v3/report/received?msg_ids=\(sent.msgID)")
+            let first = (report.json["reports"] as? [[String: Any]])?.first
+            #expect(first?["apns_sent"] as? Int == 17)
+        }
+    }
+
     /// A send without an answer is recorded with Herald's documented code, not an error's
     /// description.
     @Test func aSendWithoutAnAnswerIsRecordedAsTimeout() async throws {
