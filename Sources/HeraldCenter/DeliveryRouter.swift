@@ -19,6 +19,8 @@ struct DeliveryRouter: Sendable {
     /// Records APNs outcomes as they come: those answered while a write is under way go
     /// together in the next one. True when the outcome was recorded.
     let recorder: GroupCommit<(messageID: Int64, update: DeliveryUpdate), Bool>
+    /// Recall pushes sent lately: one per device and recall.
+    let recentRecalls = RecentRecallPushes(window: .seconds(600))
 
     init(
         store: HeraldStore,
@@ -286,35 +288,54 @@ struct DeliveryRouter: Sendable {
 
 extension DeliveryRouter {
     /// APNs recall pushes: silent (content-available, priority 5, no alert), carrying
-    /// every identifier still pending recall on the device.
+    /// every identifier still pending recall on the device; one per device even when the
+    /// recall's jobs (one per recalled message) meet the device more than once.
     func sendRecalls(_ targets: [RecallTarget], appID: Int64, push: Push) async {
         await withTaskGroup(of: Void.self) { group in
             for recall in targets {
                 let target = recall.target
                 guard target.platform.usesAPNs, target.tokenValid, let token = target.apnsToken else { continue }
+                guard recentRecalls.claim(deviceID: target.deviceID, token: token, identifiers: recall.identifiers) else { continue }
                 group.addTask {
-                    let environment: APNsEnvironment =
-                        push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
-                    guard let client = try? await apns.client(appID: appID, environment: environment) else { return }
-                    let commandID = Identifiers.newMessageID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
-                    let notification = APNsNotification(
-                        deviceToken: token,
-                        pushType: .background,
-                        payload: PushRendering.apnsRecall(commandID: commandID, identifiers: recall.identifiers),
-                        priority: .powerConsiderate,
-                        expiration: Date().addingTimeInterval(configuration.recallWindow.seconds)
-                    )
-                    do {
-                        let outcome = try await client.send(notification)
-                        metrics.apnsOutcome(outcome)
-                        if case .invalidToken(_, let since) = outcome {
-                            try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
-                        }
-                    } catch {
-                        logger.warning("APNs recall push failed", metadata: ["error": "\(error)"])
-                    }
+                    let sent = await sendRecall(recall, token: token, appID: appID, push: push)
+                    if !sent { recentRecalls.release(deviceID: target.deviceID, token: token, identifiers: recall.identifiers) }
                 }
             }
+        }
+    }
+
+    /// Sends one recall push; false when APNs did not take it.
+    private func sendRecall(_ recall: RecallTarget, token: String, appID: Int64, push: Push) async -> Bool {
+        let target = recall.target
+        let environment: APNsEnvironment =
+            push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
+        guard let client = try? await apns.client(appID: appID, environment: environment) else { return false }
+        let commandID = Identifiers.newMessageID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
+        let notification = APNsNotification(
+            deviceToken: token,
+            pushType: .background,
+            payload: PushRendering.apnsRecall(commandID: commandID, identifiers: recall.identifiers),
+            priority: .powerConsiderate,
+            expiration: Date().addingTimeInterval(configuration.recallWindow.seconds)
+        )
+        do {
+            let outcome = try await client.send(notification)
+            metrics.apnsOutcome(outcome)
+            switch outcome {
+            case .delivered:
+                return true
+            case .invalidToken(_, let since):
+                try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
+                return false
+            case .credentialsBroken(let reason):
+                await apns.credentialsRefused(by: client, appID: appID, environment: environment, reason: reason)
+                return false
+            case .retryLater, .circuitOpen, .failed:
+                return false
+            }
+        } catch {
+            logger.warning("APNs recall push failed", metadata: ["error": "\((error as? APNsError)?.reason ?? "\(error)")"])
+            return false
         }
     }
 }

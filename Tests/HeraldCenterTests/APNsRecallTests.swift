@@ -1,0 +1,59 @@
+import Foundation
+import HeraldAPNsSandbox
+import HeraldClient
+import HeraldCore
+import HeraldTestSupport
+import Testing
+
+/// Recalls that reach iOS devices over APNs as silent pushes, which Apple throttles: one
+/// per device and recall.
+@Suite struct APNsRecallTests {
+    private let isRecall: @Sendable (RecordedNotification) -> Bool = { $0.payloadJSON?["herald-recall"] != nil }
+
+    private func waitForRecallJobs(_ test: CenterTest) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await test.count("push_jobs WHERE kind = 'recall'") > 0 {
+            guard ContinuousClock.now < deadline else { throw TestFailure("the recall jobs did not finish") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    @Test func aRecallByIdentifierSendsOneSilentPushPerDevice() async throws {
+        try await CenterTest.run { test in
+            let tokens = (0..<3).map { CenterTest.token(900 + $0) }
+            for token in tokens { _ = try await test.register(token: token, tags: ["news"]) }
+            let sent = try await test.push([
+                "audience": ["tag": ["news"]], "notification": ["alert": "wrong headline"], "options": ["identifier": "headline-1"],
+            ])
+            _ = try await test.settledReport(sent.msgID) { $0["apns_sent"] as? Int == 3 }
+            let recalled = try await test.call("POST", "/v3/push/recall", ["identifiers": ["headline-1"]])
+            #expect(recalled.status == 200)
+            for token in tokens { _ = try await test.waitForAPNs(token, matching: isRecall) }
+            try await waitForRecallJobs(test)
+            for token in tokens {
+                let centre = test.sandbox.notificationCentre(for: token)
+                #expect(centre.background.count == 1)
+                #expect(centre.shown.isEmpty)
+            }
+        }
+    }
+
+    @Test func recallingAReplacedNotificationByItsIdentifierSendsOneSilentPushPerDevice() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(910)
+            _ = try await test.register(token: token, alias: "reader")
+            let first = try await test.push([
+                "audience": ["alias": ["reader"]], "notification": ["alert": "1-0"], "options": ["identifier": "score"],
+            ])
+            _ = try await test.settledReport(first.msgID) { $0["apns_sent"] as? Int == 1 }
+            let second = try await test.push(["audience": ["alias": ["reader"]], "notification": ["alert": "2-0"], "options": ["replace": "score"]])
+            _ = try await test.settledReport(second.msgID) { $0["apns_sent"] as? Int == 1 }
+            #expect(try await test.call("POST", "/v3/push/recall", ["identifiers": ["score"]]).status == 200)
+            _ = try await test.waitForAPNs(token, matching: isRecall)
+            try await waitForRecallJobs(test)
+            let centre = test.sandbox.notificationCentre(for: token)
+            #expect(centre.background.count == 1)
+            #expect(centre.shown.isEmpty)
+        }
+    }
+}
