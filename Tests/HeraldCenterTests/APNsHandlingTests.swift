@@ -128,6 +128,39 @@ import FoundationNetworking
     }
 }
 
+/// APNs refusing an app's credentials, for every copy of a push.
+@Suite struct APNsRefusedCredentialsTests {
+    /// The first refusal stops the app's queue: the copies behind it fail here with the
+    /// same reason, without a request each.
+    @Test func theFirstRefusalFailsTheRestOfThePushWithoutRequests() async throws {
+        try await CenterTest.run { test in
+            let upload = try JSONSerialization.data(withJSONObject: [
+                "type": "token", "key_id": "KEY7654321", "team_id": "TEAM123456", "bundle_id": "com.example.app",
+                "environment": "sandbox", "private_key": TestCredentials.p8(),
+            ])
+            var request = URLRequest(url: URL(string: test.api.absoluteString + "/admin/v1/apps/\(test.appKey)/apns")!)
+            request.httpMethod = "PUT"
+            request.setValue("Bearer admin-token-for-tests", forHTTPHeaderField: "Authorization")
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = upload
+            let (_, response) = try await URLSession.shared.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+
+            for index in 0..<30 { _ = try await test.register(token: CenterTest.token(960 + index), tags: ["refused"]) }
+            test.sandbox.setFaultForEveryRequest(.reject(status: 403, reason: "InvalidProviderToken"))
+            let sent = try await test.push(["audience": ["tag": ["refused"]], "notification": ["alert": "x"]])
+            let report = try await test.settledReport(sent.msgID) { $0["apns_failed"] as? Int == 30 }
+            #expect(report["apns_failed"] as? Int == 30)
+            let failures = report["apns_failures"] as? [[String: Any]]
+            #expect(failures?.count == 1)
+            #expect(failures?.first?["reason"] as? String == "InvalidProviderToken")
+            #expect(failures?.first?["count"] as? Int == 30)
+            // Only the requests on the wire when the first refusal came: one per connection.
+            #expect(test.sandbox.rejections.count <= 2)
+        }
+    }
+}
+
 /// Provider tokens across an app's two APNs environments.
 @Suite struct APNsTokenSharingTests {
     /// Apple counts a second token for the same key as a token change: both environments'
