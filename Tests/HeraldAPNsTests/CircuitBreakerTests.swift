@@ -17,16 +17,16 @@ struct CircuitBreakerTests {
 
     @Test func opensAfterThresholdFailuresInARowAndRefusesWithoutSending() {
         var circuit = breaker()
-        let result1 = circuit.admit(now: start)
-        #expect(result1 == .send)
-        let result2 = circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
-        #expect(!result2)
-        let result3 = circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
-        #expect(!result3)
-        let result4 = circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
-        #expect(result4)
-        let result5 = circuit.admit(now: start + .milliseconds(400)) == .refuse(reason: .serviceUnavailable, after: .milliseconds(600))
-        #expect(result5)
+        let decision1 = circuit.admit(now: start)
+        #expect(decision1 == .send)
+        let opened1 = circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
+        #expect(!opened1)
+        let opened2 = circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
+        #expect(!opened2)
+        let opened3 = circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
+        #expect(opened3)
+        let decision2 = circuit.admit(now: start + .milliseconds(400))
+        #expect(decision2 == .refuse(reason: .serviceUnavailable, after: .milliseconds(600)))
     }
 
     @Test func anAnswerBetweenFailuresKeepsItClosed() {
@@ -36,21 +36,21 @@ struct CircuitBreakerTests {
         circuit.succeeded()
         circuit.failed(reason: .internalServerError, probe: false, now: start, random: 0)
         circuit.failed(reason: .internalServerError, probe: false, now: start, random: 0)
-        let result6 = circuit.admit(now: start)
-        #expect(result6 == .send)
+        let decision3 = circuit.admit(now: start)
+        #expect(decision3 == .send)
     }
 
     @Test func oneProbeAtATimeOnceTheOpeningEnds() {
         var circuit = breaker(threshold: 1)
         circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
         let later = start + .seconds(1)
-        let result7 = circuit.admit(now: later)
-        #expect(result7 == .probe)
-        let result8 = circuit.admit(now: later) == .refuse(reason: .serviceUnavailable, after: .seconds(1))
-        #expect(result8)
+        let decision4 = circuit.admit(now: later)
+        #expect(decision4 == .probe)
+        let decision5 = circuit.admit(now: later) == .refuse(reason: .serviceUnavailable, after: .seconds(1))
+        #expect(decision5)
         // A probe nobody heard of for the probe timeout is replaced.
-        let result9 = circuit.admit(now: later + .seconds(10))
-        #expect(result9 == .probe)
+        let decision6 = circuit.admit(now: later + .seconds(10))
+        #expect(decision6 == .probe)
     }
 
     @Test func aFailedProbeDoublesTheOpeningUpToTheMaximum() {
@@ -65,8 +65,8 @@ struct CircuitBreakerTests {
             }
             openings.append(after)
             now += after
-            let result10 = circuit.admit(now: now)
-            #expect(result10 == .probe)
+            let decision7 = circuit.admit(now: now)
+            #expect(decision7 == .probe)
             circuit.failed(reason: .serviceUnavailable, probe: true, now: now, random: 0)
         }
         #expect(openings == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(8)])
@@ -75,28 +75,28 @@ struct CircuitBreakerTests {
     @Test func anUnansweredProbeOpensItAgain() {
         var circuit = breaker(threshold: 1)
         circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
-        let result11 = circuit.admit(now: start + .seconds(1))
-        #expect(result11 == .probe)
+        let decision8 = circuit.admit(now: start + .seconds(1))
+        #expect(decision8 == .probe)
         circuit.probeUnanswered(now: start + .seconds(2), random: 0)
-        let result12 = circuit.admit(now: start + .seconds(3)) == .refuse(reason: .serviceUnavailable, after: .seconds(1))
-        #expect(result12)
+        let decision9 = circuit.admit(now: start + .seconds(3)) == .refuse(reason: .serviceUnavailable, after: .seconds(1))
+        #expect(decision9)
     }
 
     @Test func aSuccessfulProbeClosesItAndResetsTheBackoff() {
         var circuit = breaker(threshold: 1)
         circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
-        let result13 = circuit.admit(now: start + .seconds(1))
-        #expect(result13 == .probe)
+        let decision10 = circuit.admit(now: start + .seconds(1))
+        #expect(decision10 == .probe)
         circuit.failed(reason: .serviceUnavailable, probe: true, now: start + .seconds(1), random: 0)
-        let result14 = circuit.admit(now: start + .seconds(3))
-        #expect(result14 == .probe)
+        let decision11 = circuit.admit(now: start + .seconds(3))
+        #expect(decision11 == .probe)
         circuit.succeeded()
-        let result15 = circuit.admit(now: start + .seconds(3))
-        #expect(result15 == .send)
+        let decision12 = circuit.admit(now: start + .seconds(3))
+        #expect(decision12 == .send)
         #expect(!circuit.isOpen)
         circuit.failed(reason: .serviceUnavailable, probe: false, now: start + .seconds(4), random: 0)
-        let result16 = circuit.admit(now: start + .seconds(4)) == .refuse(reason: .serviceUnavailable, after: .seconds(1))
-        #expect(result16)
+        let decision13 = circuit.admit(now: start + .seconds(4)) == .refuse(reason: .serviceUnavailable, after: .seconds(1))
+        #expect(decision13)
     }
 
     @Test func jitterShortensAnOpeningByAtMostItsFraction() {
@@ -113,7 +113,7 @@ struct CircuitBreakerTests {
         var circuit = breaker(threshold: 1)
         circuit.failed(reason: .serviceUnavailable, probe: false, now: start, random: 0)
         circuit.failed(reason: .internalServerError, probe: false, now: start + .milliseconds(500), random: 0)
-        let result17 = circuit.admit(now: start + .seconds(1))
-        #expect(result17 == .probe)
+        let decision14 = circuit.admit(now: start + .seconds(1))
+        #expect(decision14 == .probe)
     }
 }
