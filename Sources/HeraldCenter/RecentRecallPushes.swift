@@ -7,36 +7,52 @@ import NIOConcurrencyHelpers
 /// replacement, or two pushes that shared it) and queues a recall job per message; each
 /// job's push to a device carries every identifier pending on it, so two jobs sent the
 /// same push twice, and Apple throttles background pushes. The second is skipped here.
+///
+/// Per device, only the last push is kept, as a hash of its token and identifiers (a few
+/// dozen bytes a device), and pushes older than the window are dropped once a minute.
 final class RecentRecallPushes: Sendable {
-    private struct Key: Hashable {
-        var deviceID: Int64
-        var token: String
-        var identifiers: [String]
+    private struct State {
+        var sent: [Int64: (fingerprint: Int, at: Date)] = [:]
+        var prunedAt = Date.distantPast
     }
 
     private let window: TimeInterval
-    private let sent = NIOLockedValueBox<[Key: Date]>([:])
+    private let state = NIOLockedValueBox(State())
 
     /// - Parameter window: how long a push counts as recent.
     init(window: Duration) {
         self.window = window.seconds
     }
 
-    /// Claims the push of `identifiers` to a device: true when no push of the same
-    /// identifiers went to its token within the window (the caller sends it), else false.
+    /// Claims the push of `identifiers` to a device: true when the same identifiers did
+    /// not go to its token within the window (the caller sends them), else false.
     func claim(deviceID: Int64, token: String, identifiers: [String], now: Date = Date()) -> Bool {
-        let key = Key(deviceID: deviceID, token: token, identifiers: identifiers.sorted())
-        return sent.withLockedValue { sent in
-            if let at = sent[key], now.timeIntervalSince(at) < window { return false }
-            if sent.count >= 10_000 { sent = sent.filter { now.timeIntervalSince($0.value) < window } }
-            sent[key] = now
+        let fingerprint = Self.fingerprint(token: token, identifiers: identifiers)
+        return state.withLockedValue { state in
+            if now.timeIntervalSince(state.prunedAt) >= 60 {
+                state.sent = state.sent.filter { now.timeIntervalSince($0.value.at) < window }
+                state.prunedAt = now
+            }
+            if let last = state.sent[deviceID], last.fingerprint == fingerprint, now.timeIntervalSince(last.at) < window {
+                return false
+            }
+            state.sent[deviceID] = (fingerprint, now)
             return true
         }
     }
 
     /// The push could not be sent: a later job may send it.
     func release(deviceID: Int64, token: String, identifiers: [String]) {
-        let key = Key(deviceID: deviceID, token: token, identifiers: identifiers.sorted())
-        sent.withLockedValue { _ = $0.removeValue(forKey: key) }
+        let fingerprint = Self.fingerprint(token: token, identifiers: identifiers)
+        state.withLockedValue { state in
+            if state.sent[deviceID]?.fingerprint == fingerprint { state.sent[deviceID] = nil }
+        }
+    }
+
+    private static func fingerprint(token: String, identifiers: [String]) -> Int {
+        var hasher = Hasher()
+        hasher.combine(token)
+        hasher.combine(identifiers.sorted())
+        return hasher.finalize()
     }
 }

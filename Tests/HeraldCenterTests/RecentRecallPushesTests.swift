@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+
+@testable import HeraldCenter
+
+/// The rule behind one silent recall push per device and recall.
+@Suite struct RecentRecallPushesTests {
+    private let start = Date(timeIntervalSince1970: 1_700_000_000)
+
+    @Test func theSamePushToADeviceGoesOnceWithinTheWindow() {
+        let recent = RecentRecallPushes(window: .seconds(600))
+        #expect(recent.claim(deviceID: 1, token: "aa", identifiers: ["a", "b"], now: start))
+        #expect(!recent.claim(deviceID: 1, token: "aa", identifiers: ["b", "a"], now: start.addingTimeInterval(5)))
+        // Another device, another token or more identifiers: a different push.
+        #expect(recent.claim(deviceID: 2, token: "bb", identifiers: ["a", "b"], now: start))
+        #expect(recent.claim(deviceID: 1, token: "cc", identifiers: ["a", "b"], now: start.addingTimeInterval(6)))
+        #expect(recent.claim(deviceID: 1, token: "cc", identifiers: ["a", "b", "c"], now: start.addingTimeInterval(7)))
+        // Past the window it may go again.
+        #expect(recent.claim(deviceID: 2, token: "bb", identifiers: ["a", "b"], now: start.addingTimeInterval(601)))
+    }
+
+    @Test func aPushAPNsDidNotTakeMayBeSentByTheNextJob() {
+        let recent = RecentRecallPushes(window: .seconds(600))
+        #expect(recent.claim(deviceID: 1, token: "aa", identifiers: ["a"], now: start))
+        recent.release(deviceID: 1, token: "aa", identifiers: ["a"])
+        #expect(recent.claim(deviceID: 1, token: "aa", identifiers: ["a"], now: start.addingTimeInterval(1)))
+    }
+}
