@@ -117,15 +117,24 @@ extension APNsClient {
             metrics.answered(status: response.status, reason: response.reason, duration: ContinuousClock.now - started)
             // The circuit and the credentials learn of the answer before the stream is given
             // back: the sender it goes to next must see them.
-            let circuitOpen = circuit.withLockedValue { circuit in
+            let (wasOpen, circuitOpen) = circuit.withLockedValue { circuit in
+                let wasOpen = circuit.isOpen
                 guard (500...599).contains(response.status) else {
                     circuit.succeeded()
-                    return false
+                    return (wasOpen, false)
                 }
                 // Shutdown is one server draining its connection, not an outage.
-                guard response.reason != .shutdown else { return circuit.isOpen }
+                guard response.reason != .shutdown else { return (wasOpen, wasOpen) }
                 let reason = response.reason ?? .unknown("HTTP \(response.status)")
-                return circuit.failed(reason: reason, probe: probe, now: .now, random: .random(in: 0..<1))
+                return (wasOpen, circuit.failed(reason: reason, probe: probe, now: .now, random: .random(in: 0..<1)))
+            }
+            if !wasOpen && circuitOpen {
+                logger.warning(
+                    "APNs keeps answering 5xx; no requests until a probe gets another answer",
+                    metadata: ["apns.status": "\(response.status)", "apns.reason": "\(response.reason?.rawValue ?? "")"]
+                )
+            } else if wasOpen && !circuitOpen {
+                logger.notice("APNs answers again; requests resume")
             }
 
             let action = APNsResponseClassifier.classify(
