@@ -21,7 +21,8 @@ struct ReportRoutes {
         guard let list = request.uri.queryParameters["msg_ids"].map(String.init), !list.isEmpty else {
             throw HeraldError.invalidField("msg_ids", "is required (comma-separated message ids)")
         }
-        let ids = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        // A form-encoded query writes spaces as "+" (no message id contains one).
+        let ids = list.replacingOccurrences(of: "+", with: " ").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         if ids.count > 100 { throw HeraldError.limit("msg_ids", "at most 100 per request (got \(ids.count))") }
         for (index, id) in ids.enumerated() where !Identifiers.isMessageID(id) {
             throw HeraldError.invalidField("msg_ids[\(index)]", "not a message id")
