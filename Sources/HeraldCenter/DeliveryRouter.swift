@@ -295,10 +295,13 @@ extension DeliveryRouter {
             for recall in targets {
                 let target = recall.target
                 guard target.platform.usesAPNs, target.tokenValid, let token = target.apnsToken else { continue }
-                guard recentRecalls.claim(deviceID: target.deviceID, token: token, identifiers: recall.identifiers) else { continue }
+                guard recentRecalls.claim(deviceID: target.deviceID, token: token, identifiers: recall.identifiers, recalledAt: recall.recalledAt)
+                else { continue }
                 group.addTask {
                     let sent = await sendRecall(recall, token: token, appID: appID, push: push)
-                    if !sent { recentRecalls.release(deviceID: target.deviceID, token: token, identifiers: recall.identifiers) }
+                    if !sent {
+                        recentRecalls.release(deviceID: target.deviceID, token: token, identifiers: recall.identifiers, recalledAt: recall.recalledAt)
+                    }
                 }
             }
         }

@@ -56,4 +56,23 @@ import Testing
             #expect(centre.shown.isEmpty)
         }
     }
+
+    @Test func recallingAnIdentifierAgainAfterItWasReusedReachesTheDeviceAgain() async throws {
+        try await CenterTest.run { test in
+            let token = CenterTest.token(920)
+            _ = try await test.register(token: token, alias: "again")
+            for round in 1...2 {
+                let sent = try await test.push([
+                    "audience": ["alias": ["again"]], "notification": ["alert": "sale \(round)"], "options": ["identifier": "sale"],
+                ])
+                _ = try await test.settledReport(sent.msgID) { $0["apns_sent"] as? Int == 1 }
+                #expect(try await test.call("DELETE", "/v3/push/\(sent.msgID)").status == 200)
+                _ = try await test.waitForAPNs(token, count: round, matching: isRecall)
+                try await waitForRecallJobs(test)
+            }
+            let centre = test.sandbox.notificationCentre(for: token)
+            #expect(centre.background.count == 2)
+            #expect(centre.shown.isEmpty)
+        }
+    }
 }

@@ -8,6 +8,9 @@ public struct RecallTarget: Sendable, Hashable {
     /// How the recalled message reached it: over APNs (so the system shows it).
     public var viaAPNs: Bool
     public var identifiers: [String]
+    /// The latest recall among `identifiers`: the jobs of one recall request share it, a
+    /// later recall (even of the same identifiers) has its own.
+    public var recalledAt: Date
 }
 
 extension HeraldStore {
@@ -84,7 +87,8 @@ extension HeraldStore {
             SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
                    d.in_background, NULL::bigint, d.badge, dl.state = 'apns',
                    ARRAY(SELECT r.identifier FROM device_recalls r WHERE r.device_id = d.id AND r.recalled_at > \(since)
-                         ORDER BY r.recalled_at, r.identifier)
+                         ORDER BY r.recalled_at, r.identifier),
+                   (SELECT max(r.recalled_at) FROM device_recalls r WHERE r.device_id = d.id AND r.recalled_at > \(since))
             FROM deliveries dl JOIN devices d ON d.id = dl.device_id
             WHERE dl.message_id = \(messageID) AND dl.device_id > \(cursor)
               AND EXISTS (SELECT 1 FROM device_recalls r JOIN messages m ON m.id = \(messageID)
@@ -94,7 +98,7 @@ extension HeraldStore {
             logger: logger
         )
         var targets: [RecallTarget] = []
-        for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32, Bool, [String]).self) {
+        for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32, Bool, [String], Date?).self) {
             let target = FanOutTarget(
                 deviceID: row.0,
                 registrationID: row.1,
@@ -107,7 +111,7 @@ extension HeraldStore {
                 inboxSeq: row.8,
                 badge: Int(row.9)
             )
-            targets.append(RecallTarget(target: target, viaAPNs: row.10, identifiers: row.11))
+            targets.append(RecallTarget(target: target, viaAPNs: row.10, identifiers: row.11, recalledAt: row.12 ?? since))
         }
         return targets
     }
