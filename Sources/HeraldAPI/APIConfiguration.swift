@@ -10,6 +10,8 @@ public struct APIConfiguration: Sendable {
     public var adminToken: String
     /// How long after sending a message can be recalled.
     public var recallWindow: Duration
+    /// Where the message center sends APNs traffic, said wherever credentials are shown.
+    public var apnsDestination: APNsDestination = .apple
 
     public init(
         host: String = "0.0.0.0",

@@ -25,7 +25,7 @@ public func buildRouter(
     router.add(middleware: ErrorMiddleware(routes: table))
 
     OperationsRoutes(store: store, registry: registry).register(on: &routes)
-    AdminRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    AdminRoutes(store: store, auth: auth, body: body, apnsDestination: configuration.apnsDestination).register(on: &routes)
     DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
     AliasRoutes(store: store, auth: auth).register(on: &routes)
     TagRoutes(store: store, auth: auth, body: body).register(on: &routes)

@@ -32,13 +32,14 @@ struct Serve: AsyncParsableCommand {
                 let store = HeraldStore(client: client, sealer: sealer, logger: logger)
                 let deliveryClient = PostgresClientFactory.makeDelivery(database.url, poolSize: configuration.databasePoolSize, logger: logger)
                 let deliveryStore = store.using(deliveryClient)
-                let api = APIConfiguration(
+                var api = APIConfiguration(
                     host: configuration.httpHost,
                     port: configuration.httpPort,
                     maxBodySize: configuration.httpMaxBodySize,
                     adminToken: adminToken,
                     recallWindow: .seconds(configuration.recallWindowSeconds)
                 )
+                api.apnsDestination = configuration.apnsSandbox ? .sandbox : .apple
                 var banner = Banner(
                     configuration: configuration,
                     dataDirectory: dataDirectory,

@@ -45,9 +45,15 @@ struct APNsStatus: Decodable {
     var certificateSubject: String?
     var certificateExpiresAt: String?
     var updatedAt: String
+    var status: String?
+    var problem: String?
+    /// "apple", or "sandbox" when the server doesn't use the credentials.
+    var sentTo: String?
+    var note: String?
 
     enum CodingKeys: String, CodingKey {
-        case type, environment
+        case type, environment, status, problem, note
+        case sentTo = "sent_to"
         case bundleID = "bundle_id"
         case keyID = "key_id"
         case teamID = "team_id"
@@ -72,6 +78,8 @@ struct APNsStatus: Decodable {
         if let certificateSubject { pairs.append(("certificate_subject", certificateSubject)) }
         if let certificateExpiresAt { pairs.append(("certificate_expires_at", certificateExpiresAt)) }
         pairs.append(("updated_at", updatedAt))
+        if let status { pairs.append(("status", problem.map { "\(status) (\($0))" } ?? status)) }
+        if let sentTo { pairs.append(("sent_to", sentTo == "sandbox" ? "sandbox: NOT USED (\(note ?? "the local APNs sandbox"))" : sentTo)) }
         return pairs
     }
 }

@@ -18,12 +18,18 @@ struct APITest: Sendable {
     let client: any TestClientProtocol
     let store: HeraldStore
 
-    static func run(maxBodySize: Int = 1 << 20, _ body: @Sendable @escaping (APITest) async throws -> Void) async throws {
+    static func run(
+        maxBodySize: Int = 1 << 20,
+        apnsDestination: APNsDestination = .apple,
+        _ body: @Sendable @escaping (APITest) async throws -> Void
+    ) async throws {
         try await TestDatabase.withDatabase { url in
             let client = TestDatabase.client(url, maximumConnections: 4)
             let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
+            var configuration = APIConfiguration(host: "127.0.0.1", port: 0, maxBodySize: maxBodySize, adminToken: adminToken)
+            configuration.apnsDestination = apnsDestination
             let app = buildApplication(
-                configuration: APIConfiguration(host: "127.0.0.1", port: 0, maxBodySize: maxBodySize, adminToken: adminToken),
+                configuration: configuration,
                 store: store,
                 registry: PrometheusCollectorRegistry(),
                 logger: TestDatabase.logger

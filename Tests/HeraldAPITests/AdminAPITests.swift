@@ -67,6 +67,25 @@ import Testing
         }
     }
 
+    @Test func credentialsAServerSendingToItsSandboxDoesNotUseSaySo() async throws {
+        try await APITest.run(apnsDestination: .sandbox) { api in
+            let app = try await api.createApp()
+            let body = try JSONSerialization.data(withJSONObject: [
+                "type": "token", "key_id": "ABC123DEFG", "team_id": "TEAM123456", "bundle_id": "com.example.app",
+                "environment": "production", "private_key": TestCredentials.p8(),
+            ])
+            let set = try await api.send(.put, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin, json: String(decoding: body, as: UTF8.self))
+            #expect(set.status == 200)
+            for reply in [set, try await api.send(.get, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin)] {
+                #expect(try reply.string("sent_to") == "sandbox")
+                #expect(try reply.string("note").contains("these credentials are not used"))
+                #expect(try reply.string("note").contains("HERALD_APNS_SANDBOX=off"))
+            }
+            let shown = try await api.send(.get, "/admin/v1/apps/\(app.appKey)", auth: .admin)
+            #expect(shown.body.contains(#""sent_to":"sandbox""#))
+        }
+    }
+
     @Test func tokenCredentialsAreStoredSealedAndNeverReturned() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()
@@ -83,6 +102,8 @@ import Testing
 
             let get = try await api.send(.get, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin)
             #expect(try get.string("type") == "token")
+            #expect(try get.string("sent_to") == "apple")
+            #expect(!get.body.contains("\"note\""))
             let listed = try await api.send(.get, "/admin/v1/apps", auth: .admin)
             #expect(listed.body.contains("TEAM123456"))
             #expect(!listed.body.contains("PRIVATE KEY"))

@@ -98,6 +98,8 @@ import Testing
             #expect(accepted.field("type") == "token")
             #expect(accepted.field("key_id") == "ABC123DEFG")
             #expect(accepted.field("environment") == "sandbox")
+            #expect(accepted.field("status") == "ok")
+            #expect(accepted.field("sent_to") == "apple")
             let body = pem.split(separator: "\n")[1]
             #expect(!accepted.stdout.contains(body) && !accepted.stderr.contains(body))
             let stored = try #require(try await test.store.app(appKey: app.app.appKey)?.apns)

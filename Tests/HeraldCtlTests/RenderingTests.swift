@@ -88,4 +88,16 @@ import Testing
         report.apnsFailures = ["Unregistered": 1, "BadDeviceToken": 3, "ExpiredToken": 1]
         #expect(report.failureSummary == "BadDeviceToken 3, ExpiredToken 1, Unregistered 1")
     }
+
+    @Test func credentialsTheServerDoesNotUseAreShownAsNotUsed() throws {
+        let json = #"""
+            {"type": "token", "bundle_id": "com.example.app", "environment": "production", "key_id": "ABC123DEFG",
+             "team_id": "DEF123GHIJ", "updated_at": "2026-11-25T18:00:00Z", "status": "broken", "problem": "InvalidProviderToken",
+             "sent_to": "sandbox", "note": "this server sends APNs traffic to its local APNs sandbox"}
+            """#
+        let status = try JSONDecoder().decode(APNsStatus.self, from: Data(json.utf8))
+        let fields = Dictionary(uniqueKeysWithValues: status.fields)
+        #expect(fields["sent_to"] == "sandbox: NOT USED (this server sends APNs traffic to its local APNs sandbox)")
+        #expect(fields["status"] == "broken (InvalidProviderToken)")
+    }
 }

@@ -93,11 +93,11 @@ struct AppResponse: ResponseEncodable {
     var createdAt: Date
     var apns: APNsStatusResponse?
 
-    init(_ app: AppRecord) {
+    init(_ app: AppRecord, destination: APNsDestination) {
         appKey = app.appKey
         name = app.name
         createdAt = app.createdAt
-        apns = APNsStatusResponse(app)
+        apns = APNsStatusResponse(app, destination: destination)
     }
 
     enum CodingKeys: String, CodingKey { case appKey, name, createdAt, apns }
@@ -128,8 +128,12 @@ struct APNsStatusResponse: ResponseEncodable {
     var status: String
     /// APNs' reason for refusing the credentials; nothing goes to APNs until new ones are set.
     var problem: String?
+    /// Where this server sends APNs traffic: "apple", or "sandbox" (the credentials are not used).
+    var sentTo: String
+    /// Said when the credentials are not used.
+    var note: String?
 
-    init?(_ app: AppRecord) {
+    init?(_ app: AppRecord, destination: APNsDestination) {
         guard let summary = app.apns, let updatedAt = app.apnsUpdatedAt else { return nil }
         type = summary.type.rawValue
         bundleID = summary.bundleID
@@ -141,5 +145,7 @@ struct APNsStatusResponse: ResponseEncodable {
         self.updatedAt = updatedAt
         status = app.apnsProblem == nil ? "ok" : "broken"
         problem = app.apnsProblem
+        sentTo = destination.rawValue
+        note = destination.credentialsNote
     }
 }

@@ -9,6 +9,7 @@ struct AdminRoutes {
     let store: HeraldStore
     let auth: Authentication
     let body: JSONBody
+    let apnsDestination: APNsDestination
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/admin/v1/apps", use: createApp)
@@ -30,12 +31,12 @@ struct AdminRoutes {
 
     @Sendable func listApps(_ request: Request, context: HeraldRequestContext) async throws -> AppsResponse {
         try auth.requireAdmin(request)
-        return AppsResponse(apps: try await store.listApps().map(AppResponse.init))
+        return AppsResponse(apps: try await store.listApps().map { AppResponse($0, destination: apnsDestination) })
     }
 
     @Sendable func getApp(_ request: Request, context: HeraldRequestContext) async throws -> AppResponse {
         try auth.requireAdmin(request)
-        return AppResponse(try await app(context))
+        return AppResponse(try await app(context), destination: apnsDestination)
     }
 
     @Sendable func deleteApp(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
@@ -50,7 +51,9 @@ struct AdminRoutes {
         try auth.requireAdmin(request)
         let appKey = try await app(context).appKey
         let credentials = try await body.decode(SetAPNsCredentialsRequest.self, from: request).validated()
-        guard let app = try await store.setAPNsCredentials(credentials, appKey: appKey), let status = APNsStatusResponse(app) else {
+        guard let app = try await store.setAPNsCredentials(credentials, appKey: appKey),
+            let status = APNsStatusResponse(app, destination: apnsDestination)
+        else {
             throw Self.appNotFound
         }
         context.logger.info("APNs credentials set", metadata: ["herald.app_key": "\(appKey)", "herald.apns.type": "\(status.type)"])
@@ -59,7 +62,7 @@ struct AdminRoutes {
 
     @Sendable func getAPNs(_ request: Request, context: HeraldRequestContext) async throws -> APNsStatusResponse {
         try auth.requireAdmin(request)
-        guard let status = APNsStatusResponse(try await app(context)) else { throw Self.noCredentials }
+        guard let status = APNsStatusResponse(try await app(context), destination: apnsDestination) else { throw Self.noCredentials }
         return status
     }
 
