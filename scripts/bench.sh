@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs Herald's benchmarks in release mode, one at a time, each with its peer in the same
 # run: the gateway against mosquitto (herald-bench gateway), the APNs provider against
-# aioapns (herald-apns-bench), and the push path end to end (herald-bench push).
-# Usage: scripts/bench.sh [gateway|apns|push ...]   (default: all three)
+# aioapns (herald-apns-bench), and the push path end to end (herald-bench push); on
+# request, the message center's fan-out to APNs (herald-bench apns-fanout, no peer).
+# Usage: scripts/bench.sh [gateway|apns|push|apns-fanout ...]   (default: the first three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --bench
@@ -29,7 +30,8 @@ for bench in "${@:-gateway apns push}"; do
             gateway) flock -o "$lock" "$bin/herald-bench" gateway ;;
             apns) flock -o "$lock" "$bin/herald-apns-bench" --python "$venv/bin/python" ;;
             push) flock -o "$lock" "$bin/herald-bench" push ;;
-            *) echo "unknown benchmark $name (gateway, apns, push)" >&2; exit 64 ;;
+            apns-fanout) flock -o "$lock" "$bin/herald-bench" apns-fanout ;;
+            *) echo "unknown benchmark $name (gateway, apns, push, apns-fanout)" >&2; exit 64 ;;
         esac
     done
 done
