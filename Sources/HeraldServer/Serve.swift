@@ -25,6 +25,8 @@ struct Serve: AsyncParsableCommand {
             let dataDirectory = try DataDirectory(path: configuration.dataDirectory)
             let adminToken = try configuration.adminToken ?? dataDirectory.secret(dataDirectory.adminTokenFile) { RandomToken.hex(byteCount: 24) }
             let sealer = try keyEncryptionKey(configuration, dataDirectory: dataDirectory, logger: logger)
+            let mqttTLS = try configuration.mqttTLSListener()
+            for port in ListenPort.all(configuration) { try await port.ensureFree() }
 
             let database = try await DatabaseSetup.prepare(configuration, dataDirectory: dataDirectory, logger: logger)
             do {
@@ -46,13 +48,16 @@ struct Serve: AsyncParsableCommand {
                     database: database,
                     adminTokenFromFile: configuration.adminToken == nil
                 )
+                // Started before the gateway: a gateway that is made and never run would
+                // leave its listening promises unfulfilled (fatal in debug builds).
+                let sandbox = configuration.apnsSandbox ? try await LocalSandbox.start(configuration, logger: logger) : nil
                 let events = DeviceEvents()
                 var gatewayConfiguration = GatewayConfiguration(
                     host: configuration.mqttHost,
                     port: configuration.mqttPort,
                     nodeID: configuration.nodeID
                 )
-                gatewayConfiguration.tls = try configuration.mqttTLSListener()
+                gatewayConfiguration.tls = mqttTLS
                 let gateway = Gateway(
                     configuration: gatewayConfiguration,
                     store: deliveryStore,
@@ -67,8 +72,7 @@ struct Serve: AsyncParsableCommand {
                 center.recallWindow = .seconds(configuration.recallWindowSeconds)
                 center.messageRetention = .seconds(configuration.messageRetentionDays * 86_400)
                 center.apnsConnections = configuration.apnsConnections
-                if configuration.apnsSandbox {
-                    let sandbox = try await LocalSandbox.start(configuration, logger: logger)
+                if let sandbox {
                     center.apns = sandbox.routing
                     services += sandbox.services
                     banner.sandbox = sandbox
