@@ -89,6 +89,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

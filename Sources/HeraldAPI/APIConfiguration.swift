@@ -1,3 +1,5 @@
+import HeraldStore
+
 /// Settings of the HTTP API.
 public struct APIConfiguration: Sendable {
     /// Address to listen on.
@@ -12,18 +14,28 @@ public struct APIConfiguration: Sendable {
     public var recallWindow: Duration
     /// Where the message center sends APNs traffic, said wherever credentials are shown.
     public var apnsDestination: APNsDestination = .apple
+    /// The database, checked with a fresh connection once a request has waited
+    /// ``databaseWait``: if it refuses, the request is answered 503 instead of waiting on
+    /// the pool. Nil: requests wait as long as the pool holds them.
+    public var databaseURL: DatabaseURL?
+    /// How long a request may wait before the database is checked (again).
+    public var databaseWait: Duration
 
     public init(
         host: String = "0.0.0.0",
         port: Int = 8080,
         maxBodySize: Int = 1 << 20,
         adminToken: String,
-        recallWindow: Duration = .seconds(24 * 3600)
+        recallWindow: Duration = .seconds(24 * 3600),
+        databaseURL: DatabaseURL? = nil,
+        databaseWait: Duration = .seconds(5)
     ) {
         self.host = host
         self.port = port
         self.maxBodySize = maxBodySize
         self.adminToken = adminToken
         self.recallWindow = recallWindow
+        self.databaseURL = databaseURL
+        self.databaseWait = databaseWait
     }
 }

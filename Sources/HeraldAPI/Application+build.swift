@@ -42,7 +42,9 @@ public func buildRouter(
 }
 
 /// The HTTP application: the router, served on the configured address, with the
-/// database client running as one of its services. `localFanOut`: the message center
+/// database client running as one of its services; with ``APIConfiguration/databaseURL``,
+/// a request stuck on a database that is down is answered 503 after
+/// ``APIConfiguration/databaseWait``. `localFanOut`: the message center
 /// running in this process, which takes the pushes accepted here straight from their
 /// commit (see ``LocalFanOut``).
 public func buildApplication(
@@ -55,8 +57,18 @@ public func buildApplication(
     logger: Logger
 ) -> some ApplicationProtocol {
     let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry, localFanOut: localFanOut)
+    var responder = AnyResponder(router.buildResponder())
+    if let url = configuration.databaseURL {
+        responder = AnyResponder(
+            DatabaseWaitResponder(
+                inner: responder,
+                wait: configuration.databaseWait,
+                reachability: DatabaseReachability(url: url, logger: logger)
+            )
+        )
+    }
     return Application(
-        router: router,
+        responder: responder,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
         services: [store.client] + services,
         onServerRunning: onServerRunning,

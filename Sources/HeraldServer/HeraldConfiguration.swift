@@ -12,6 +12,9 @@ struct HeraldConfiguration: Sendable {
     var databaseURL: String?
     /// `database.poolSize`: connections in each pool (the API's; the gateway and center's).
     var databasePoolSize: Int
+    /// `database.wait`: seconds an API request waits on a database that doesn't answer
+    /// before Herald checks it with a fresh connection and, if that is refused, answers 503.
+    var databaseWaitSeconds: Int
     /// `dataDir`: Herald's own files (embedded cluster, generated secrets).
     var dataDirectory: String
     /// `admin.token`: bearer token of the admin API; generated into the data dir when unset.
@@ -53,6 +56,7 @@ struct HeraldConfiguration: Sendable {
     init(reader: ConfigReader) throws {
         databaseURL = reader.string(forKey: "database.url", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
         databasePoolSize = reader.int(forKey: "database.poolSize", default: 20)
+        databaseWaitSeconds = reader.int(forKey: "database.wait", default: 5)
         dataDirectory = reader.string(forKey: "dataDir", default: ".herald")
         adminToken = reader.string(forKey: "admin.token", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
         keyEncryptionKey = reader.string(forKey: "keyEncryptionKey", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
@@ -106,6 +110,7 @@ struct HeraldConfiguration: Sendable {
             throw StartupError("mqtt.tls: set both mqtt.tls.certificate and mqtt.tls.key (PEM files), or neither")
         }
         guard (1...1000).contains(databasePoolSize) else { throw StartupError("database.poolSize: must be 1 to 1000") }
+        guard (1...60).contains(databaseWaitSeconds) else { throw StartupError("database.wait: must be 1 to 60 seconds") }
         guard httpMaxBodySize >= 1024 else { throw StartupError("http.maxBodySize: at least 1024 bytes") }
         if let adminToken, adminToken.utf8.count < 16 {
             throw StartupError("admin.token: at least 16 characters")

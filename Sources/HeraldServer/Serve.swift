@@ -39,7 +39,9 @@ struct Serve: AsyncParsableCommand {
                     port: configuration.httpPort,
                     maxBodySize: configuration.httpMaxBodySize,
                     adminToken: adminToken,
-                    recallWindow: .seconds(configuration.recallWindowSeconds)
+                    recallWindow: .seconds(configuration.recallWindowSeconds),
+                    databaseURL: database.url,
+                    databaseWait: .seconds(configuration.databaseWaitSeconds)
                 )
                 api.apnsDestination = configuration.apnsSandbox ? .sandbox : .apple
                 var banner = Banner(

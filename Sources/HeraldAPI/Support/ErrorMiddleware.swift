@@ -42,10 +42,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.error("unexpected HTTP error", metadata: ["error": "\(error)"])
                 return HeraldError(.internalError, "internal error")
             }
-        case let error as PSQLError where error.serverInfo == nil:
+        case _ where DatabaseFailure.isUnavailability(error):
             context.logger.error("database unavailable", metadata: ["error": "\(String(reflecting: error))"])
-            return HeraldError(.unavailable, "the database is unavailable; retry later")
-        case is DatabaseUnavailableError:
             return HeraldError(.unavailable, "the database is unavailable; retry later")
         default:
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])

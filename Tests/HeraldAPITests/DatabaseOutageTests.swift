@@ -1,0 +1,146 @@
+import Foundation
+import HTTPTypes
+import HeraldAPI
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import PostgresNIO
+import Prometheus
+import Testing
+
+/// The API while PostgreSQL is down or going away: 503 `unavailable` with `Retry-After`
+/// within a bounded wait, never a 500, and back to normal once PostgreSQL is, without a
+/// restart. Over real sockets (the live test client gives up after 20 s).
+struct DatabaseOutageTests {
+    @Test func requestsWhilePostgreSQLIsStoppedAnswer503AndTheAPIRecoversWithoutARestart() async throws {
+        let directory = NSTemporaryDirectory() + "herald-outage-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logger = TestDatabase.logger
+        // Stopping this handle stops whichever server runs in the directory, so it also
+        // stops the one started again below.
+        let cluster = try await EmbeddedPostgres.start(.init(directory: directory, durable: false), logger: logger)
+        do {
+            let url = cluster.url
+            _ = try await DatabaseProbe.withConnection(to: url, logger: logger) { connection in
+                try await Migrator().migrate(on: connection, logger: logger)
+            }
+            // Herald's own pool settings (a 5 s connection attempt), not the tests' 30 s.
+            let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: TestDatabase.poolLogger)
+            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: logger)
+            let app = buildApplication(
+                configuration: APIConfiguration(
+                    host: "127.0.0.1",
+                    port: 0,
+                    adminToken: APITest.adminToken,
+                    databaseURL: url,
+                    databaseWait: .seconds(1)
+                ),
+                store: store,
+                registry: PrometheusCollectorRegistry(),
+                logger: logger
+            )
+            try await app.test(.live) { client in
+                let api = APITest(client: client, store: store)
+                let created = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "Before"}"#)
+                #expect(created.status == 201)
+
+                await cluster.stop(logger: logger)
+                for name in ["During 1", "During 2", "During 3"] {
+                    let reply = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "\#(name)"}"#)
+                    #expect(reply.status == 503, "\(reply.body)")
+                    #expect(reply.errorCode == HeraldError.Code.unavailable.rawValue, "\(reply.body)")
+                    #expect(reply.headers[.retryAfter].flatMap(Int.init) ?? 0 > 0)
+                }
+
+                _ = try await EmbeddedPostgres.start(.init(directory: directory, port: url.port, durable: false), logger: logger)
+                // The pool reconnects after its back-off: bounded by the wait below.
+                var last = Reply(status: 0, body: "", headers: [:])
+                let deadline = ContinuousClock.now + .seconds(90)
+                while ContinuousClock.now < deadline {
+                    last = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "After"}"#)
+                    if last.status == 201 { break }
+                    #expect(last.status == 503, "\(last.body)")
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+                #expect(last.status == 201, "\(last.body)")
+            }
+        } catch {
+            await cluster.stop(logger: logger)
+            throw error
+        }
+        await cluster.stop(logger: logger)
+    }
+
+    /// A query PostgreSQL ends with admin_shutdown (57P01), as on a shutdown, is a 503.
+    @Test func aRequestWhoseConnectionIsTerminatedAnswers503() async throws {
+        try await TestDatabase.withDatabase { url in
+            let client = TestDatabase.client(url, maximumConnections: 4)
+            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
+            let app = buildApplication(
+                configuration: APIConfiguration(
+                    host: "127.0.0.1",
+                    port: 0,
+                    adminToken: APITest.adminToken,
+                    databaseURL: url,
+                    databaseWait: .seconds(1)
+                ),
+                store: store,
+                registry: PrometheusCollectorRegistry(),
+                logger: TestDatabase.logger
+            )
+            try await app.test(.live) { testClient in
+                let api = APITest(client: testClient, store: store)
+                let connection = try await DatabaseProbe.connect(to: url, logger: TestDatabase.logger)
+                do {
+                    try await terminateAHeldRequest(api: api, holding: connection)
+                    try? await connection.close()
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+            }
+        }
+    }
+
+    private func terminateAHeldRequest(api: APITest, holding connection: PostgresConnection) async throws {
+        // Hold the apps table so the request's insert waits inside PostgreSQL.
+        try await connection.query("BEGIN", logger: TestDatabase.logger)
+        try await connection.query("LOCK TABLE apps IN ACCESS EXCLUSIVE MODE", logger: TestDatabase.logger)
+        async let reply = api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "Held"}"#)
+        do {
+            try await waitUntilAQueryWaitsForTheLock(connection)
+        } catch {
+            // Let the request go, or leaving this function would wait for it forever.
+            try await connection.query("ROLLBACK", logger: TestDatabase.logger)
+            _ = try? await reply
+            throw error
+        }
+        try await connection.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            logger: TestDatabase.logger
+        )
+        let answer = try await reply
+        #expect(answer.status == 503, "\(answer.body)")
+        #expect(answer.errorCode == HeraldError.Code.unavailable.rawValue, "\(answer.body)")
+        #expect(answer.headers[.retryAfter] != nil)
+        try await connection.query("ROLLBACK", logger: TestDatabase.logger)
+    }
+
+    private func waitUntilAQueryWaitsForTheLock(_ connection: PostgresConnection) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            // In a transaction, the statistics views keep their first snapshot.
+            try await connection.query("SELECT pg_stat_clear_snapshot()", logger: TestDatabase.logger)
+            let rows = try await connection.query(
+                "SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                logger: TestDatabase.logger
+            )
+            for try await count in rows.decode(Int.self) where count > 0 { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ReplyError("no query waited for the lock on apps")
+    }
+}
