@@ -20,6 +20,8 @@ public struct APIConfiguration: Sendable {
     public var databaseURL: DatabaseURL?
     /// How long a request may wait before the database is checked (again).
     public var databaseWait: Duration
+    /// Budgets of failed authentications (see ``AuthFailureThrottle``).
+    public var authFailures: AuthFailureBudgets
 
     public init(
         host: String = "0.0.0.0",
@@ -28,7 +30,8 @@ public struct APIConfiguration: Sendable {
         adminToken: String,
         recallWindow: Duration = .seconds(24 * 3600),
         databaseURL: DatabaseURL? = nil,
-        databaseWait: Duration = .seconds(5)
+        databaseWait: Duration = .seconds(5),
+        authFailures: AuthFailureBudgets = .init()
     ) {
         self.host = host
         self.port = port
@@ -37,5 +40,9 @@ public struct APIConfiguration: Sendable {
         self.recallWindow = recallWindow
         self.databaseURL = databaseURL
         self.databaseWait = databaseWait
+        self.authFailures = authFailures
     }
 }
+
+/// The budgets of the API's failed-authentication throttle.
+public typealias AuthFailureBudgets = AuthFailureThrottle<ContinuousClock.Instant>.Configuration

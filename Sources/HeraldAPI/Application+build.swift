@@ -22,6 +22,7 @@ public func buildRouter(
     let table = RouteTableBox()
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
+    router.add(middleware: AuthThrottleMiddleware(configuration: configuration.authFailures))
     router.add(middleware: ErrorMiddleware(routes: table))
 
     OperationsRoutes(store: store, registry: registry).register(on: &routes)

@@ -25,6 +25,9 @@ struct HeraldConfiguration: Sendable {
     var httpHost: String
     var httpPort: Int
     var httpMaxBodySize: Int
+    /// `auth.failuresPerKeyAndAddress`, `auth.failuresPerAddress`, `auth.failuresPerKey`,
+    /// `auth.failureWindow` (seconds): the API's throttle of failed authentications.
+    var authFailures: AuthFailureBudgets
     /// `mqtt.host`, `mqtt.port`: the device gateway's listener.
     var mqttHost: String
     var mqttPort: Int
@@ -64,6 +67,12 @@ struct HeraldConfiguration: Sendable {
         httpPort = reader.int(forKey: "http.port", default: 8080)
         httpMaxBodySize = reader.int(forKey: "http.maxBodySize", default: 1 << 20)
         postgresBinDirectory = reader.string(forKey: "postgres.binDir")
+        authFailures = AuthFailureBudgets(
+            perKeyAndAddress: reader.int(forKey: "auth.failuresPerKeyAndAddress", default: 10),
+            perAddress: reader.int(forKey: "auth.failuresPerAddress", default: 50),
+            perKey: reader.int(forKey: "auth.failuresPerKey", default: 200),
+            window: .seconds(reader.int(forKey: "auth.failureWindow", default: 60))
+        )
         mqttHost = reader.string(forKey: "mqtt.host", default: "0.0.0.0")
         mqttPort = reader.int(forKey: "mqtt.port", default: 1883)
         mqttTLSCertificate = reader.string(forKey: "mqtt.tls.certificate").flatMap { $0.isEmpty ? nil : $0 }
@@ -110,6 +119,15 @@ struct HeraldConfiguration: Sendable {
             throw StartupError("mqtt.tls: set both mqtt.tls.certificate and mqtt.tls.key (PEM files), or neither")
         }
         guard (1...1000).contains(databasePoolSize) else { throw StartupError("database.poolSize: must be 1 to 1000") }
+        for (key, value) in [
+            ("auth.failuresPerKeyAndAddress", authFailures.perKeyAndAddress), ("auth.failuresPerAddress", authFailures.perAddress),
+            ("auth.failuresPerKey", authFailures.perKey),
+        ] where value < 0 {
+            throw StartupError("\(key): must be 0 (no limit) or more")
+        }
+        guard (.seconds(1) ... .seconds(86_400)).contains(authFailures.window) else {
+            throw StartupError("auth.failureWindow: must be 1 to 86400 seconds")
+        }
         guard (1...60).contains(databaseWaitSeconds) else { throw StartupError("database.wait: must be 1 to 60 seconds") }
         guard httpMaxBodySize >= 1024 else { throw StartupError("http.maxBodySize: at least 1024 bytes") }
         if let adminToken, adminToken.utf8.count < 16 {

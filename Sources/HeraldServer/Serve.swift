@@ -41,7 +41,8 @@ struct Serve: AsyncParsableCommand {
                     adminToken: adminToken,
                     recallWindow: .seconds(configuration.recallWindowSeconds),
                     databaseURL: database.url,
-                    databaseWait: .seconds(configuration.databaseWaitSeconds)
+                    databaseWait: .seconds(configuration.databaseWaitSeconds),
+                    authFailures: configuration.authFailures
                 )
                 api.apnsDestination = configuration.apnsSandbox ? .sandbox : .apple
                 var banner = Banner(

@@ -56,6 +56,9 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         case messageNotFound = 1021
         /// The message is older than the recall window and can no longer be recalled.
         case recallWindowClosed = 1022
+        /// Too many failed authentications from this address or for this key; retry after
+        /// the time `Retry-After` gives.
+        case tooManyRequests = 1023
 
         /// The HTTP status that goes with the code.
         public var httpStatus: Int {
@@ -72,6 +75,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .unsupportedMediaType: 415
             case .invalidAPNsCredentials: 422
             case .unavailable: 503
+            case .tooManyRequests: 429
             }
         }
 
@@ -97,6 +101,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .noAudienceMatch: "no_audience_match"
             case .messageNotFound: "message_not_found"
             case .recallWindowClosed: "recall_window_closed"
+            case .tooManyRequests: "too_many_requests"
             }
         }
     }

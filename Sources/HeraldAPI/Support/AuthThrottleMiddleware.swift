@@ -1,0 +1,70 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import Hummingbird
+import Metrics
+import NIOConcurrencyHelpers
+
+/// Applies an ``AuthFailureThrottle`` to every request that carries credentials: refuses
+/// (429, `too_many_requests`, `Retry-After`) an address that has failed too often before
+/// its credentials are checked, counts every 401 as a failure of the key it named (the
+/// app key, registration id, or `admin` for the bearer token). Failures are not
+/// forgiven on a success: which route checked which credentials is not known here, and a
+/// 200 from a route that checks none must not reset a guesser's count.
+///
+/// Metrics: `herald_auth_failures_total` (each 401) and `herald_auth_throttled_total`
+/// (each 429 it answers).
+struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestContext>: RouterMiddleware {
+    let throttle: NIOLockedValueBox<AuthFailureThrottle<ContinuousClock.Instant>>
+    let clock: @Sendable () -> ContinuousClock.Instant
+
+    init(
+        configuration: AuthFailureThrottle<ContinuousClock.Instant>.Configuration,
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
+        self.throttle = NIOLockedValueBox(AuthFailureThrottle(configuration: configuration))
+        self.clock = clock
+    }
+
+    private static var failures: Counter { Counter(label: "herald_auth_failures_total") }
+    private static var throttled: Counter { Counter(label: "herald_auth_throttled_total") }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let authorization = request.headers[.authorization] else {
+            return try await next(request, context)
+        }
+        let key = Self.key(authorization)
+        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        if case .refuse(let wait) = throttle.withLockedValue({ $0.admit(key: key, address: address, now: clock()) }) {
+            return try refusal(wait)
+        }
+        let response = try await next(request, context)
+        if response.status == .unauthorized {
+            Self.failures.increment()
+            if case .refuse(let wait) = throttle.withLockedValue({ $0.failed(key: key, address: address, now: clock()) }) {
+                return try refusal(wait)
+            }
+        }
+        return response
+    }
+
+    private func refusal(_ wait: Duration) throws -> Response {
+        Self.throttled.increment()
+        let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+        return try HeraldError(.tooManyRequests, "too many failed authentications; retry in \(seconds) s").response(retryAfter: seconds)
+    }
+
+    /// Whose credentials the header names: the Basic user (app key or registration id),
+    /// `admin` for a bearer token, or the empty key for anything else.
+    static func key(_ authorization: String) -> String {
+        if authorization.hasPrefix("Bearer ") { return "admin" }
+        guard authorization.hasPrefix("Basic "),
+            let data = Data(base64Encoded: String(Substring(authorization).dropFirst("Basic ".count).trimmingHTTPWhitespace)),
+            let decoded = String(data: data, encoding: .utf8),
+            let colon = decoded.firstIndex(of: ":")
+        else {
+            return ""
+        }
+        return String(decoded[..<colon].prefix(64))
+    }
+}

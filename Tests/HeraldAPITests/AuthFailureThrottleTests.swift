@@ -1,0 +1,66 @@
+import HeraldAPI
+import Testing
+
+/// The throttle's budgets on their own, with the time moved by the test.
+struct AuthFailureThrottleTests {
+    typealias Throttle = AuthFailureThrottle<ContinuousClock.Instant>
+    let start = ContinuousClock.now
+
+    func throttle(perKeyAndAddress: Int = 3, perAddress: Int = 10, perKey: Int = 20) -> Throttle {
+        Throttle(configuration: .init(perKeyAndAddress: perKeyAndAddress, perAddress: perAddress, perKey: perKey, window: .seconds(60)))
+    }
+
+    @Test func anAddressIsRefusedForAKeyOnceItsFailuresAreSpentAndUntilTheWindowEnds() {
+        var throttle = throttle()
+        #expect(throttle.failed(key: "k", address: "a", now: start) == .proceed)
+        #expect(throttle.failed(key: "k", address: "a", now: start + .seconds(1)) == .proceed)
+        #expect(throttle.failed(key: "k", address: "a", now: start + .seconds(2)) == .refuse(retryAfter: .seconds(58)))
+        #expect(throttle.admit(key: "k", address: "a", now: start + .seconds(30)) == .refuse(retryAfter: .seconds(30)))
+        #expect(throttle.admit(key: "k", address: "a", now: start + .seconds(60)) == .proceed)
+    }
+
+    @Test func anotherAddressIsNotRefusedForTheSameKey() {
+        var throttle = throttle()
+        for second in 0..<3 { _ = throttle.failed(key: "k", address: "a", now: start + .seconds(second)) }
+        #expect(throttle.admit(key: "k", address: "a", now: start + .seconds(3)) != .proceed)
+        #expect(throttle.admit(key: "k", address: "b", now: start + .seconds(3)) == .proceed)
+        #expect(throttle.admit(key: "other", address: "a", now: start + .seconds(3)) == .proceed)
+    }
+
+    @Test func anAddressGuessingManyKeysIsRefusedForEveryKey() {
+        var throttle = throttle()
+        for index in 0..<10 { _ = throttle.failed(key: "k\(index)", address: "a", now: start) }
+        #expect(throttle.admit(key: "fresh", address: "a", now: start + .seconds(1)) == .refuse(retryAfter: .seconds(59)))
+        #expect(throttle.admit(key: "fresh", address: "b", now: start + .seconds(1)) == .proceed)
+    }
+
+    @Test func aKeyGuessedFromManyAddressesRefusesOnlyWrongCredentials() {
+        var throttle = throttle()
+        for index in 0..<19 { #expect(throttle.failed(key: "k", address: "a\(index)", now: start) == .proceed) }
+        #expect(throttle.failed(key: "k", address: "a19", now: start) == .refuse(retryAfter: .seconds(60)))
+        // Checked before the credentials: a new address (the key's owner) is let through.
+        #expect(throttle.admit(key: "k", address: "owner", now: start + .seconds(1)) == .proceed)
+        // And a wrong secret from it is refused, not answered 401.
+        #expect(throttle.failed(key: "k", address: "owner", now: start + .seconds(1)) != .proceed)
+    }
+
+    @Test func failuresOlderThanTheWindowNoLongerCount() {
+        var throttle = throttle()
+        _ = throttle.failed(key: "k", address: "a", now: start)
+        _ = throttle.failed(key: "k", address: "a", now: start + .seconds(1))
+        #expect(throttle.failed(key: "k", address: "a", now: start + .seconds(61)) == .proceed)
+        #expect(throttle.failed(key: "k", address: "a", now: start + .seconds(62)) == .proceed)
+    }
+
+    @Test func aBudgetOfZeroIsNoLimit() {
+        var throttle = throttle(perKeyAndAddress: 0, perAddress: 0, perKey: 0)
+        for second in 0..<100 { #expect(throttle.failed(key: "k", address: "a", now: start + .milliseconds(second)) == .proceed) }
+        #expect(throttle.admit(key: "k", address: "a", now: start + .seconds(1)) == .proceed)
+    }
+
+    @Test func itKeepsAtMostItsCapacityOfEntries() {
+        var throttle = Throttle(configuration: .init(perKeyAndAddress: 2, perAddress: 2, perKey: 2, window: .seconds(60), capacity: 30))
+        for index in 0..<1000 { _ = throttle.failed(key: "k\(index)", address: "a\(index)", now: start) }
+        #expect(throttle.entryCount <= 30)
+    }
+}
