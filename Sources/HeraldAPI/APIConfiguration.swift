@@ -22,6 +22,11 @@ public struct APIConfiguration: Sendable {
     public var databaseWait: Duration
     /// Budgets of failed authentications (see ``AuthFailureThrottle``).
     public var authFailures: AuthFailureBudgets
+    /// A connection with no request in progress is closed after this long.
+    public var idleTimeout: Duration
+    /// A request must arrive whole, head and body, within this long of its first byte,
+    /// or its connection is closed.
+    public var requestTimeout: Duration
 
     public init(
         host: String = "0.0.0.0",
@@ -31,7 +36,9 @@ public struct APIConfiguration: Sendable {
         recallWindow: Duration = .seconds(24 * 3600),
         databaseURL: DatabaseURL? = nil,
         databaseWait: Duration = .seconds(5),
-        authFailures: AuthFailureBudgets = .init()
+        authFailures: AuthFailureBudgets = .init(),
+        idleTimeout: Duration = .seconds(60),
+        requestTimeout: Duration = .seconds(30)
     ) {
         self.host = host
         self.port = port
@@ -41,6 +48,8 @@ public struct APIConfiguration: Sendable {
         self.databaseURL = databaseURL
         self.databaseWait = databaseWait
         self.authFailures = authFailures
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
     }
 }
 

@@ -1,5 +1,6 @@
 import HeraldStore
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import Prometheus
@@ -68,8 +69,14 @@ public func buildApplication(
             )
         )
     }
+    let deadlines = HTTPDeadlines<ContinuousClock.Instant>.Configuration(
+        idleTimeout: configuration.idleTimeout,
+        requestTimeout: configuration.requestTimeout,
+        lingerTimeout: .seconds(2)
+    )
     return Application(
         responder: responder,
+        server: HTTPServerBuilder { responder in HeraldHTTPChannel(responder: responder, deadlines: deadlines) },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
         services: [store.client] + services,
         onServerRunning: onServerRunning,

@@ -25,6 +25,10 @@ struct HeraldConfiguration: Sendable {
     var httpHost: String
     var httpPort: Int
     var httpMaxBodySize: Int
+    /// `http.requestTimeout`, `http.idleTimeout` (seconds): a request must arrive whole
+    /// within the first of its first byte; an idle connection is closed after the second.
+    var httpRequestTimeoutSeconds: Int
+    var httpIdleTimeoutSeconds: Int
     /// `auth.failuresPerKeyAndAddress`, `auth.failuresPerAddress`, `auth.failuresPerKey`,
     /// `auth.failureWindow` (seconds): the API's throttle of failed authentications.
     var authFailures: AuthFailureBudgets
@@ -66,6 +70,8 @@ struct HeraldConfiguration: Sendable {
         httpHost = reader.string(forKey: "http.host", default: "0.0.0.0")
         httpPort = reader.int(forKey: "http.port", default: 8080)
         httpMaxBodySize = reader.int(forKey: "http.maxBodySize", default: 1 << 20)
+        httpRequestTimeoutSeconds = reader.int(forKey: "http.requestTimeout", default: 30)
+        httpIdleTimeoutSeconds = reader.int(forKey: "http.idleTimeout", default: 60)
         postgresBinDirectory = reader.string(forKey: "postgres.binDir")
         authFailures = AuthFailureBudgets(
             perKeyAndAddress: reader.int(forKey: "auth.failuresPerKeyAndAddress", default: 10),
@@ -129,6 +135,8 @@ struct HeraldConfiguration: Sendable {
             throw StartupError("auth.failureWindow: must be 1 to 86400 seconds")
         }
         guard (1...60).contains(databaseWaitSeconds) else { throw StartupError("database.wait: must be 1 to 60 seconds") }
+        guard (1...3600).contains(httpRequestTimeoutSeconds) else { throw StartupError("http.requestTimeout: must be 1 to 3600 seconds") }
+        guard (1...3600).contains(httpIdleTimeoutSeconds) else { throw StartupError("http.idleTimeout: must be 1 to 3600 seconds") }
         guard httpMaxBodySize >= 1024 else { throw StartupError("http.maxBodySize: at least 1024 bytes") }
         if let adminToken, adminToken.utf8.count < 16 {
             throw StartupError("admin.token: at least 16 characters")

@@ -42,7 +42,9 @@ struct Serve: AsyncParsableCommand {
                     recallWindow: .seconds(configuration.recallWindowSeconds),
                     databaseURL: database.url,
                     databaseWait: .seconds(configuration.databaseWaitSeconds),
-                    authFailures: configuration.authFailures
+                    authFailures: configuration.authFailures,
+                    idleTimeout: .seconds(configuration.httpIdleTimeoutSeconds),
+                    requestTimeout: .seconds(configuration.httpRequestTimeoutSeconds)
                 )
                 api.apnsDestination = configuration.apnsSandbox ? .sandbox : .apple
                 var banner = Banner(

@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldStore
 import Hummingbird
 import Logging
+import NIOHTTP1
 import PostgresNIO
 
 /// Turns every error into Herald's JSON error shape with a stable code.
@@ -15,9 +16,22 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let error as HTTPParserError {
+            // The connection's framing is broken: the channel answers 400 and closes it.
+            throw error
         } catch {
             let heraldError = translate(error, request: request, context: context)
-            return try heraldError.response(from: request, context: context)
+            var response = try heraldError.response(from: request, context: context)
+            switch heraldError.code {
+            case .methodNotAllowed:
+                response.headers[.allow] = routes.allowedMethods(path: request.uri.path).map(\.rawValue).joined(separator: ", ")
+            case .payloadTooLarge:
+                // The rest of the body is not read: the connection closes after the answer.
+                response.headers[.connection] = "close"
+            default:
+                break
+            }
+            return response
         }
     }
 

@@ -19,13 +19,19 @@ public struct RouteTable: Sendable {
 
     /// Whether `path` matches a route registered for some other method.
     func allowsOtherMethod(path: String, than method: HTTPRequest.Method) -> Bool {
+        allowedMethods(path: path).contains { $0 != method }
+    }
+
+    /// The methods of the routes `path` matches, in registration order (the `Allow` of a 405).
+    func allowedMethods(path: String) -> [HTTPRequest.Method] {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
-        return routes.contains { route in
-            guard route.method != method else { return false }
+        var methods: [HTTPRequest.Method] = []
+        for route in routes where !methods.contains(route.method) {
             let template = route.path.split(separator: "/", omittingEmptySubsequences: true)
-            guard template.count == segments.count else { return false }
-            return zip(template, segments).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+            guard template.count == segments.count else { continue }
+            if zip(template, segments).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) { methods.append(route.method) }
         }
+        return methods
     }
 }
 
@@ -37,5 +43,9 @@ final class RouteTableBox: Sendable {
 
     func allowsOtherMethod(path: String, than method: HTTPRequest.Method) -> Bool {
         table.withLockedValue { $0 }.allowsOtherMethod(path: path, than: method)
+    }
+
+    func allowedMethods(path: String) -> [HTTPRequest.Method] {
+        table.withLockedValue { $0 }.allowedMethods(path: path)
     }
 }

@@ -59,12 +59,16 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Too many failed authentications from this address or for this key; retry after
         /// the time `Retry-After` gives.
         case tooManyRequests = 1023
+        /// The request is not valid HTTP/1.1: its request line, headers or framing
+        /// (Content-Length, Transfer-Encoding, a body shorter than announced). The
+        /// connection is closed after the answer.
+        case malformedRequest = 1024
 
         /// The HTTP status that goes with the code.
         public var httpStatus: Int {
             switch self {
             case .internalError: 500
-            case .invalidJSON, .invalidField, .limitExceeded, .noAudienceMatch: 400
+            case .invalidJSON, .invalidField, .limitExceeded, .noAudienceMatch, .malformedRequest: 400
             case .unauthorized: 401
             case .forbidden: 403
             case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound: 404
@@ -102,6 +106,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .messageNotFound: "message_not_found"
             case .recallWindowClosed: "recall_window_closed"
             case .tooManyRequests: "too_many_requests"
+            case .malformedRequest: "malformed_request"
             }
         }
     }
