@@ -64,3 +64,13 @@ struct AuthFailureThrottleTests {
         #expect(throttle.entryCount <= 30)
     }
 }
+
+extension AuthFailureThrottleTests {
+    @Test func anAddressThatWasRefusedHasFailures() {
+        var throttle = throttle()
+        #expect(!throttle.hasFailures(address: "a"))
+        for second in 0..<3 { _ = throttle.failed(key: "k", address: "a", now: start + .seconds(second)) }
+        #expect(throttle.hasFailures(address: "a"))
+        #expect(!throttle.hasFailures(address: "b"))
+    }
+}

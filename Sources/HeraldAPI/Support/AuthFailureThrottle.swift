@@ -68,6 +68,12 @@ public struct AuthFailureThrottle<Instant: InstantProtocol>: Sendable where Inst
         refusal(for: [(.keyAndAddress(key, address), configuration.perKeyAndAddress), (.address(address), configuration.perAddress)], now: now)
     }
 
+    /// Whether `address` has failures counted (expired or not): when it has none,
+    /// ``admit(key:address:now:)`` would let it through.
+    public func hasFailures(address: String) -> Bool {
+        counts[.address(address)] != nil
+    }
+
     /// The credentials were wrong: counts the failure in every budget; refused (instead of
     /// a plain 401) once one of them is spent, the key's own budget included.
     public mutating func failed(key: String, address: String, now: Instant) -> Decision {

@@ -33,14 +33,20 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
         guard let authorization = request.headers[.authorization] else {
             return try await next(request, context)
         }
-        let key = Self.key(authorization)
         let address = context.remoteAddress?.ipAddress ?? "unknown"
-        if case .refuse(let wait) = throttle.withLockedValue({ $0.admit(key: key, address: address, now: clock()) }) {
-            return try refusal(wait)
+        // An address that hasn't failed lately (nearly every request) costs one lookup; its
+        // header is read only when it has. (A refusal the lookup misses still comes from
+        // `failed` below, after the credentials.)
+        if throttle.withLockedValue({ $0.hasFailures(address: address) }) {
+            let key = Self.key(authorization)
+            if case .refuse(let wait) = throttle.withLockedValue({ $0.admit(key: key, address: address, now: clock()) }) {
+                return try refusal(wait)
+            }
         }
         let response = try await next(request, context)
         if response.status == .unauthorized {
             Self.failures.increment()
+            let key = Self.key(authorization)
             if case .refuse(let wait) = throttle.withLockedValue({ $0.failed(key: key, address: address, now: clock()) }) {
                 return try refusal(wait)
             }
