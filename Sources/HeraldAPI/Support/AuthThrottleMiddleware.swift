@@ -26,8 +26,8 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
         self.clock = clock
     }
 
-    private static var failures: Counter { Counter(label: "herald_auth_failures_total") }
-    private static var throttled: Counter { Counter(label: "herald_auth_throttled_total") }
+    private let failures = Counter(label: "herald_auth_failures_total")
+    private let throttled = Counter(label: "herald_auth_throttled_total")
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let authorization = request.headers[.authorization] else {
@@ -45,7 +45,7 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
         }
         let response = try await next(request, context)
         if response.status == .unauthorized {
-            Self.failures.increment()
+            failures.increment()
             let key = Self.key(authorization)
             if case .refuse(let wait) = throttle.withLockedValue({ $0.failed(key: key, address: address, now: clock()) }) {
                 return try refusal(wait)
@@ -55,7 +55,7 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
     }
 
     private func refusal(_ wait: Duration) throws -> Response {
-        Self.throttled.increment()
+        throttled.increment()
         let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
         return try HeraldError(.tooManyRequests, "too many failed authentications; retry in \(seconds) s").response(retryAfter: seconds)
     }
