@@ -24,6 +24,9 @@ struct HeraldInProcess: Sendable {
         var workers = 2
         /// Devices per fan-out batch (`center.batchSize`).
         var batchSize = CenterConfiguration().batchSize
+        /// How long a request waits before the database is checked (`database.wait`);
+        /// nil: never checked, as before herald serve bounded the wait.
+        var databaseWait: Duration? = .seconds(5)
     }
 
     let store: HeraldStore
@@ -81,8 +84,13 @@ struct HeraldInProcess: Sendable {
         )
         let messageCenter = MessageCenter(configuration: center, store: deliveryStore, gateway: gateway, events: events, logger: logger)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        var api = APIConfiguration(host: "127.0.0.1", port: 0, adminToken: RandomToken.hex(byteCount: 16))
+        if let wait = configuration.databaseWait {
+            api.databaseURL = postgres.url
+            api.databaseWait = wait
+        }
         let app = buildApplication(
-            configuration: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: RandomToken.hex(byteCount: 16)),
+            configuration: api,
             store: store,
             registry: PrometheusCollectorRegistry(),
             services: [deliveryClient, gateway, messageCenter],

@@ -39,6 +39,8 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Option(help: "PostgreSQL pool size (herald serve: database.poolSize).") var poolSize = 20
     @Option(help: "Fan-out workers (herald serve: center.workers).") var workers = CenterConfiguration().workers
     @Option(help: "Devices per fan-out batch (herald serve: center.batchSize).") var batchSize = CenterConfiguration().batchSize
+    @Option(help: "Seconds a request waits before the database is checked (herald serve: database.wait); 0: never checked.")
+    var databaseWait = 5.0
     @Option(help: "(a) Steady unicast rate, pushes per second.") var rate = 1000.0
     @Option(help: "(a) Seconds at the steady rate.") var duration = 10.0
     @Option(help: "(b) Seconds flat out.") var flatOutDuration = 10.0
@@ -80,11 +82,12 @@ struct PushBenchCommand: AsyncParsableCommand {
         #endif
         let setup = """
             \(build) build, \(devices) devices over \(loadProcesses) load processes, \(httpConnections) HTTP connections, \
-            PostgreSQL pool \(poolSize) (durable, embedded), \(workers) center workers, fan-out batches of \(batchSize), \(ProcessInfo.processInfo.activeProcessorCount) cores
+            PostgreSQL pool \(poolSize) (durable, embedded), \(workers) center workers, fan-out batches of \(batchSize), \
+            database wait \(databaseWait > 0 ? "\(databaseWait) s" : "off"), \(ProcessInfo.processInfo.activeProcessorCount) cores
             """
         say("herald-bench push: \(setup)")
         let results = try await HeraldInProcess.run(
-            .init(poolSize: poolSize, workers: workers, batchSize: batchSize),
+            .init(poolSize: poolSize, workers: workers, batchSize: batchSize, databaseWait: databaseWait > 0 ? .seconds(databaseWait) : nil),
             cleanup: cleanup,
             logger: logger
         ) { herald in
