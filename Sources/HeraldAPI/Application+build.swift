@@ -60,14 +60,11 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry, localFanOut: localFanOut)
     var responder = AnyResponder(router.buildResponder())
+    var services = services
     if let url = configuration.databaseURL {
-        responder = AnyResponder(
-            DatabaseWaitResponder(
-                inner: responder,
-                wait: configuration.databaseWait,
-                reachability: DatabaseReachability(url: url, logger: logger)
-            )
-        )
+        let watch = DatabaseWaitWatch(wait: configuration.databaseWait, reachability: DatabaseReachability(url: url, logger: logger))
+        responder = AnyResponder(DatabaseWaitResponder(inner: responder, watch: watch))
+        services.append(watch)
     }
     let deadlines = HTTPDeadlines<ContinuousClock.Instant>.Configuration(
         idleTimeout: configuration.idleTimeout,
