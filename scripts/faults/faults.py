@@ -137,6 +137,9 @@ def delivery_check(report, expected, by_rid, what, settle):
     report.info(f"{what}: {total} copies expected of {len(expected)} accepted pushes; waited {took:.0f}s")
     report.check(not lost, f"{what}: lost {len(lost)} copies" + (f" (e.g. msg {lost[0][0]} to {lost[0][1]})" if lost else ""))
     report.check(duplicates == 0, f"{what}: {duplicates} duplicates without the DUP flag ({redeliveries} redeliveries with DUP, allowed)")
+    examples = [(d.rid, e) for d in by_rid.values() for e in d.duplicate_examples][:3]
+    for rid, (msg_id, copies) in examples:
+        report.info(f"  duplicate: msg {msg_id} to {rid}, copies as (connection no., DUP, packet id): {copies}")
     return lost, duplicates
 
 

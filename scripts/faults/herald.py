@@ -187,7 +187,7 @@ class Herald:
             "--http-port", str(self.http_port), "--mqtt-port", str(self.mqtt_port),
         ]
         with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
-            self.proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=self.dir)
+            self.proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=self.dir, env=env)
         _processes.append(self.proc)
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -297,26 +297,31 @@ class Api:
         started = time.monotonic()
         for attempt in range(2):
             conn = self._conn()
+            reused = getattr(self.local, "used", False)
             try:
                 conn.request(method, path, body=data, headers=h)
                 resp = conn.getresponse()
                 text = resp.read().decode(errors="replace")
                 status = resp.status
+                self.local.used = True
                 if resp.getheader("connection", "").lower() == "close":
                     conn.close()
                     self.local.conn = None
+                    self.local.used = False
                 break
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as error:
                 conn.close()
                 self.local.conn = None
-                # A kept-alive connection the server closed meanwhile: retry once on a new one,
-                # but only if nothing can have been processed (the request never left).
-                if attempt == 0 and isinstance(error, BrokenPipeError):
+                self.local.used = False
+                # A kept-alive connection closed by the server (or a server restarted) while
+                # idle: once more on a new connection.
+                if attempt == 0 and reused:
                     continue
                 return 0, f"{type(error).__name__}: {error}", time.monotonic() - started
             except (OSError, http.client.HTTPException) as error:
                 conn.close()
                 self.local.conn = None
+                self.local.used = False
                 return 0, f"{type(error).__name__}: {error}", time.monotonic() - started
         elapsed = time.monotonic() - started
         try:

@@ -86,6 +86,9 @@ class Device:
         self.errors = {}
         self.writer = None
         self.duplicate_count = 0
+        self.sessions = 0  # TCP connections opened
+        self.log = {}  # msg_id -> [(session, DUP flag, packet id)]
+        self.duplicate_examples = []
 
     @property
     def duplicates(self):
@@ -118,14 +121,18 @@ class Device:
                 entry = self.copies[msg_id] = [0, 0]
                 self.first_seen[msg_id] = time.monotonic()
                 self.payloads[msg_id] = kind
+            self.log.setdefault(msg_id, []).append((self.sessions, dup, packet_id))
             if not dup and (entry[0] or entry[1]):
                 # A copy without DUP after an earlier copy (DUP or not) is a duplicate.
                 self.duplicate_count += 1
+                if len(self.duplicate_examples) < 3:
+                    self.duplicate_examples.append((msg_id, list(self.log[msg_id])))
             entry[1 if dup else 0] += 1
         return packet_id
 
     async def session(self, host, port, stop):
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 10)
+        self.sessions += 1
         self.writer = writer
         try:
             writer.write(connect_packet(self.rid, self.app_key, self.secret, keepalive=self.keepalive))
