@@ -193,7 +193,7 @@ def scenario_kill9(report, quick):
 class PushLoad:
     """Threads offering pushes at a fixed rate; every request is recorded."""
 
-    def __init__(self, app, rids, groups, rate, threads=4, timeout=150):
+    def __init__(self, app, rids, groups, rate, threads=8, timeout=150):
         self.app, self.rids, self.groups, self.rate, self.threads = app, rids, groups, rate, threads
         self.records = []  # (t_start, seconds, status, body, content, targets)
         self.stop_event = threading.Event()
@@ -458,6 +458,7 @@ def scenario_slow_reader(report, quick):
     content = "y" * 512
     lock = threading.Lock()
     counter = [0]
+    accepted = []
 
     def pusher():
         api = H.Api(h.base)
@@ -469,6 +470,8 @@ def scenario_slow_reader(report, quick):
             status, body, _ = app.push({"registration_id": [slow_rid]}, content=content, api=api)
             with lock:
                 statuses[status] = statuses.get(status, 0) + 1
+                if status == 200:
+                    accepted.append(body["msg_id"])
 
     t0 = time.time()
     threads = [threading.Thread(target=pusher) for _ in range(8)]
@@ -495,8 +498,36 @@ def scenario_slow_reader(report, quick):
     report.check(not prober.failed, f"{len(prober.failed)} probe pushes refused" + (f" (e.g. {prober.failed[0]})" if prober.failed else ""))
     report.check(p99 is not None and p99 <= size("SLOW_LATENCY_LIMIT", quick), f"healthy devices got their messages promptly (p99 {fmt_s(p99)}, limit {size('SLOW_LATENCY_LIMIT', quick)}s)")
     report.check(sum(d.losses for d in by_rid.values()) == 0, f"healthy connections lost: {sum(d.losses for d in by_rid.values())}")
+    # Then the device reads again (a new connection, as after a reconnect): it must get
+    # every message pushed to it, once.
+    slow_open = True
+    try:
+        slow.setblocking(False)
+        slow_open = slow.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        pass
+    except OSError:
+        slow_open = False
+    report.info(f"the connection that never read was {'still open' if slow_open else 'closed by herald'} at the end")
     slow.close()
     fleet.stop()
+    reader = M.Device(slow_rid, slow_secret, app.app_key)
+    drain = M.Fleet("127.0.0.1", h.mqtt_port, [reader]).start()
+    t1 = time.time()
+    wait_until(lambda: len(reader.copies) >= len(accepted), size("SETTLE", quick), 1)
+    report.info(f"the device, reading again, got {len(reader.copies)} messages in {time.time() - t1:.0f}s")
+    lost, _ = delivery_check(report, {m: [slow_rid] for m in accepted}, {slow_rid: reader}, f"the device that never read ({len(accepted)} accepted)", 10)
+    drain.stop()
+    if lost:
+        # Lost, or only stuck in the inbox until the next connection? Connect once more.
+        again = M.Device(slow_rid, slow_secret, app.app_key)
+        second = M.Fleet("127.0.0.1", h.mqtt_port, [again]).start()
+        missing = {m for m, _ in lost}
+        wait_until(lambda: missing <= set(again.copies), 60, 1)
+        second.stop()
+        came = len(missing & set(again.copies))
+        report.info(f"of the {len(missing)} missing, {came} came on a second connection (they waited in the inbox until a reconnect), "
+                    f"{len(missing) - came} never came")
 
 
 # --------------------------------------------------------------------------------------
