@@ -514,7 +514,7 @@ def scenario_slow_reader(report, quick):
     reader = M.Device(slow_rid, slow_secret, app.app_key)
     drain = M.Fleet("127.0.0.1", h.mqtt_port, [reader]).start()
     t1 = time.time()
-    wait_until(lambda: len(reader.copies) >= len(accepted), size("SETTLE", quick), 1)
+    wait_until(lambda: len(reader.copies) >= len(accepted), min(120, size("SETTLE", quick)), 1)
     report.info(f"the device, reading again, got {len(reader.copies)} messages in {time.time() - t1:.0f}s")
     lost, _ = delivery_check(report, {m: [slow_rid] for m in accepted}, {slow_rid: reader}, f"the device that never read ({len(accepted)} accepted)", 10)
     drain.stop()
