@@ -223,7 +223,7 @@ class PushLoad:
             content = f"load-{seq}"
             status, body, seconds = self.app.push(audience, content=content, api=api)
             with self.lock:
-                self.records.append((time.time() - seconds, seconds, status, body, content, targets))
+                self.records.append((time.time() - seconds, seconds, status, body, content, targets, api.local.retried))
             rest = interval - (time.monotonic() - began)
             if rest > 0:
                 self.stop_event.wait(rest)
@@ -292,9 +292,18 @@ def scenario_pg_outage(report, quick):
         report.check(h.alive(), f"[{tag}] herald still running")
         expected = {r[3]["msg_id"]: r[5] for r in recs if r[2] == 200}
         delivery_check(report, expected, by_rid, f"[{tag}] accepted pushes", size("SETTLE", quick))
-        refused = {r[4] for r in recs if r[2] != 200 and r[2] != 0}
+        refused = {r[4] for r in recs if r[2] != 200 and r[2] != 0 and not r[6]}
         leaked = sorted({p[1] for d in by_rid.values() for p in d.payloads.values() if p[1] in refused})
         report.check(not leaked, f"[{tag}] {len(leaked)} refused pushes were delivered anyway" + (f" (e.g. {leaked[:3]})" if leaked else ""))
+        for st in sorted(by_status, key=str):
+            mine = [r for r in recs if r[2] == st]
+            report.info(f"[{tag}]   {st or 'no answer'}: requests started {min(r[0] for r in mine) - down_at:+.0f}s to {max(r[0] for r in mine) - down_at:+.0f}s "
+                        f"from the stop, held up to {max(r[1] for r in mine):.1f}s (median {statistics.median([r[1] for r in mine]):.2f}s)")
+        retried = sum(1 for r in recs if r[6])
+        if retried:
+            report.info(f"[{tag}] {retried} requests were sent again on a new connection after the kept-alive one was closed")
+        for line, count in h.error_summary():
+            report.info(f"[{tag}] herald log x{count}: {line}")
         unanswered = [r for r in recs if r[2] == 0]
         if unanswered:
             report.info(f"[{tag}] {len(unanswered)} requests got no answer within {load.timeout}s (e.g. {unanswered[0][3]})")

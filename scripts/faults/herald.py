@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -232,6 +233,23 @@ class Herald:
             subprocess.run(as_postgres([f"{pg_bin_dir()}/pg_ctl", "stop", "-D", pg_data, "-m", "immediate", "-w"]),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
 
+    def error_summary(self, top=4):
+        """The most frequent error/critical log lines of every run so far (ids and times blanked)."""
+        counts = {}
+        for k in range(1, self.starts + 1):
+            try:
+                with open(os.path.join(self.dir, f"server-{k}.err"), errors="replace") as f:
+                    for line in f:
+                        if not re.search(r"\b(error|critical)\b", line):
+                            continue
+                        key = re.sub(r"^\S+ ", "", line.strip())
+                        key = re.sub(r"[0-9a-f]{16,}", "<id>", key)
+                        key = re.sub(r"\d+", "N", key)[:300]
+                        counts[key] = counts.get(key, 0) + 1
+            except OSError:
+                pass
+        return sorted(counts.items(), key=lambda kv: -kv[1])[:top]
+
     def admin_token(self):
         with open(os.path.join(self.data_dir, "admin-token")) as f:
             return f.read().strip()
@@ -295,6 +313,7 @@ class Api:
         if bearer:
             h["Authorization"] = "Bearer " + bearer
         started = time.monotonic()
+        self.local.retried = False
         for attempt in range(2):
             conn = self._conn()
             reused = getattr(self.local, "used", False)
@@ -316,6 +335,7 @@ class Api:
                 # A kept-alive connection closed by the server (or a server restarted) while
                 # idle: once more on a new connection.
                 if attempt == 0 and reused:
+                    self.local.retried = True
                     continue
                 return 0, f"{type(error).__name__}: {error}", time.monotonic() - started
             except (OSError, http.client.HTTPException) as error:
