@@ -193,7 +193,8 @@ def scenario_kill9(report, quick):
 class PushLoad:
     """Threads offering pushes at a fixed rate; every request is recorded."""
 
-    def __init__(self, app, rids, groups, rate, threads=8, timeout=150):
+    def __init__(self, name, app, rids, groups, rate, threads=8, timeout=150):
+        self.name = name
         self.app, self.rids, self.groups, self.rate, self.threads = app, rids, groups, rate, threads
         self.records = []  # (t_start, seconds, status, body, content, targets)
         self.stop_event = threading.Event()
@@ -220,7 +221,7 @@ class PushLoad:
                 group = random.choice(list(self.groups))
                 targets = self.groups[group]
                 audience = {"tag": [group]}
-            content = f"load-{seq}"
+            content = f"load-{self.name}-{seq}"
             status, body, seconds = self.app.push(audience, content=content, api=api)
             with self.lock:
                 self.records.append((time.time() - seconds, seconds, status, body, content, targets, api.local.retried))
@@ -257,7 +258,7 @@ def scenario_pg_outage(report, quick):
     report.info(f"own PostgreSQL on port {pg.port}; {n} devices connected; pushes alternate 3 registration ids and a tag of {n // 10}")
     for outage in outages:
         tag = f"{outage}s"
-        load = PushLoad(app, rids, groups, rate=size("PG_RATE", quick)).start()
+        load = PushLoad(tag, app, rids, groups, rate=size("PG_RATE", quick)).start()
         time.sleep(5)
         down_at = time.time()
         pg.stop("fast")
