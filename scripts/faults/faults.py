@@ -677,7 +677,14 @@ def schemathesis_run(report, quick, max_examples=None):
     msg_id = pushed["msg_id"]
     work = h.dir
     config = os.path.join(work, "schemathesis.toml")
+    # The project's settings (scripts/schemathesis.toml: the refusals a schema cannot
+    # state) first, as its top-level keys must precede any table, then auth and parameters.
+    project = os.path.join(H.ROOT, "scripts", "schemathesis.toml")
     with open(config, "w") as f:
+        if os.path.exists(project):
+            with open(project) as base:
+                f.write(base.read().rstrip() + "\n\n")
+            report.info(f"settings from {os.path.relpath(project, H.ROOT)}")
         f.write(f"""[auth.openapi.adminToken]
 bearer = "{h.admin_token()}"
 
@@ -695,7 +702,8 @@ password = "{app.master_secret}"
             "--request-timeout", "30", "--workers", "2"]
     report.info(f"{version}: {max_examples} examples per operation against {h.base}")
     t0 = time.time()
-    proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
+    # In the work directory: schemathesis keeps a cache (.schemathesis/) where it runs.
+    proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800, cwd=work)
     output = proc.stdout
     with open(os.path.join(work, "schemathesis.out"), "w") as f:
         f.write(output)
