@@ -323,24 +323,24 @@ def scenario_pg_outage(report, quick):
 
 
 def scenario_apns_503(report, quick):
-    """Needs a fault injection endpoint on the sandbox's inspection server. Expected shape:
-    PUT /faults/{device_token} {"status": 503, "reason": "ServiceUnavailable"} (every request
-    for the token is answered so until) DELETE /faults/{device_token}; GET /faults lists them."""
+    """Needs a fault injection endpoint on the sandbox's inspection server (the sandbox has
+    the fault in-process: APNsSandbox.setFaultForEveryRequest). Expected shape:
+    POST /faults {"status": 503, "reason": "ServiceUnavailable"} answers every valid request
+    so until DELETE /faults; GET /faults answers 200 with the fault in force (or null)."""
     h = H.Herald("apns").start()
     inspect = H.Api(f"http://127.0.0.1:{h.inspect_port}")
     status, body, _ = inspect.call("GET", "/faults")
     if status != 200:
         report.skip(f"no fault injection endpoint (the sandbox's inspection server answers GET /faults with {status}); "
-                    "SandboxFault exists only in-process (APNsSandbox.setFault/injectFaults)")
+                    "SandboxFault is set in-process only (APNsSandbox.setFaultForEveryRequest)")
         return
     m, seconds = size("APNS_DEVICES", quick), size("APNS_FAULT_SECONDS", quick)
     app = h.create_app()
     regs = app.register(m, platform="ios", apns_tokens=True)
     tokens = [r[2] for r in regs]
-    for t in tokens:
-        s, b, _ = inspect.call("PUT", f"/faults/{t}", {"status": 503, "reason": "ServiceUnavailable"})
-        if s not in (200, 201, 204):
-            raise RuntimeError(f"PUT /faults/{t}: {s} {b}")
+    s, b, _ = inspect.call("POST", "/faults", {"status": 503, "reason": "ServiceUnavailable"})
+    if s not in (200, 201, 204):
+        raise RuntimeError(f"POST /faults: {s} {b}")
     status, body, _ = app.call("POST", "/v3/push", {"audience": "all", "notification": {"alert": "apns-503"}, "options": {"time_to_live": 3600}})
     if status != 200:
         raise RuntimeError(f"push: {status} {body}")
@@ -353,8 +353,8 @@ def scenario_apns_503(report, quick):
             failed_during = max(failed_during, b["reports"][0]["apns_failed"])
         time.sleep(2)
     report.check(failed_during == 0, f"no copy failed while APNs answered 503 for {seconds}s (apns_failed peaked at {failed_during})")
-    for t in tokens:
-        inspect.call("DELETE", f"/faults/{t}")
+    s, b, _ = inspect.call("DELETE", "/faults")
+    report.info(f"APNs answers again (DELETE /faults: {s})")
 
     def sent():
         s, b, _ = app.call("GET", f"/v3/report/received?msg_ids={msg_id}")
@@ -747,8 +747,12 @@ def parse_schemathesis(output):
                 want_detail = True
             continue
         if section == "ERRORS" and want_detail and line.strip():
-            errors.append((operation, line.strip()))
-            want_detail = False
+            if errors and errors[-1][0] == operation and errors[-1][1] in ("Runtime Error", "Network Error"):
+                errors[-1] = (operation, f"{errors[-1][1]}: {line.strip()[:200]}")
+                want_detail = False
+            else:
+                errors.append((operation, line.strip()))
+                want_detail = errors[-1][1] in ("Runtime Error", "Network Error")
             continue
         if section != "FAILURES" or operation is None:
             continue
