@@ -261,7 +261,9 @@ def scenario_pg_outage(report, quick):
     pg.start()
     h = H.Herald("pg", database_url=pg.url).start()
     app = h.create_app()
+    late_count = max(5, n // 20)
     regs = app.register(n)
+    late_regs = app.register(late_count * len(outages))  # they first connect during an outage
     rids = [r[0] for r in regs]
     groups = {}
     for g in range(10):
@@ -276,10 +278,25 @@ def scenario_pg_outage(report, quick):
         down_at = time.time()
         pg.stop("fast")
         report.info(f"[{tag}] PostgreSQL stopped (fast) under load")
-        time.sleep(outage)
+        time.sleep(min(2, outage / 2))
+        late = [M.Device(rid, secret, app.app_key) for rid, secret, _ in late_regs[:late_count]]
+        late_regs = late_regs[late_count:]
+        late_fleet = M.Fleet("127.0.0.1", h.mqtt_port, late).start()
+        time.sleep(max(0, outage - (time.time() - down_at)))
         pg.start()
         up_at = time.time()
         report.info(f"[{tag}] PostgreSQL started again after {up_at - down_at:.0f}s")
+        late_ok = late_fleet.wait_connected(timeout=60)
+        refusals, errors = {}, {}
+        for d in late:
+            for code, c in d.refusals.items():
+                refusals[code] = refusals.get(code, 0) + c
+            for e, c in d.errors.items():
+                errors[e] = errors.get(e, 0) + c
+        report.info(f"[{tag}] {len(late)} devices first connecting during the outage: CONNACK refusals by code {refusals or 'none'}, "
+                    f"client errors {errors or 'none'} (TimeoutError: no CONNACK within 15s)")
+        report.check(late_ok, f"[{tag}] they connected once PostgreSQL was back: {late_fleet.connected()} of {len(late)} within {time.time() - up_at:.0f}s")
+        late_fleet.stop()
         ok_after = wait_until(lambda: any(r[2] == 200 and r[0] > up_at for r in list(load.records)), 60, 0.5)
         time.sleep(10)
         load.stop()
