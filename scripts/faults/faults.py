@@ -574,7 +574,7 @@ def scenario_slow_reader(report, quick):
 # 5. Garbage connections
 
 
-GARBAGE_KINDS = ["random", "half-open", "partial-connect", "mqtt-3.1", "mqtt-5", "http", "oversize", "connect-flood"]
+GARBAGE_KINDS = ["random", "half-open", "partial-connect", "shut-wr", "trickle", "mqtt-3.1", "mqtt-5", "http", "oversize", "connect-flood"]
 
 
 def garbage_bytes(kind, rid_like):
@@ -582,8 +582,10 @@ def garbage_bytes(kind, rid_like):
         return os.urandom(random.randint(1, 2048))
     if kind == "half-open":
         return b""
-    if kind == "partial-connect":
+    if kind in ("partial-connect", "shut-wr"):  # shut-wr: then the write side is shut (a half-closed connection)
         return M.connect_packet(rid_like, "x", "y")[:7]
+    if kind == "trickle":  # a CONNECT sent a byte a second (slowloris)
+        return M.connect_packet(rid_like, "x", "y")
     if kind == "mqtt-3.1":
         return M.connect_packet(rid_like, "x", "y", protocol=b"MQIsdp", level=3)
     if kind == "mqtt-5":
@@ -607,10 +609,24 @@ async def garbage_connection(port, kind, hold, outcomes, sem):
             return
         try:
             data = garbage_bytes(kind, "%020x" % random.getrandbits(80))
-            if data:
+            end = started + hold
+            if kind == "trickle":
+                for i in range(len(data)):
+                    writer.write(data[i:i + 1])
+                    await writer.drain()
+                    try:
+                        if not await asyncio.wait_for(reader.read(4096), 1):
+                            outcomes.append((kind, "closed by herald", time.monotonic() - started))
+                            return
+                    except asyncio.TimeoutError:
+                        pass
+                    if time.monotonic() > end:
+                        break
+            elif data:
                 writer.write(data)
                 await writer.drain()
-            end = started + hold
+            if kind == "shut-wr":
+                writer.write_eof()
             while True:
                 left = end - time.monotonic()
                 if left <= 0:
