@@ -136,6 +136,17 @@ def delivery_check(report, expected, by_rid, what, settle):
     lost, duplicates, redeliveries = M.tally(expected, by_rid)
     report.info(f"{what}: {total} copies expected of {len(expected)} accepted pushes; waited {took:.0f}s")
     report.check(not lost, f"{what}: lost {len(lost)} copies" + (f" (e.g. msg {lost[0][0]} to {lost[0][1]})" if lost else ""))
+    if lost:
+        per_device = {}
+        for _, rid in lost:
+            per_device[rid] = per_device.get(rid, 0) + 1
+        connected = sum(1 for rid in per_device if by_rid[rid].connected)
+        worst = max(per_device, key=per_device.get)
+        d = by_rid[worst]
+        last = max(d.first_seen.values(), default=None)
+        report.info(f"{what}: the lost copies are of {len(per_device)} devices ({connected} of them connected now); "
+                    f"e.g. {worst} misses {per_device[worst]}, got {len(d.copies)} messages on {d.sessions} connections, "
+                    f"the last {time.monotonic() - last:.0f}s ago" if last else "nothing yet")
     report.check(duplicates == 0, f"{what}: {duplicates} duplicates without the DUP flag ({redeliveries} redeliveries with DUP, allowed)")
     examples = [(d.rid, e) for d in by_rid.values() for e in d.duplicate_examples][:3]
     for rid, (msg_id, copies) in examples:
@@ -234,7 +245,7 @@ class PushLoad:
                 group = random.choice(list(self.groups))
                 targets = self.groups[group]
                 audience = {"tag": [group]}
-            content = f"load-{self.name}-{seq}"
+            content = f"load-{self.name.replace(' ', '')}-{seq}"
             status, body, seconds = self.app.push(audience, content=content, api=api)
             with self.lock:
                 self.records.append((time.time() - seconds, seconds, status, body, content, targets, api.local.retried))
@@ -271,8 +282,8 @@ def scenario_pg_outage(report, quick):
         app.tag(f"g{g}", rids[g::10])
     fleet, by_rid = start_fleet(h, app, regs)
     report.info(f"own PostgreSQL on port {pg.port}; {n} devices connected; pushes alternate 3 registration ids and a tag of {n // 10}")
-    for outage in outages:
-        tag = f"{outage}s"
+    for number, outage in enumerate(outages, 1):
+        tag = f"{outage}s" if outages.count(outage) == 1 else f"{outage}s #{number}"
         load = PushLoad(tag, app, rids, groups, rate=size("PG_RATE", quick)).start()
         time.sleep(5)
         down_at = time.time()
