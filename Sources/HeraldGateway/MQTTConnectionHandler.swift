@@ -36,6 +36,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// The silence after which the connection is closed: the CONNECT timeout, then the keepalive.
     private var silenceLimit: Duration
     private var lastHeard: NIODeadline = .now()
+    /// When the whole CONNECT must have arrived, counted from the connection's start (a
+    /// CONNECT trickled a byte at a time never fell silent for the timeout); nil once it has.
+    private var connectDeadline: NIODeadline?
     private var unwritableSince: NIODeadline?
     /// The credentials check under way, and when it began (it has ``GatewayConfiguration/authTimeout``).
     private var authentication: (task: Task<Void, Never>, started: NIODeadline)?
@@ -52,6 +55,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     func handlerAdded(context channelContext: ChannelHandlerContext) {
         self.channelContext = channelContext
         lastHeard = .now()
+        connectDeadline = lastHeard + TimeAmount(context.configuration.connectTimeout)
         let sweeper = context.sweeper(for: channelContext.eventLoop)
         sweeper.add(self)
         deadlines = sweeper.deadlines.value
@@ -156,6 +160,8 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
             // The database doesn't answer (an outage): the device hears so now and retries.
             authentication.task.cancel()
             authenticationEnded(.refused(.serverUnavailable), clientID: "", address: nil)
+        } else if let connectDeadline, now > connectDeadline {
+            perform(machine.close(.connectTimeout))
         } else if now - lastHeard > TimeAmount(silenceLimit) {
             let reason: MQTTSessionStateMachine.CloseReason = machine.registrationID == nil ? .connectTimeout : .keepaliveExpired
             perform(machine.close(reason))
@@ -174,6 +180,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         case .none:
             break
         case .authenticate(let clientID, let username, let password, let keepAlive):
+            connectDeadline = nil
             silenceLimit = context.configuration.keepAliveDeadline(clientKeepAlive: keepAlive)
             authenticate(clientID: clientID, username: username, password: password, channel: channelContext.channel)
         case .acceptSession(let registrationID):

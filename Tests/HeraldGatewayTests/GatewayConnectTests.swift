@@ -134,6 +134,31 @@ import Testing
         }
     }
 
+    @Test func aCONNECTTrickledAByteAtATimeIsClosedAtTheConnectTimeout() async throws {
+        try await GatewayTest.run(configuration: .test(connectTimeout: .seconds(1))) { test in
+            let client = try await TestMQTTClient.connect(to: test.address)
+            // A CONNECT's first bytes, one every 300 ms: never silent for the timeout.
+            let start = ContinuousClock.now
+            var closed = false
+            for byte: UInt8 in [0x10, 0x7F, 0x00, 0x04, 0x4D, 0x51, 0x54, 0x54, 0x04, 0x02, 0x00, 0x3C, 0x00, 0x14] {
+                do {
+                    try await client.sendRaw([byte])
+                } catch {
+                    closed = true
+                    break
+                }
+                if !client.channel.isActive {
+                    closed = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            if !closed { closed = try await client.waitForClose(timeout: .seconds(5)) }
+            #expect(closed, "a trickled CONNECT held its connection open for \(start.duration(to: .now))")
+            #expect(start.duration(to: .now) < .seconds(4.5))
+        }
+    }
+
     @Test func aSilentClientIsClosedAfterOneAndAHalfKeepalives() async throws {
         try await GatewayTest.run(configuration: .test(minimumKeepAlive: .seconds(1))) { test in
             let (_, _, client) = try await test.connectedDevice(keepAlive: 1)
