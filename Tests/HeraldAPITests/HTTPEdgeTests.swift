@@ -92,6 +92,18 @@ struct HTTPEdgeTests {
             let other = try #require(try await connection.response())
             #expect(other.status == 405, "\(other)")
             #expect(Set(other.header("Allow")?.components(separatedBy: ", ") ?? []) == ["GET", "DELETE"], "\(other)")
+            // A literal segment wins over a parameter, as in the router: /v3/push/recall is
+            // not also a /v3/push/{msg_id} (whose DELETE it doesn't answer).
+            for path in ["/v3/push/recall", "/v3/push/validate"] {
+                try await connection.send("DELETE \(path) HTTP/1.1\r\nHost: herald\r\n\r\n")
+                let literal = try #require(try await connection.response())
+                #expect(literal.status == 405, "\(literal)")
+                #expect(literal.header("Allow") == "POST", "\(literal)")
+            }
+            try await connection.send("GET /v3/push/0123456789abcdef01234567 HTTP/1.1\r\nHost: herald\r\n\r\n")
+            let parameter = try #require(try await connection.response())
+            #expect(parameter.status == 405, "\(parameter)")
+            #expect(parameter.header("Allow") == "DELETE", "\(parameter)")
             await connection.close()
         }
     }

@@ -23,15 +23,31 @@ public struct RouteTable: Sendable {
     }
 
     /// The methods of the routes `path` matches, in registration order (the `Allow` of a 405).
+    ///
+    /// As the router does, a literal segment wins over a parameter: `/v3/push/recall`
+    /// is the recall route's path only, not also a `/v3/push/{msg_id}`.
     func allowedMethods(path: String) -> [HTTPRequest.Method] {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        var best: [Bool] = []
         var methods: [HTTPRequest.Method] = []
-        for route in routes where !methods.contains(route.method) {
+        for route in routes {
             let template = route.path.split(separator: "/", omittingEmptySubsequences: true)
-            guard template.count == segments.count else { continue }
-            if zip(template, segments).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) { methods.append(route.method) }
+            guard template.count == segments.count, zip(template, segments).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) else { continue }
+            // Which segments are literal: the router takes the first literal it can.
+            let literal = template.map { !$0.hasPrefix("{") }
+            if methods.isEmpty || Self.isMoreSpecific(literal, than: best) {
+                best = literal
+                methods = [route.method]
+            } else if literal == best, !methods.contains(route.method) {
+                methods.append(route.method)
+            }
         }
         return methods
+    }
+
+    private static func isMoreSpecific(_ one: [Bool], than other: [Bool]) -> Bool {
+        for (a, b) in zip(one, other) where a != b { return a }
+        return false
     }
 }
 
