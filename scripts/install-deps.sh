@@ -13,6 +13,11 @@ fi
 if [ "${1:-}" = "--test" ] && ! command -v mosquitto_sub > /dev/null 2>&1; then
     missing+=(mosquitto-clients)
 fi
+# schemathesis (PyPI), which checks openapi.yaml against the server, goes into a private
+# virtual environment below (.build-test-venv) unless it is on PATH already.
+if [ "${1:-}" = "--test" ] && ! command -v schemathesis > /dev/null 2>&1; then
+    python3 -c 'import venv, ensurepip' > /dev/null 2>&1 || missing+=(python3-venv)
+fi
 # The peers of the benchmarks: mosquitto (gateway) and a venv for aioapns (APNs).
 if [ "${1:-}" = "--bench" ]; then
     command -v mosquitto > /dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
@@ -22,7 +27,21 @@ if ! command -v swift > /dev/null 2>&1; then
     echo "error: no Swift toolchain on PATH; install Swift 6.2 or newer (https://www.swift.org/install/)" >&2
     exit 1
 fi
-[ ${#missing[@]} -eq 0 ] && exit 0
+install_schemathesis() {
+    [ "${1:-}" = "--test" ] || return 0
+    command -v schemathesis > /dev/null 2>&1 && return 0
+    local venv
+    venv="$(cd "$(dirname "$0")/.." && pwd)/.build-test-venv"
+    [ -x "$venv/bin/schemathesis" ] && return 0
+    echo "==> installing schemathesis into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q 'schemathesis>=4,<5'
+}
+
+if [ ${#missing[@]} -eq 0 ]; then
+    install_schemathesis "${1:-}"
+    exit 0
+fi
 
 if ! command -v apt-get > /dev/null 2>&1; then
     echo "error: missing ${missing[*]} and no apt-get to install it; install it with your package manager" >&2
@@ -33,3 +52,4 @@ sudo=""
 echo "==> installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+install_schemathesis "${1:-}"

@@ -9,6 +9,8 @@
 # Uses the built binaries in .build/debug (HERALD_BIN_DIR to use others); never builds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# The private environment scripts/install-deps.sh --test makes, when there is one.
+[ -x "$root/.build-test-venv/bin/schemathesis" ] && export PATH="$root/.build-test-venv/bin:$PATH"
 if ! command -v schemathesis > /dev/null; then
     echo "schemathesis not found: pip install 'schemathesis>=4,<5'" >&2
     exit 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what is missing, checks formatting,
-# builds, runs every test against a real PostgreSQL (started by the tests themselves),
-# then checks the README's quick start against a running server.
+# builds, checks the README's quick start against a running server, runs every test
+# against a real PostgreSQL (started by the tests themselves), then checks openapi.yaml
+# against a running server with schemathesis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
@@ -17,3 +18,6 @@ scripts/check-quickstart.sh
 
 echo "==> swift test"
 scripts/run-tests.sh
+
+echo "==> openapi.yaml against the server (schemathesis)"
+scripts/schemathesis.sh

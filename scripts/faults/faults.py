@@ -723,7 +723,14 @@ def schemathesis_run(report, quick, max_examples=None):
         version = subprocess.run(["schemathesis", "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout.strip()
     except FileNotFoundError:
         raise RuntimeError("schemathesis not installed: pip install 'schemathesis>=4,<5'")
-    h = H.Herald("schemathesis").start()
+    # Without the failed-authentication brake: schemathesis sends wrong credentials on
+    # purpose and checks they get 401, and the brake would answer its later requests 429
+    # (the brake has its own tests).
+    h = H.Herald("schemathesis", env={
+        "HERALD_AUTH_FAILURES_PER_KEY_AND_ADDRESS": "0",
+        "HERALD_AUTH_FAILURES_PER_ADDRESS": "0",
+        "HERALD_AUTH_FAILURES_PER_KEY": "0",
+    }).start()
     app = h.create_app()
     # An app for the admin routes to work on (they may delete it), and real resources of
     # the operator's app for the path parameters, so tests reach Herald's logic, not 404s.
