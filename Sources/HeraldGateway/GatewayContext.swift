@@ -1,3 +1,5 @@
+import Foundation
+import HeraldCore
 import HeraldStore
 import Logging
 import NIOConcurrencyHelpers
@@ -19,6 +21,10 @@ final class GatewayContext: Sendable {
     let tokens = NIOLockedValueBox<UInt64>(0)
     /// Failed CONNECTs, to delay the answers to further ones.
     let throttle: NIOLockedValueBox<ConnectThrottle<ContinuousClock.Instant>>
+    /// The time half of a message id made when this gateway started: a stored message
+    /// accepted before then may have been sent by a process that is gone (a crash loses
+    /// the last "sent through" writes), so its replay carries DUP.
+    let startedMessageIDTime = Identifiers.messageIDTime(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
 
     init(
         configuration: GatewayConfiguration,
@@ -41,6 +47,12 @@ final class GatewayContext: Sendable {
         self.onDeviceEvent = onDeviceEvent
         self.logger = logger
         self.throttle = NIOLockedValueBox(ConnectThrottle(configuration: configuration.authThrottle))
+    }
+
+    /// Whether a replayed copy of `messageID` may have been sent before this gateway
+    /// started (ids that are not Herald's, as in some tests, never are).
+    func mayHaveBeenSentBeforeStart(_ messageID: String) -> Bool {
+        Identifiers.isMessageID(messageID) && messageID.prefix(startedMessageIDTime.count) < startedMessageIDTime
     }
 
     func sweeper(for eventLoop: any EventLoop) -> LoopSweeper {

@@ -321,15 +321,23 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         let acks = context.acks
         let pageSize = max(1, min(context.configuration.replayPageSize, context.configuration.maxQueued))
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
+        let gateway = context
         Task {
             // Read before the load too: a batch written meanwhile is in neither otherwise.
             let sentBefore = acks.pendingSent(deviceID: device.deviceID) ?? 0
             let snapshot = try? await store.pendingInbox(deviceID: device.deviceID, after: after, limit: pageSize)
             let acked = acks.pendingAcknowledgement(deviceID: device.deviceID) ?? 0
-            // DUP on what an earlier connection sent (recorded, or about to be), not on the rest.
+            // DUP on what an earlier connection sent (recorded, or about to be), and on what a
+            // process before this one may have sent; not on the rest.
             let sent = max(sentBefore, acks.pendingSent(deviceID: device.deviceID) ?? 0)
             let replay = (snapshot?.messages ?? []).filter { $0.seq > acked }.map {
-                Outgoing(seq: $0.seq, messageID: $0.messageID, payload: ByteBuffer(bytes: $0.payload), dup: $0.wasSent || $0.seq <= sent, token: 0)
+                Outgoing(
+                    seq: $0.seq,
+                    messageID: $0.messageID,
+                    payload: ByteBuffer(bytes: $0.payload),
+                    dup: $0.wasSent || $0.seq <= sent || gateway.mayHaveBeenSentBeforeStart($0.messageID),
+                    token: 0
+                )
             }
             channel.eventLoop.execute {
                 let handler = handler.value

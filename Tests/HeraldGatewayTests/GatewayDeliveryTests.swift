@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldGateway
 import HeraldMQTT
 import HeraldStore
@@ -201,6 +202,25 @@ import Testing
             let again = try await test.connect(device, secret: secret)
             let replayed = [try await again.nextPublish(), try await again.nextPublish()].compactMap { $0 }
             #expect(replayed.map { String(buffer: $0.payload) } == ["sent", "unsent"])
+            #expect(replayed.map(\.dup) == [true, false])
+        }
+    }
+
+    @Test func aMessageAcceptedBeforeTheGatewayStartedIsReplayedWithDUP() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret, client) = try await test.connectedDevice()
+            await client.close()
+            #expect(try await test.eventually { !test.gateway.isConnected(device.registrationID) })
+            // Accepted an hour ago (its id says when): a process before this one may have sent
+            // it, and a crash may have lost the record. Accepted now: never sent.
+            let now = UInt64(Date().timeIntervalSince1970 * 1000)
+            let old = Identifiers.newMessageID(milliseconds: now - 3_600_000)
+            let new = Identifiers.newMessageID(milliseconds: now + 1000)
+            #expect(try await test.gateway.deliver(test.message("old", id: old), to: device) == .notConnected)
+            #expect(try await test.gateway.deliver(test.message("new", id: new), to: device) == .notConnected)
+            let again = try await test.connect(device, secret: secret)
+            let replayed = [try await again.nextPublish(), try await again.nextPublish()].compactMap { $0 }
+            #expect(replayed.map { String(buffer: $0.payload) } == ["old", "new"])
             #expect(replayed.map(\.dup) == [true, false])
         }
     }
