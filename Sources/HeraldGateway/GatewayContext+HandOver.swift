@@ -36,7 +36,7 @@ extension GatewayContext {
                 seq: delivery.seq,
                 messageID: delivery.message.messageID,
                 payload: delivery.message.payload,
-                dup: false,
+                dup: mayHaveBeenSentBeforeStart(delivery.message.messageID),
                 token: firstToken &+ UInt64(index)
             )
             batches[ObjectIdentifier(handle.eventLoop), default: (handle.eventLoop, [])].items.append((index, handle, outgoing))

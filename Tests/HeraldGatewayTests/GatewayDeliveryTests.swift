@@ -206,7 +206,7 @@ import Testing
         }
     }
 
-    @Test func aMessageAcceptedBeforeTheGatewayStartedIsReplayedWithDUP() async throws {
+    @Test func aMessageAcceptedBeforeTheGatewayStartedIsSentWithDUP() async throws {
         try await GatewayTest.run { test in
             let (device, secret, client) = try await test.connectedDevice()
             await client.close()
@@ -222,6 +222,18 @@ import Testing
             let replayed = [try await again.nextPublish(), try await again.nextPublish()].compactMap { $0 }
             #expect(replayed.map { String(buffer: $0.payload) } == ["old", "new"])
             #expect(replayed.map(\.dup) == [true, false])
+
+            // Routed to the connection (a job an earlier process left unfinished): the same.
+            async let routedOld = test.gateway.deliver(test.message("old again", id: Identifiers.newMessageID(milliseconds: now - 1000)), to: device)
+            let live = try #require(try await again.nextPublish())
+            #expect(String(buffer: live.payload) == "old again")
+            #expect(live.dup)
+            #expect(try await routedOld == .acknowledged)
+            async let routedNew = test.gateway.deliver(test.message("new again", id: Identifiers.newMessageID(milliseconds: now + 2000)), to: device)
+            let fresh = try #require(try await again.nextPublish())
+            #expect(String(buffer: fresh.payload) == "new again")
+            #expect(!fresh.dup)
+            #expect(try await routedNew == .acknowledged)
         }
     }
 
