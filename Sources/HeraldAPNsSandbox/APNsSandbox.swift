@@ -225,6 +225,11 @@ extension APNsSandbox {
         state.withLockedValue { $0.everyRequestFault = fault }
     }
 
+    /// The fault every valid request meets, if one is set.
+    public var faultForEveryRequest: SandboxFault? {
+        state.withLockedValue { $0.everyRequestFault }
+    }
+
     /// Applies these faults, in order, to the next valid requests.
     public func injectFaults(_ faults: [SandboxFault]) {
         state.withLockedValue { $0.queuedFaults.append(contentsOf: faults) }

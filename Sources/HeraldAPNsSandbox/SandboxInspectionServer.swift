@@ -15,6 +15,8 @@ import ServiceLifecycle
 /// - `GET /devices/{token}`: that device's notification centre.
 /// - `GET /rejections`: refused requests.
 /// - `GET /stats`: counts of accepted and refused requests and of connections.
+/// - `POST /faults` `{"status": 503, "reason": "ServiceUnavailable"}`: every valid request
+///   is answered so (an outage) until `DELETE /faults`; `GET /faults` shows it (or null).
 /// - `GET /certificate`: the sandbox's TLS certificate PEM.
 /// - `POST /keys` with `{"key_id", "team_id", "public_key_pem"}` (or `private_key_pem`):
 ///   accepts provider tokens signed by that key.
@@ -171,7 +173,23 @@ public final class SandboxInspectionServer: Service, Sendable {
             return Response(status: .ok, body: Array(pem.utf8), contentType: "application/x-pem-file")
         case ("keys", 1) where method == .POST:
             return registerKey(body)
-        case ("notifications", 1), ("devices", 2), ("rejections", 1), ("stats", 1), ("certificate", 1), ("keys", 1):
+        case ("faults", 1) where method == .GET:
+            guard case .reject(let status, let reason) = sandbox.faultForEveryRequest else {
+                return .json(["fault": NSNull()])
+            }
+            return .json(["fault": ["status": status, "reason": reason]])
+        case ("faults", 1) where method == .POST:
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
+                let status = object["status"] as? Int, (400...599).contains(status),
+                let reason = object["reason"] as? String, !reason.isEmpty
+            else { return .error(.badRequest, "expected {\"status\": 400 to 599, \"reason\": \"an APNs reason\"}") }
+            sandbox.setFaultForEveryRequest(.reject(status: status, reason: reason))
+            logger.notice("Every request is answered \(status) \(reason) until DELETE /faults")
+            return .json(["fault": ["status": status, "reason": reason]], status: .created)
+        case ("faults", 1) where method == .DELETE:
+            sandbox.setFaultForEveryRequest(nil)
+            return .json(["fault": NSNull()])
+        case ("notifications", 1), ("devices", 2), ("rejections", 1), ("stats", 1), ("certificate", 1), ("keys", 1), ("faults", 1):
             return .error(.methodNotAllowed, "method not allowed")
         default:
             return .error(.notFound, "not found")
