@@ -23,19 +23,41 @@ struct APITest: Sendable {
         apnsDestination: APNsDestination = .apple,
         _ body: @Sendable @escaping (APITest) async throws -> Void
     ) async throws {
+        try await serve(.router) { configuration, _ in
+            configuration.maxBodySize = maxBodySize
+            configuration.apnsDestination = apnsDestination
+        } _: { api, _ in
+            try await body(api)
+        }
+    }
+
+    /// The application served on a real socket (`client.port`), with the settings
+    /// `configure` makes; `body` also gets the test's database.
+    static func live(
+        _ configure: @Sendable @escaping (inout APIConfiguration, DatabaseURL) -> Void = { _, _ in },
+        _ body: @Sendable @escaping (APITest, DatabaseURL) async throws -> Void
+    ) async throws {
+        try await serve(.live, configure, body)
+    }
+
+    private static func serve(
+        _ mode: TestingSetup,
+        _ configure: @Sendable @escaping (inout APIConfiguration, DatabaseURL) -> Void,
+        _ body: @Sendable @escaping (APITest, DatabaseURL) async throws -> Void
+    ) async throws {
         try await TestDatabase.withDatabase { url in
             let client = TestDatabase.client(url, maximumConnections: 4)
             let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
-            var configuration = APIConfiguration(host: "127.0.0.1", port: 0, maxBodySize: maxBodySize, adminToken: adminToken)
-            configuration.apnsDestination = apnsDestination
+            var configuration = APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken)
+            configure(&configuration, url)
             let app = buildApplication(
                 configuration: configuration,
                 store: store,
                 registry: PrometheusCollectorRegistry(),
                 logger: TestDatabase.logger
             )
-            try await app.test(.router) { testClient in
-                try await body(APITest(client: testClient, store: store))
+            try await app.test(mode) { testClient in
+                try await body(APITest(client: testClient, store: store), url)
             }
         }
     }

@@ -76,31 +76,17 @@ struct DatabaseOutageTests {
 
     /// A query PostgreSQL ends with admin_shutdown (57P01), as on a shutdown, is a 503.
     @Test func aRequestWhoseConnectionIsTerminatedAnswers503() async throws {
-        try await TestDatabase.withDatabase { url in
-            let client = TestDatabase.client(url, maximumConnections: 4)
-            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
-            let app = buildApplication(
-                configuration: APIConfiguration(
-                    host: "127.0.0.1",
-                    port: 0,
-                    adminToken: APITest.adminToken,
-                    databaseURL: url,
-                    databaseWait: .seconds(1)
-                ),
-                store: store,
-                registry: PrometheusCollectorRegistry(),
-                logger: TestDatabase.logger
-            )
-            try await app.test(.live) { testClient in
-                let api = APITest(client: testClient, store: store)
-                let connection = try await DatabaseProbe.connect(to: url, logger: TestDatabase.logger)
-                do {
-                    try await terminateAHeldRequest(api: api, holding: connection)
-                    try? await connection.close()
-                } catch {
-                    try? await connection.close()
-                    throw error
-                }
+        try await APITest.live { configuration, url in
+            configuration.databaseURL = url
+            configuration.databaseWait = .seconds(1)
+        } _: { api, url in
+            let connection = try await DatabaseProbe.connect(to: url, logger: TestDatabase.logger)
+            do {
+                try await terminateAHeldRequest(api: api, holding: connection)
+                try? await connection.close()
+            } catch {
+                try? await connection.close()
+                throw error
             }
         }
     }

@@ -19,25 +19,12 @@ struct HTTPEdgeTests {
         maxBodySize: Int = 1 << 20,
         _ body: @Sendable @escaping (Int) async throws -> Void
     ) async throws {
-        try await TestDatabase.withDatabase { url in
-            let client = TestDatabase.client(url, maximumConnections: 4)
-            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
-            let app = buildApplication(
-                configuration: APIConfiguration(
-                    host: "127.0.0.1",
-                    port: 0,
-                    maxBodySize: maxBodySize,
-                    adminToken: APITest.adminToken,
-                    idleTimeout: idleTimeout,
-                    requestTimeout: requestTimeout
-                ),
-                store: store,
-                registry: PrometheusCollectorRegistry(),
-                logger: TestDatabase.logger
-            )
-            try await app.test(.live) { testClient in
-                try await body(try #require(testClient.port))
-            }
+        try await APITest.live { configuration, _ in
+            configuration.maxBodySize = maxBodySize
+            configuration.idleTimeout = idleTimeout
+            configuration.requestTimeout = requestTimeout
+        } _: { api, _ in
+            try await body(try #require(api.client.port))
         }
     }
 

@@ -58,14 +58,10 @@ struct DeviceRoutes {
     /// `registration_id:device_secret` to keep its registration when it registers again.
     private static func registrationProof(_ request: Request) throws(HeraldError) -> (registrationID: String, deviceSecret: String)? {
         guard let header = request.headers[.authorization] else { return nil }
-        guard header.hasPrefix("Basic "),
-            let data = Data(base64Encoded: String(Substring(header).dropFirst("Basic ".count).trimmingHTTPWhitespace)),
-            let decoded = String(data: data, encoding: .utf8),
-            let colon = decoded.firstIndex(of: ":")
-        else {
+        guard let credentials = BasicCredentials(authorization: header) else {
             throw HeraldError(.unauthorized, "Authorization: expected Basic registration_id:device_secret, or none")
         }
-        return (String(decoded[..<colon]), String(decoded[decoded.index(after: colon)...]))
+        return (credentials.user, credentials.password)
     }
 
     static func notFound(_ registrationID: String) -> HeraldError {

@@ -64,13 +64,6 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
     /// `admin` for a bearer token, or the empty key for anything else.
     static func key(_ authorization: String) -> String {
         if authorization.hasPrefix("Bearer ") { return "admin" }
-        guard authorization.hasPrefix("Basic "),
-            let data = Data(base64Encoded: String(Substring(authorization).dropFirst("Basic ".count).trimmingHTTPWhitespace)),
-            let decoded = String(data: data, encoding: .utf8),
-            let colon = decoded.firstIndex(of: ":")
-        else {
-            return ""
-        }
-        return String(decoded[..<colon].prefix(64))
+        return BasicCredentials(authorization: authorization).map { String($0.user.prefix(64)) } ?? ""
     }
 }

@@ -54,14 +54,8 @@ struct Authentication: Sendable {
     }
 
     private static func basicCredentials(_ header: String) throws -> (appKey: String, masterSecret: String) {
-        guard header.hasPrefix("Basic "),
-            let data = Data(base64Encoded: String(Substring(header).dropFirst("Basic ".count).trimmingHTTPWhitespace)),
-            let decoded = String(data: data, encoding: .utf8),
-            let colon = decoded.firstIndex(of: ":")
-        else {
-            throw notBasic
-        }
-        return (String(decoded[..<colon]), String(decoded[decoded.index(after: colon)...]))
+        guard let credentials = BasicCredentials(authorization: header) else { throw notBasic }
+        return (credentials.user, credentials.password)
     }
 
     private static let notBasic = HeraldError(.unauthorized, "Authorization: expected Basic app_key:master_secret")
