@@ -56,7 +56,7 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
 
     private func refusal(_ wait: Duration) throws -> Response {
         throttled.increment()
-        let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+        let seconds = max(1, Int(wait.timeInterval.rounded(.up)))
         return try HeraldError(.tooManyRequests, "too many failed authentications; retry in \(seconds) s").response(retryAfter: seconds)
     }
 
