@@ -24,40 +24,6 @@ import NIOCore
 /// its acknowledgement move the position past the missing one, which a disconnect would
 /// then lose.
 struct MQTTSessionStateMachine {
-    enum CloseReason: String, Sendable {
-        case clientDisconnected = "client_disconnect"
-        case protocolViolation = "protocol_violation"
-        case authenticationFailed = "auth_failed"
-        case keepaliveExpired = "keepalive_timeout"
-        case connectTimeout = "connect_timeout"
-        case takenOver = "takeover"
-        case slowConsumer = "slow_consumer"
-        case serverShutdown = "shutdown"
-        case unsupportedQoS = "unsupported_qos"
-        case storeUnavailable = "store_unavailable"
-    }
-
-    enum Action {
-        case none
-        case authenticate(clientID: String, username: String, password: String, keepAlive: UInt16)
-        /// CONNACK accepted, then register the session and load the inbox.
-        case acceptSession(registrationID: String)
-        /// Send these, then load the inbox's messages after `after` (the next page, or a
-        /// live message skipped a seq).
-        case loadInbox(after: Int64, sendFirst: [MQTTPacket])
-        /// A live copy of a message this connection already had acknowledged (an inbox load
-        /// brought it first): nothing to send, its sender learns it was acknowledged.
-        case alreadyAcknowledged(Outgoing)
-        case send([MQTTPacket])
-        case sendAndClose(MQTTPacket, CloseReason)
-        case close(CloseReason)
-        /// A message was acknowledged; `ackedThrough` is the new inbox position, if it moved.
-        /// Send `then`, and load the inbox's messages after `loadAfter` if there is one.
-        case acknowledged(Outgoing, ackedThrough: Int64?, then: [MQTTPacket], loadAfter: Int64?)
-        /// A device event on its events topic; `reply` acknowledges a QoS 1 publish.
-        case deviceEvent(ByteBuffer, reply: MQTTPacket?)
-    }
-
     enum State {
         case awaitingConnect
         case authenticating
@@ -67,34 +33,6 @@ struct MQTTSessionStateMachine {
         /// Held while a session is changed in place: with the session still in `state`,
         /// its collections would be copied on every change.
         case modifying
-    }
-
-    struct Session {
-        var registrationID: String
-        var inFlight: [UInt16: Outgoing] = [:]
-        /// Packet ids in the order their messages were sent.
-        var inFlightOrder: Deque<UInt16> = []
-        var queue: Deque<Outgoing> = []
-        var heldBack: [Outgoing] = []
-        var nextPacketID: UInt16 = 1
-        /// Inbox seqs queued or sent on this connection and not yet acknowledged through:
-        /// a second copy of one of them (an inbox load and a live send) is dropped.
-        var pendingSeqs: Set<Int64> = []
-        /// Highest inbox seq acknowledged in order on this connection.
-        var ackedThrough: Int64 = 0
-        /// Seqs acknowledged out of order, waiting for the gap below them to close.
-        var ackedAhead: Set<Int64> = []
-        /// Seqs sent and not yet acknowledged through, ascending: "acknowledged through"
-        /// only moves past a seq once every lower seq sent here is acknowledged (a safety
-        /// net: seqs go out in order, but a live copy of one an inbox load no longer had,
-        /// expired or recalled meanwhile, still goes out after higher ones).
-        var sentSeqs: Deque<Int64> = []
-        /// Every seq up to this one was loaded from the inbox or came live: a live message
-        /// above the next one waits for a load.
-        var knownThrough: Int64 = 0
-        /// The store holds seqs above `knownThrough` that this connection hasn't queued: a
-        /// load stopped at its page size, or live messages were left to the store.
-        var storeAhead = false
     }
 
     private(set) var state: State = .awaitingConnect
