@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import NIOCore
 import NIOPosix
 import Testing
@@ -75,55 +76,11 @@ enum HeraldBinary {
         }
     }()
 
-    struct Result: CustomStringConvertible {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
-    }
+    typealias Result = ProcessResult
 
     /// Runs the binary on a thread of its own, terminating it after `timeout` seconds.
     static func run(_ binary: URL, _ arguments: [String], environment: [String: String], timeout: Double) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                do {
-                    continuation.resume(returning: try runBlocking(binary, arguments, environment, timeout))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }.start()
-        }
-    }
-
-    private static func runBlocking(_ binary: URL, _ arguments: [String], _ environment: [String: String], _ timeout: Double) throws -> Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let stdoutURL = directory.appendingPathComponent("stdout")
-        let stderrURL = directory.appendingPathComponent("stderr")
-        try Data().write(to: stdoutURL)
-        try Data().write(to: stderrURL)
-        let stdout = try FileHandle(forWritingTo: stdoutURL)
-        let stderr = try FileHandle(forWritingTo: stderrURL)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let killer = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        process.waitUntilExit()
-        killer.cancel()
-        try stdout.close()
-        try stderr.close()
-        return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: try Data(contentsOf: stdoutURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: stderrURL), as: UTF8.self)
-        )
+        try await ChildProcess.run(binary, arguments, environment: environment, timeout: timeout)
     }
 
     /// Process ids of PostgreSQL servers whose command line names `dataDirectory`.

@@ -1,14 +1,9 @@
 import Foundation
+import HeraldTestSupport
 import Testing
 
 /// What a heraldctl run printed, and how it ended.
-struct CLIResult: Sendable, CustomStringConvertible {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-
-    var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
-}
+typealias CLIResult = ProcessResult
 
 struct CLIFailure: Error, CustomStringConvertible {
     let description: String
@@ -60,47 +55,6 @@ enum CLIRunner {
     }
 
     private static func run(executable: URL, _ arguments: [String], environment: [String: String], timeout: Double) async throws -> CLIResult {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                do {
-                    continuation.resume(returning: try runBlocking(executable, arguments, environment, timeout))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-            thread.start()
-        }
-    }
-
-    private static func runBlocking(_ binary: URL, _ arguments: [String], _ environment: [String: String], _ timeout: Double) throws -> CLIResult {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("heraldctl-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let stdoutURL = directory.appendingPathComponent("stdout")
-        let stderrURL = directory.appendingPathComponent("stderr")
-        try Data().write(to: stdoutURL)
-        try Data().write(to: stderrURL)
-        let stdout = try FileHandle(forWritingTo: stdoutURL)
-        let stderr = try FileHandle(forWritingTo: stderrURL)
-
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let killer = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        process.waitUntilExit()
-        killer.cancel()
-        try stdout.close()
-        try stderr.close()
-        return CLIResult(
-            status: process.terminationStatus,
-            stdout: String(decoding: try Data(contentsOf: stdoutURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: stderrURL), as: UTF8.self)
-        )
+        try await ChildProcess.run(executable, arguments, environment: environment, timeout: timeout)
     }
 }
