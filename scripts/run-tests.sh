@@ -6,8 +6,8 @@
 # The whole suite takes about a minute here. If no test has ended for
 # HERALD_TEST_STALL_SECONDS (default 300), the watchdog prints the tests that started and
 # never ended, every thread's stack of the test process (when gdb is installed) and the
-# PostgreSQL processes, then stops the run and runs the whole suite once more (see the
-# end of this file).
+# PostgreSQL processes, then stops the run, runs the whole suite once more so every other
+# result is seen, and fails (see the end of this file).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 stall_limit="${HERALD_TEST_STALL_SECONDS:-300}"
@@ -79,16 +79,21 @@ run_once() {
     wait "$runner"
 }
 
-# A stall is a defect to fix from the report above, not a pass: it is printed in full. The
-# suite then runs once more, whole, so that a rare stall doesn't hide every other result;
-# a test that fails fails the run as always, and so does a second stall.
+# A stall is a defect to fix from the report above, never a pass: it is printed in full and
+# the run fails. The suite then runs once more, whole, so that a rare stall doesn't hide
+# every other result; that run's failures are reported as always, but its passing doesn't
+# turn the stall into a success.
 run_once "$@"
 status=$?
 if [ "$status" = 124 ]; then
-    echo "==> the test run stalled and was stopped; running the whole suite once more" >&2
+    echo "==> the test run stalled and was stopped; running the whole suite once more for the other results" >&2
     run_once "$@"
-    status=$?
-    [ "$status" = 124 ] && echo "==> the test run stalled again" >&2
-    [ "$status" = 0 ] && echo "==> the second run passed; the stall above is still a defect to fix" >&2
+    rerun=$?
+    case "$rerun" in
+        124) echo "==> the test run stalled again" >&2 ;;
+        0) echo "==> the second run passed, but the stall above is a defect: this run fails" >&2 ;;
+        *) echo "==> the second run failed too (status $rerun)" >&2 ;;
+    esac
+    status=124
 fi
 exit "$status"
