@@ -44,22 +44,6 @@ public struct PushJob: Sendable, Hashable {
     public var attempt: Int
 }
 
-/// One targeted device of a fan-out batch, with what routing needs.
-public struct FanOutTarget: Sendable, Hashable {
-    public var deviceID: Int64
-    public var registrationID: String
-    public var platform: Platform
-    public var apnsToken: String?
-    public var apnsEnvironment: APNsEnvironment?
-    public var voipToken: String?
-    public var tokenValid: Bool
-    public var inBackground: Bool
-    /// The position in the device's inbox, when the message is stored.
-    public var inboxSeq: Int64?
-    /// The device's badge after this push, when the push sets or changes it.
-    public var badge: Int?
-}
-
 /// The delivery report of one message.
 public struct MessageReport: Sendable, Hashable, Codable {
     public var msgID: String
@@ -83,27 +67,4 @@ public struct DeliveryStatus: Sendable, Hashable, Codable {
     public var status: String
     public var apnsReason: String?
     public var opened: Bool
-}
-
-extension FanOutTarget {
-    /// A targeted device as the explicit fan-out statements return it, in this order: id,
-    /// registration id, platform, APNs token, APNs environment, VoIP token, token valid,
-    /// in background, inbox seq (all null on the row of a push without a copy).
-    typealias Columns = (Int64?, String?, String?, String?, String?, String?, Bool?, Bool?, Int64?)
-
-    init?(_ columns: Columns) {
-        guard let deviceID = columns.0, let registrationID = columns.1 else { return nil }
-        self.init(
-            deviceID: deviceID,
-            registrationID: registrationID,
-            platform: columns.2.flatMap(Platform.init(rawValue:)) ?? .ios,
-            apnsToken: columns.3,
-            apnsEnvironment: columns.4.flatMap(APNsEnvironment.init(rawValue:)),
-            voipToken: columns.5,
-            tokenValid: columns.6 ?? false,
-            inBackground: columns.7 ?? false,
-            inboxSeq: columns.8,
-            badge: nil
-        )
-    }
 }

@@ -53,27 +53,16 @@ extension HeraldStore {
                 FROM due WHERE dl.message_id = due.message_id AND dl.device_id = due.device_id
                 RETURNING dl.message_id, dl.device_id, dl.apns_attempts, dl.inbox_seq
             )
-            SELECT c.message_id, c.apns_attempts, d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment,
-                   d.voip_token, d.token_valid, d.in_background, c.inbox_seq, d.badge
+            SELECT c.message_id, c.apns_attempts, \(unescaped: FanOutTarget.columns), c.inbox_seq, d.badge
             FROM claimed c JOIN devices d ON d.id = c.device_id
             """,
             logger: logger
         )
         var retries: [DueRetry] = []
-        for try await row in rows.decode((Int64, Int32, Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32).self) {
-            let target = FanOutTarget(
-                deviceID: row.2,
-                registrationID: row.3,
-                platform: Platform(rawValue: row.4) ?? .ios,
-                apnsToken: row.5,
-                apnsEnvironment: row.6.flatMap(APNsEnvironment.init(rawValue:)),
-                voipToken: row.7,
-                tokenValid: row.8,
-                inBackground: row.9,
-                inboxSeq: row.10,
-                badge: Int(row.11)
-            )
-            retries.append(DueRetry(messageID: row.0, attempts: Int(row.1), target: target))
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            guard let target = try FanOutTarget(cells, at: 2) else { continue }
+            retries.append(DueRetry(messageID: try cells[0].decode(Int64.self), attempts: Int(try cells[1].decode(Int32.self)), target: target))
         }
         return retries
     }

@@ -16,9 +16,9 @@ extension HeraldStore {
     }
 
     /// Fans out fresh jobs whose audiences are explicit lists (``fansOutExplicitly(_:)``)
-    /// in one statement: the audiences are resolved, every stored copy gets the next
-    /// number of its device's inbox (devices locked in id order, several copies for one
-    /// device numbered in job order), inbox and delivery rows are written and the jobs'
+    /// in one statement: the audiences are resolved, the copies are numbered and stored
+    /// (``InboxCopies``; several copies for one device in job order), delivery rows are
+    /// written and the jobs'
     /// cursors moved past the end. A message recalled or replaced meanwhile is skipped
     /// (its row is read FOR SHARE, so a recall either waits for this statement and then
     /// cancels what it wrote, or commits first and is seen here).
@@ -61,56 +61,35 @@ extension HeraldStore {
                     SELECT j.job_id, d.id, j.stored
                     FROM wanted w JOIN jobs j ON j.job_id = w.job_id JOIN live ON live.id = j.message_id
                     JOIN devices d ON d.app_id = j.app_id AND d.alias = w.alias
-                ), locked AS (
-                    -- Every target's device, stored copy or not: no copy is written for a device
-                    -- deleted meanwhile (its rows carry no foreign key, see migration 0005).
-                    SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM targets) ORDER BY d.id FOR NO KEY UPDATE
-                ), counts AS (
-                    SELECT t.device_id, count(*) AS n FROM targets t JOIN locked l ON l.id = t.device_id WHERE t.stored
-                    GROUP BY t.device_id
-                ), bumped AS (
-                    UPDATE devices d SET inbox_seq = d.inbox_seq + c.n FROM counts c WHERE d.id = c.device_id
-                    RETURNING d.id, d.inbox_seq
-                ), numbered AS (
-                    SELECT t.job_id, t.device_id,
-                           CASE WHEN t.stored THEN
-                               b.inbox_seq - c.n + row_number() OVER (PARTITION BY t.device_id, t.stored ORDER BY t.job_id)
-                           END AS seq
-                    FROM targets t JOIN locked l ON l.id = t.device_id
-                         LEFT JOIN bumped b ON b.id = t.device_id AND t.stored
-                         LEFT JOIN counts c ON c.device_id = t.device_id AND t.stored
-                ), inboxed AS (
-                    INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
-                    SELECT n.device_id, n.seq, j.msg_id, j.payload, j.expires_at
-                    FROM numbered n JOIN jobs j ON j.job_id = n.job_id WHERE j.stored
-                ), delivered AS (
+                ), copies AS (
+                    SELECT job_id AS k, device_id, stored FROM targets
+                ), contents AS (
+                    SELECT job_id AS k, msg_id, payload, expires_at FROM jobs WHERE stored
+                ), \(unescaped: InboxCopies.ctes), delivered AS (
                     INSERT INTO deliveries (message_id, device_id, inbox_seq)
-                    SELECT j.message_id, n.device_id, n.seq FROM numbered n JOIN jobs j ON j.job_id = n.job_id
+                    SELECT j.message_id, n.device_id, n.seq FROM numbered n JOIN jobs j ON j.job_id = n.k
                     ON CONFLICT DO NOTHING
                 ), advanced AS (
                     UPDATE push_jobs SET cursor_device = \(Int64.max) WHERE id = ANY(\(jobIDs))
                 )
-                SELECT j.job_id, live.id IS NOT NULL, d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment,
-                       d.voip_token, d.token_valid, d.in_background, n.seq
+                SELECT j.job_id, live.id IS NOT NULL, \(unescaped: FanOutTarget.columns), n.seq, NULL::integer
                 FROM jobs j LEFT JOIN live ON live.id = j.message_id
-                     LEFT JOIN numbered n ON n.job_id = j.job_id LEFT JOIN devices d ON d.id = n.device_id
+                     LEFT JOIN numbered n ON n.k = j.job_id LEFT JOIN devices d ON d.id = n.device_id
                 ORDER BY j.job_id, d.id
                 """,
                 logger: logger
             )
             var batches: [Int64: [FanOutTarget]?] = [:]
-            for try await row in rows.decode(
-                (Int64, Bool, Int64?, String?, String?, String?, String?, String?, Bool?, Bool?, Int64?).self
-            ) {
-                guard row.1 else {
-                    batches[row.0] = .some(nil)
+            for try await row in rows {
+                let cells = row.makeRandomAccess()
+                let jobID = try cells[0].decode(Int64.self)
+                guard try cells[1].decode(Bool.self) else {
+                    batches[jobID] = .some(nil)
                     continue
                 }
-                var targets = (batches[row.0] ?? []) ?? []
-                if let target = FanOutTarget((row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10)) {
-                    targets.append(target)
-                }
-                batches[row.0] = .some(targets)
+                var targets = (batches[jobID] ?? []) ?? []
+                if let target = try FanOutTarget(cells, at: 2) { targets.append(target) }
+                batches[jobID] = .some(targets)
             }
             return batches
         }

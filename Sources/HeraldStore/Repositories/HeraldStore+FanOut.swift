@@ -105,8 +105,7 @@ extension HeraldStore {
         let audience = message.push.audience
         let rows = try await connection.query(
             """
-            SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
-                   d.in_background, NULL::bigint, NULL::integer
+            SELECT \(unescaped: FanOutTarget.columns), NULL::bigint, NULL::integer
             FROM devices d WHERE d.app_id = \(message.appID) AND d.id > \(cursor)
               AND \(audienceFilter: audience, appID: message.appID, after: cursor)
             ORDER BY d.id LIMIT \(Int64(limit)) FOR NO KEY UPDATE OF d
@@ -128,7 +127,7 @@ extension HeraldStore {
         return targets
     }
 
-    /// Inbox rows, badges and delivery rows for a batch.
+    /// Inbox rows (``InboxCopies``), delivery rows and badges for a batch.
     private func store(
         message: MessageRecord,
         payload: [UInt8]?,
@@ -136,61 +135,48 @@ extension HeraldStore {
         ids: [Int64],
         on connection: PostgresConnection
     ) async throws {
+        let rows = try await connection.query(
+            """
+            WITH copies AS (
+                SELECT 1::bigint AS k, id AS device_id, \(payload != nil)::boolean AS stored FROM unnest(\(ids)::bigint[]) AS id
+            ), contents AS (
+                SELECT 1::bigint AS k, \(message.msgID)::text AS msg_id, \(ByteBuffer(bytes: payload ?? []))::bytea AS payload,
+                       \(message.expiresAt)::timestamptz AS expires_at
+            ), \(unescaped: InboxCopies.ctes), delivered AS (
+                INSERT INTO deliveries (message_id, device_id, inbox_seq) SELECT \(message.id), device_id, seq FROM numbered
+                ON CONFLICT DO NOTHING
+            )
+            SELECT device_id, seq FROM numbered WHERE seq IS NOT NULL
+            """,
+            logger: logger
+        )
+        var seqs: [Int64: Int64] = [:]
+        for try await (id, seq) in rows.decode((Int64, Int64).self) { seqs[id] = seq }
+        for index in targets.indices { targets[index].inboxSeq = seqs[targets[index].deviceID] }
+        try await updateBadges(message: message, in: &targets, ids: ids, on: connection)
+    }
+
+    /// Sets or changes the badge of a batch's devices, when the push does.
+    private func updateBadges(message: MessageRecord, in targets: inout [FanOutTarget], ids: [Int64], on connection: PostgresConnection) async throws {
         var badgeSet: Int32?
         var badgeChange: Int32?
         switch message.push.notification?.ios?.badge {
         case .set(let value): badgeSet = Int32(clamping: value)
         case .change(let delta): badgeChange = Int32(clamping: delta)
-        case nil: break
+        case nil: return
         }
-        let stored = payload != nil
-        var seqs: [Int64] = []
-        if stored || badgeSet != nil || badgeChange != nil {
-            let rows = try await connection.query(
-                """
-                UPDATE devices SET inbox_seq = inbox_seq + \(stored ? Int64(1) : Int64(0)),
-                    badge = CASE WHEN \(badgeSet)::integer IS NOT NULL THEN \(badgeSet)::integer
-                                 WHEN \(badgeChange)::integer IS NOT NULL THEN GREATEST(badge + \(badgeChange)::integer, 0)
-                                 ELSE badge END
-                WHERE id = ANY(\(ids)) RETURNING id, inbox_seq, badge
-                """,
-                logger: logger
-            )
-            var positions: [Int64: (seq: Int64, badge: Int32)] = [:]
-            for try await (id, seq, badge) in rows.decode((Int64, Int64, Int32).self) { positions[id] = (seq, badge) }
-            for index in targets.indices {
-                guard let position = positions[targets[index].deviceID] else { continue }
-                if stored { targets[index].inboxSeq = position.seq }
-                if badgeSet != nil || badgeChange != nil { targets[index].badge = Int(position.badge) }
-            }
-            seqs = targets.map { $0.inboxSeq ?? 0 }
-        }
-        if let payload {
-            try await connection.query(
-                """
-                INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
-                SELECT id, seq, \(message.msgID), \(ByteBuffer(bytes: payload)), \(message.expiresAt)
-                FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq)
-                """,
-                logger: logger
-            )
-            try await connection.query(
-                """
-                INSERT INTO deliveries (message_id, device_id, inbox_seq)
-                SELECT \(message.id), id, seq FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq)
-                ON CONFLICT DO NOTHING
-                """,
-                logger: logger
-            )
-        } else {
-            try await connection.query(
-                """
-                INSERT INTO deliveries (message_id, device_id) SELECT \(message.id), id FROM unnest(\(ids)::bigint[]) AS id
-                ON CONFLICT DO NOTHING
-                """,
-                logger: logger
-            )
-        }
+        let rows = try await connection.query(
+            """
+            UPDATE devices SET
+                badge = CASE WHEN \(badgeSet)::integer IS NOT NULL THEN \(badgeSet)::integer
+                             ELSE GREATEST(badge + \(badgeChange)::integer, 0) END
+            WHERE id = ANY(\(ids)) RETURNING id, badge
+            """,
+            logger: logger
+        )
+        var badges: [Int64: Int32] = [:]
+        for try await (id, badge) in rows.decode((Int64, Int32).self) { badges[id] = badge }
+        for index in targets.indices { targets[index].badge = badges[targets[index].deviceID].map(Int.init) }
     }
 
     /// Deliveries of a message fanned out but never routed (their worker died), with what
@@ -198,8 +184,7 @@ extension HeraldStore {
     public func unroutedTargets(messageID: Int64, after cursor: Int64, limit: Int) async throws -> [FanOutTarget] {
         let rows = try await client.query(
             """
-            SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
-                   d.in_background, dl.inbox_seq, d.badge
+            SELECT \(unescaped: FanOutTarget.columns), dl.inbox_seq, d.badge
             FROM deliveries dl JOIN devices d ON d.id = dl.device_id
             WHERE dl.message_id = \(messageID) AND dl.state = 'pending' AND dl.device_id > \(cursor)
             ORDER BY dl.device_id LIMIT \(Int64(limit))
@@ -209,25 +194,11 @@ extension HeraldStore {
         return try await Self.targets(rows)
     }
 
-    /// Decodes rows of `d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment,
-    /// d.voip_token, d.token_valid, d.in_background, <inbox seq>, <badge>`.
+    /// Decodes rows of ``FanOutTarget/columns``, inbox seq and badge.
     static func targets(_ rows: PostgresRowSequence) async throws -> [FanOutTarget] {
         var targets: [FanOutTarget] = []
-        for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32?).self) {
-            targets.append(
-                FanOutTarget(
-                    deviceID: row.0,
-                    registrationID: row.1,
-                    platform: Platform(rawValue: row.2) ?? .ios,
-                    apnsToken: row.3,
-                    apnsEnvironment: row.4.flatMap(APNsEnvironment.init(rawValue:)),
-                    voipToken: row.5,
-                    tokenValid: row.6,
-                    inBackground: row.7,
-                    inboxSeq: row.8,
-                    badge: row.9.map(Int.init)
-                )
-            )
+        for try await row in rows {
+            if let target = try FanOutTarget(row.makeRandomAccess(), at: 0) { targets.append(target) }
         }
         return targets
     }

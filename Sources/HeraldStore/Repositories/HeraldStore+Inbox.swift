@@ -50,34 +50,19 @@ extension HeraldStore {
         let rows = try await client.query(
             """
             WITH copies AS (
-                SELECT DISTINCT c.device_id, c.k FROM unnest(\(deviceIDs)::bigint[], \(indices)::integer[]) AS c(device_id, k)
-            ), counts AS (
-                SELECT device_id, count(*) AS n FROM copies GROUP BY device_id
-            ), locked AS (
-                -- In id order, as every statement that locks many devices does: no deadlocks.
-                -- NO KEY UPDATE, as the UPDATE itself takes: rows that reference a device
-                -- (inbox, presence) only take KEY SHARE on it and don't conflict.
-                SELECT d.id FROM devices d JOIN counts c ON c.device_id = d.id ORDER BY d.id FOR NO KEY UPDATE OF d
-            ), next AS (
-                UPDATE devices d SET inbox_seq = d.inbox_seq + c.n FROM counts c, locked l
-                WHERE d.id = c.device_id AND l.id = d.id
-                RETURNING d.id, d.inbox_seq - c.n AS before
-            ), numbered AS (
-                SELECT c.k, c.device_id, n.before + row_number() OVER (PARTITION BY c.device_id ORDER BY c.k) AS seq
-                FROM copies c JOIN next n ON n.id = c.device_id
-            ), stored AS (
-                INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
-                SELECT n.device_id, n.seq, (\(broadcasts.map(\.messageID))::text[])[n.k],
-                       (\(broadcasts.map { ByteBuffer(bytes: $0.payload) })::bytea[])[n.k],
-                       (\(broadcasts.map(\.expiresAt))::timestamptz[])[n.k]
-                FROM numbered n
-            )
+                SELECT DISTINCT c.k::bigint AS k, c.device_id, true AS stored
+                FROM unnest(\(deviceIDs)::bigint[], \(indices)::integer[]) AS c(device_id, k)
+            ), contents AS (
+                SELECT k, msg_id, payload, expires_at
+                FROM unnest(\(broadcasts.map(\.messageID))::text[], \(broadcasts.map { ByteBuffer(bytes: $0.payload) })::bytea[],
+                            \(broadcasts.map(\.expiresAt))::timestamptz[]) WITH ORDINALITY AS c(msg_id, payload, expires_at, k)
+            ), \(unescaped: InboxCopies.ctes)
             -- Two arrays per broadcast rather than a row per copy: far less to decode.
             SELECT k, array_agg(device_id), array_agg(seq) FROM numbered GROUP BY k
             """,
             logger: logger
         )
-        for try await (k, ids, positions) in rows.decode((Int32, [Int64], [Int64]).self) {
+        for try await (k, ids, positions) in rows.decode((Int64, [Int64], [Int64]).self) {
             var stored: [Int64: Int64] = [:]
             stored.reserveCapacity(ids.count)
             for (deviceID, seq) in zip(ids, positions) { stored[deviceID] = seq }

@@ -112,11 +112,10 @@ extension HeraldStore {
             var accepted = AcceptedPushes()
             var fannedOut: [Int: FannedOutPush] = [:]
             for try await row in rows {
-                let pending = pushes[Int(row.0) - 1]
-                accepted.stored.insert(pending.msgID)
-                guard fansOut[Int(row.0) - 1], let target = FanOutTarget((row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11))
-                else { continue }
-                fannedOut[Int(row.0) - 1, default: pending.fannedOut(job: row.2, messageID: row.1)].targets.append(target)
+                let index = Int(row.index) - 1
+                accepted.stored.insert(pushes[index].msgID)
+                guard fansOut[index], let target = row.target else { continue }
+                fannedOut[index, default: pushes[index].fannedOut(job: row.jobID, messageID: row.messageID)].targets.append(target)
             }
             accepted.fannedOut = fannedOut.sorted { $0.key < $1.key }.map(\.value)
             return accepted

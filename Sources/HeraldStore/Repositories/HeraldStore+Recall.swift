@@ -84,8 +84,7 @@ extension HeraldStore {
         let since = Date().addingTimeInterval(-window)
         let rows = try await client.query(
             """
-            SELECT d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
-                   d.in_background, NULL::bigint, d.badge, dl.state = 'apns',
+            SELECT \(unescaped: FanOutTarget.columns), NULL::bigint, d.badge, dl.state = 'apns',
                    ARRAY(SELECT r.identifier FROM device_recalls r WHERE r.device_id = d.id AND r.recalled_at > \(since)
                          ORDER BY r.recalled_at, r.identifier),
                    (SELECT max(r.recalled_at) FROM device_recalls r WHERE r.device_id = d.id AND r.recalled_at > \(since))
@@ -98,20 +97,18 @@ extension HeraldStore {
             logger: logger
         )
         var targets: [RecallTarget] = []
-        for try await row in rows.decode((Int64, String, String, String?, String?, String?, Bool, Bool, Int64?, Int32, Bool, [String], Date?).self) {
-            let target = FanOutTarget(
-                deviceID: row.0,
-                registrationID: row.1,
-                platform: Platform(rawValue: row.2) ?? .ios,
-                apnsToken: row.3,
-                apnsEnvironment: row.4.flatMap(APNsEnvironment.init(rawValue:)),
-                voipToken: row.5,
-                tokenValid: row.6,
-                inBackground: row.7,
-                inboxSeq: row.8,
-                badge: Int(row.9)
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            guard let target = try FanOutTarget(cells, at: 0) else { continue }
+            let after = FanOutTarget.columnCount
+            targets.append(
+                RecallTarget(
+                    target: target,
+                    viaAPNs: try cells[after].decode(Bool.self),
+                    identifiers: try cells[after + 1].decode([String].self),
+                    recalledAt: try cells[after + 2].decode(Date?.self) ?? since
+                )
             )
-            targets.append(RecallTarget(target: target, viaAPNs: row.10, identifiers: row.11, recalledAt: row.12 ?? since))
         }
         return targets
     }

@@ -10,7 +10,9 @@ import PostgresNIO
 /// ANALYZE changes a table's statistics. (The record statement of the center stays
 /// unprepared: its generic plan, made while the tables were small, scanned them whole.)
 struct AcceptPushesStatement: PostgresPreparedStatement {
-    typealias Row = (Int64, Int64, Int64, Int64?, String?, String?, String?, String?, String?, Bool?, Bool?, Int64?)
+    /// The push's index (from 1), its message's row id, its job's id, and a copy's target
+    /// (nil for a push not fanned out here, or fanned out to no device).
+    typealias Row = (index: Int64, messageID: Int64, jobID: Int64, target: FanOutTarget?)
 
     static let sql = """
         WITH input AS (
@@ -51,36 +53,15 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         ), notified AS (
             SELECT pg_notify('herald_jobs', count(*)::text) FROM j WHERE j.queued HAVING count(*) > 0
         ), copies AS (
-            SELECT s.idx, s.id AS message_id, t.device_id, s.inboxed
-            FROM stored s JOIN targets t ON t.idx = s.idx WHERE s.fans_out
-        ), locked AS (
-            -- Every copy's device, stored copy or not: no copy is written for a device deleted
-            -- meanwhile (its rows carry no foreign key, see migration 0005).
-            SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM copies) ORDER BY d.id FOR NO KEY UPDATE
-        ), counts AS (
-            SELECT c.device_id, count(*) AS n FROM copies c JOIN locked l ON l.id = c.device_id WHERE c.inboxed
-            GROUP BY c.device_id
-        ), bumped AS (
-            UPDATE devices d SET inbox_seq = d.inbox_seq + c.n FROM counts c WHERE d.id = c.device_id
-            RETURNING d.id, d.inbox_seq
-        ), numbered AS (
-            SELECT c.idx, c.message_id, c.device_id,
-                   CASE WHEN c.inboxed THEN
-                       b.inbox_seq - n.n + row_number() OVER (PARTITION BY c.device_id, c.inboxed ORDER BY c.idx)
-                   END AS seq
-            FROM copies c JOIN locked l ON l.id = c.device_id
-                 LEFT JOIN bumped b ON b.id = c.device_id AND c.inboxed
-                 LEFT JOIN counts n ON n.device_id = c.device_id AND c.inboxed
-        ), inboxed AS (
-            INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
-            SELECT n.device_id, n.seq, s.msg_id, s.payload, s.expires_at
-            FROM numbered n JOIN stored s ON s.idx = n.idx WHERE n.seq IS NOT NULL
-        ), delivered AS (
-            INSERT INTO deliveries (message_id, device_id, inbox_seq) SELECT message_id, device_id, seq FROM numbered
+            SELECT s.idx AS k, t.device_id, s.inboxed AS stored FROM stored s JOIN targets t ON t.idx = s.idx WHERE s.fans_out
+        ), contents AS (
+            SELECT s.idx AS k, s.msg_id, s.payload, s.expires_at FROM stored s WHERE s.fans_out AND s.inboxed
+        ), \(InboxCopies.ctes), delivered AS (
+            INSERT INTO deliveries (message_id, device_id, inbox_seq)
+            SELECT s.id, n.device_id, n.seq FROM numbered n JOIN stored s ON s.idx = n.k
         )
-        SELECT s.idx, s.id, j.id, d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment,
-               d.voip_token, d.token_valid, d.in_background, n.seq
-        FROM stored s JOIN j ON j.message_id = s.id LEFT JOIN numbered n ON n.idx = s.idx
+        SELECT s.idx, s.id, j.id, \(FanOutTarget.columns), n.seq, NULL::integer
+        FROM stored s JOIN j ON j.message_id = s.id LEFT JOIN numbered n ON n.k = s.idx
              LEFT JOIN devices d ON d.id = n.device_id
              CROSS JOIN (SELECT count(*) FROM notified) AS notify
         ORDER BY s.idx, d.id
@@ -117,6 +98,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        try row.decode(Row.self)
+        let cells = row.makeRandomAccess()
+        return (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), try cells[2].decode(Int64.self), try FanOutTarget(cells, at: 3))
     }
 }
