@@ -157,7 +157,8 @@ extension HeraldStore {
     }
 
     /// Sets or changes the badge of a batch's devices, when the push does.
-    private func updateBadges(message: MessageRecord, in targets: inout [FanOutTarget], ids: [Int64], on connection: PostgresConnection) async throws {
+    private func updateBadges(message: MessageRecord, in targets: inout [FanOutTarget], ids: [Int64], on connection: PostgresConnection) async throws
+    {
         var badgeSet: Int32?
         var badgeChange: Int32?
         switch message.push.notification?.ios?.badge {
