@@ -73,6 +73,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -89,8 +90,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -234,7 +233,6 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -243,6 +241,7 @@ let package = Package(
         .executableTarget(
             name: "herald-bench",
             dependencies: [
+                "HeraldNode",
                 "HeraldAPI",
                 "HeraldAPNs",
                 "HeraldAPNsSandbox",
@@ -263,10 +262,31 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The composition root: one function wires a whole node (pools, store facades,
+        // gateway, center, API). herald serve, herald-bench and the tests call it.
+        .target(
+            name: "HeraldNode",
+            dependencies: [
+                "HeraldAPI",
+                "HeraldAPNs",
+                "HeraldAPNsSandbox",
+                "HeraldCenter",
+                "HeraldCore",
+                "HeraldGateway",
+                "HeraldStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The `herald` executable: configuration, subcommands, composition root.
         .executableTarget(
             name: "HeraldServer",
             dependencies: [
+                "HeraldNode",
                 "HeraldAPI",
                 "HeraldAPNs",
                 "HeraldAPNsSandbox",
@@ -312,8 +332,34 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/HeraldTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        // The end-to-end tests' support: a whole node from HeraldNode on a fresh database,
+        // a typed HTTP client, devices (SDK and raw MQTT), the APNs sandbox.
+        .target(
+            name: "HeraldNodeTesting",
+            dependencies: [
+                "HeraldAPI",
+                "HeraldAPNsSandbox",
+                "HeraldCenter",
+                "HeraldClient",
+                "HeraldCore",
+                "HeraldGateway",
+                "HeraldMQTT",
+                "HeraldNode",
+                "HeraldStore",
+                "HeraldTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/HeraldNodeTesting",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -350,6 +396,7 @@ let package = Package(
         .testTarget(
             name: "HeraldClientTests",
             dependencies: [
+                "HeraldNodeTesting", "HeraldNode",
                 "HeraldAPI",
                 "HeraldClient",
                 "HeraldGateway",
@@ -384,6 +431,7 @@ let package = Package(
         .testTarget(
             name: "HeraldCenterTests",
             dependencies: [
+                "HeraldNodeTesting", "HeraldNode",
                 "HeraldAPI", "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCenter", "HeraldClient", "HeraldCore", "HeraldGateway",
                 "HeraldStore", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -427,6 +475,7 @@ let package = Package(
         .testTarget(
             name: "HeraldCtlTests",
             dependencies: [
+                "HeraldNodeTesting", "HeraldNode",
                 "heraldctl",
                 "HeraldAPI",
                 "HeraldAPNs",

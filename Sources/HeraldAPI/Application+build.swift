@@ -9,9 +9,9 @@ import ServiceLifecycle
 /// Builds the router with every route of the Open API, and the table of those routes.
 public func buildRouter(
     configuration: APIConfiguration,
-    store: HeraldStore,
+    store: APIStore,
     registry: PrometheusCollectorRegistry,
-    localFanOut: LocalFanOut? = nil
+    fannedOutPushes sink: (any FannedOutPushSink)? = nil
 ) -> (router: Router<HeraldRequestContext>, routes: RouteTable) {
     let router = Router(context: HeraldRequestContext.self)
     var routes = RouteRegistrar(router: router, table: RouteTable())
@@ -33,7 +33,7 @@ public func buildRouter(
     TagRoutes(store: store, auth: auth, body: body).register(on: &routes)
     PushRoutes(
         store: store,
-        acceptor: PushAcceptor(store: store, local: localFanOut),
+        acceptor: PushAcceptor(store: store, sink: sink),
         auth: auth,
         body: body,
         recallWindow: configuration.recallWindow
@@ -43,22 +43,22 @@ public func buildRouter(
     return (router, routes.table)
 }
 
-/// The HTTP application: the router, served on the configured address, with the
-/// database client running as one of its services; with ``APIConfiguration/databaseURL``,
-/// a request stuck on a database that is down is answered 503 after
-/// ``APIConfiguration/databaseWait``. `localFanOut`: the message center
-/// running in this process, which takes the pushes accepted here straight from their
-/// commit (see ``LocalFanOut``).
+/// The HTTP application: the router, served on the configured address, with `services`
+/// (the store's pools among them) running beside it; with
+/// ``APIConfiguration/databaseURL``, a request stuck on a database that is down is
+/// answered 503 after ``APIConfiguration/databaseWait``. `fannedOutPushes`: the message
+/// center running in this process, which takes the pushes accepted here straight from
+/// their commit (see ``FannedOutPushSink``).
 public func buildApplication(
     configuration: APIConfiguration,
-    store: HeraldStore,
+    store: APIStore,
     registry: PrometheusCollectorRegistry,
     services: [any Service] = [],
-    localFanOut: LocalFanOut? = nil,
+    fannedOutPushes sink: (any FannedOutPushSink)? = nil,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
-    let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry, localFanOut: localFanOut)
+    let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry, fannedOutPushes: sink)
     var responder = AnyResponder(router.buildResponder())
     var services = services
     if let url = configuration.databaseURL {
@@ -75,7 +75,7 @@ public func buildApplication(
         responder: responder,
         server: HTTPServerBuilder { responder in HeraldHTTPChannel(responder: responder, deadlines: deadlines) },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
-        services: [store.client] + services,
+        services: services,
         onServerRunning: onServerRunning,
         logger: logger
     )

@@ -34,7 +34,7 @@ final class APNsDispatcher: Sendable {
         var stop: AsyncStream<Void>.Continuation?
     }
 
-    private let store: HeraldStore
+    private let store: CenterStore
     private let routing: APNsRouting
     private let logger: Logger
     /// A key's client, or the credentials read that will decide it.
@@ -64,7 +64,7 @@ final class APNsDispatcher: Sendable {
     private let requestTimeout: Duration
 
     init(
-        store: HeraldStore,
+        store: CenterStore,
         routing: APNsRouting,
         connections: Int,
         circuitBreaker: APNsCircuitBreaker.Configuration = .init(),

@@ -10,7 +10,7 @@ import NIOCore
 /// (and in the foreground), to APNs for notifications the connection didn't get
 /// acknowledged, otherwise left in the device's inbox for its next connection.
 struct DeliveryRouter: Sendable {
-    let store: HeraldStore
+    let store: CenterStore
     let gateway: Gateway
     let apns: APNsDispatcher
     let configuration: CenterConfiguration
@@ -23,7 +23,7 @@ struct DeliveryRouter: Sendable {
     let recentRecalls = RecentRecallPushes(window: .seconds(600))
 
     init(
-        store: HeraldStore,
+        store: CenterStore,
         gateway: Gateway,
         apns: APNsDispatcher,
         configuration: CenterConfiguration,
@@ -56,6 +56,10 @@ struct DeliveryRouter: Sendable {
         let apnsPayload: [UInt8]
         let hasNotification: Bool
         let stored: Bool
+
+        /// What goes into the inboxes: the device payload when the message is stored (a
+        /// time to live above 0), else nil.
+        var storedPayload: [UInt8]? { stored ? Array(buffer: devicePayload) : nil }
 
         init(message: MessageRecord, devicePayload: ByteBuffer, apnsPayload: [UInt8], hasNotification: Bool, stored: Bool) {
             self.message = message
@@ -107,7 +111,7 @@ struct DeliveryRouter: Sendable {
             )
             for target in targets {
                 if !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID) {
-                    let device = GatewayDevice(deviceID: target.deviceID, appID: message.appID, registrationID: target.registrationID)
+                    let device = DeviceIdentity(deviceID: target.deviceID, appID: message.appID, registrationID: target.registrationID)
                     deliveries.append(GatewayDelivery(message: gatewayMessage, device: device, seq: target.inboxSeq))
                     owners.append((index, target))
                 } else {

@@ -8,7 +8,7 @@ import NIOCore
 /// event loops and recorded by the center (docs/protocol.md).
 public final class DeviceEvents: Sendable {
     struct Event: Sendable {
-        var device: GatewayDevice
+        var device: DeviceIdentity
         var payload: ByteBuffer
     }
 
@@ -20,14 +20,14 @@ public final class DeviceEvents: Sendable {
     }
 
     /// Hand this to the gateway as its `onDeviceEvent`.
-    public func receive(_ device: GatewayDevice, _ payload: ByteBuffer) {
+    public func receive(_ device: DeviceIdentity, _ payload: ByteBuffer) {
         continuation.yield(Event(device: device, payload: payload))
     }
 
     func finish() { continuation.finish() }
 
     /// Records events until the stream finishes.
-    func record(in store: HeraldStore, logger: Logger) async {
+    func record(in store: CenterStore, logger: Logger) async {
         for await event in stream {
             guard let report = try? JSONDecoder().decode(Report.self, from: Data(event.payload.readableBytesView)) else {
                 logger.debug("Ignored a device event that isn't one", metadata: ["herald.registration_id": "\(event.device.registrationID)"])

@@ -4,7 +4,6 @@ import HeraldGateway
 import HeraldStore
 import Logging
 import NIOConcurrencyHelpers
-import PostgresNIO
 import ServiceLifecycle
 
 /// The message center: takes accepted pushes from the PostgreSQL queue and delivers every
@@ -19,20 +18,20 @@ import ServiceLifecycle
 /// committed is lost.
 public final class MessageCenter: Service, Sendable {
     private let configuration: CenterConfiguration
-    private let store: HeraldStore
+    private let store: CenterStore
     private let events: DeviceEvents
     private let dispatcher: APNsDispatcher
     private let runner: PushJobRunner
     private let router: DeliveryRouter
     private let wake = WakeSignal()
-    /// Pushes this process's API fanned out when it accepted them (``localFanOut``).
+    /// Pushes this process's API fanned out when it accepted them (``receive(_:)``).
     private let accepted = AsyncStream.makeStream(of: [FannedOutPush].self)
     private let stopping = NIOLockedValueBox(false)
     private let logger: Logger
 
     public init(
         configuration: CenterConfiguration,
-        store: HeraldStore,
+        store: CenterStore,
         gateway: Gateway,
         events: DeviceEvents,
         faults: CenterFaults = CenterFaults(),
@@ -72,14 +71,6 @@ public final class MessageCenter: Service, Sendable {
         )
     }
 
-    /// Hands this center the pushes the API of the same process accepts (see
-    /// ``LocalFanOut``); pass it to the API's push acceptor.
-    public var localFanOut: LocalFanOut {
-        LocalFanOut(node: configuration.nodeID, lease: configuration.lease) { [continuation = accepted.continuation] pushes in
-            continuation.yield(pushes)
-        }
-    }
-
     public func run() async throws {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
@@ -109,9 +100,8 @@ public final class MessageCenter: Service, Sendable {
 
     private var isStopping: Bool { stopping.withLockedValue { $0 } || Task.isCancelled }
 
-    /// One worker: claims jobs in batches and runs them until none is available, then
-    /// waits for a wake-up. Fresh push jobs run together (sharing their commits); recalls
-    /// and jobs taken over from a dead worker run one by one.
+    /// One worker: claims jobs in batches and runs them (``PushJobRunner/run(claimed:logger:stopping:)``)
+    /// until none is available, then waits for a wake-up.
     private func work(index: Int, wakeUps: AsyncStream<Void>) async {
         var logger = logger
         logger[metadataKey: "herald.worker"] = "\(index)"
@@ -125,27 +115,9 @@ public final class MessageCenter: Service, Sendable {
                     break
                 }
                 guard !jobs.isEmpty else { break }
-                let isFresh = { (job: PushJob) in job.kind == .push && job.attempt == 1 }
-                let fresh = jobs.filter(isFresh)
-                if !fresh.isEmpty { await runFresh(fresh, logger: logger) }
-                for job in jobs where !isFresh(job) { await run(job, logger: logger) }
+                await runner.run(claimed: jobs, logger: logger) { [stopping] in stopping.withLockedValue { $0 } }
             }
         } while await wakeUps.first(where: { _ in true }) != nil && !isStopping
-    }
-
-    private func runFresh(_ jobs: [PushJob], logger: Logger) async {
-        do {
-            let unfinished = try await runner.runFresh(jobs) { [stopping] in stopping.withLockedValue { $0 } }
-            for job in unfinished {
-                try? await store.releaseJob(job, delay: .zero)
-                logger.info("Job handed back at shutdown", metadata: ["herald.job_id": "\(job.id)"])
-            }
-        } catch is CenterFaults.WorkerDied {
-            logger.warning("Worker died (injected); its jobs wait for their leases to run out")
-        } catch {
-            logger.error("Jobs failed; retrying shortly", metadata: ["error": "\(error)", "herald.jobs": "\(jobs.count)"])
-            for job in jobs { try? await store.releaseJob(job, delay: .seconds(1)) }
-        }
     }
 
     /// Routes the pushes fanned out at acceptance as they come, each commit's together,
@@ -167,32 +139,11 @@ public final class MessageCenter: Service, Sendable {
         }
     }
 
-    private func run(_ job: PushJob, logger: Logger) async {
-        var logger = logger
-        logger[metadataKey: "herald.job_id"] = "\(job.id)"
-        do {
-            let done = try await runner.run(job) { [stopping] in stopping.withLockedValue { $0 } }
-            if !done {
-                try? await store.releaseJob(job, delay: .zero)
-                logger.info("Job handed back at shutdown", metadata: ["herald.job_kind": "\(job.kind.rawValue)"])
-            }
-        } catch is CenterFaults.WorkerDied {
-            logger.warning("Worker died (injected); the job waits for its lease to run out")
-        } catch {
-            logger.error("Job failed; retrying shortly", metadata: ["error": "\(error)"])
-            try? await store.releaseJob(job, delay: .seconds(1))
-        }
-    }
-
     /// LISTEN on the jobs channel and wake the workers on every NOTIFY; reconnects.
     private func listen() async {
         while !Task.isCancelled {
             do {
-                try await store.client.withConnection { connection in
-                    let notifications = try await connection.listen(HeraldStore.jobsChannel)
-                    self.wake.signal()
-                    for try await _ in notifications { self.wake.signal() }
-                }
+                try await store.listenForJobs { [wake] in wake.signal() }
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("LISTEN connection lost; reconnecting", metadata: ["error": "\(error)"])
@@ -259,5 +210,18 @@ public final class MessageCenter: Service, Sendable {
             }
             try? await Task.sleep(for: configuration.pollInterval)
         }
+    }
+}
+
+extension MessageCenter: FannedOutPushSink {
+    /// This node: the jobs of pushes fanned out at acceptance are leased to it.
+    public var node: String { configuration.nodeID }
+    /// The lease of those jobs; if this process dies, another center takes them over then.
+    public var lease: Duration { configuration.lease }
+
+    /// Takes the pushes the API of this process fanned out in one commit; they are routed
+    /// in commit order, together.
+    public func receive(_ pushes: [FannedOutPush]) {
+        accepted.continuation.yield(pushes)
     }
 }

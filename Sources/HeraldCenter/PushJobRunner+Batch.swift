@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import HeraldCore
 import HeraldStore
 import Logging
 import NIOCore
@@ -21,21 +22,20 @@ extension PushJobRunner {
         let messages = try await store.messages(ids: jobs.map(\.messageID))
         var finished = jobs.filter { messages[$0.messageID] == nil }
         let live = jobs.compactMap { job in messages[job.messageID].map { (job: job, prepared: router.prepare($0)) } }
-        let fanOut = live.map { ($0.job, $0.prepared.message, $0.prepared.stored ? Array(buffer: $0.prepared.devicePayload) : nil) }
-        let explicit = fanOut.filter { HeraldStore.fansOutExplicitly($0.1.push) }
-        var batches = try await store.fanOutExplicit(explicit)
+        let work = live.map { FanOutWork(job: $0.job, message: $0.prepared.message, payload: $0.prepared.storedPayload) }
+        var batches = try await store.fanOutExplicit(work.filter(\.message.push.path.fansOutExplicitly))
         let complete = Set(batches.keys)
         try await batches.merge(
             store.fanOutFirstBatches(
-                fanOut.filter { !HeraldStore.fansOutExplicitly($0.1.push) },
+                work.filter { !$0.message.push.path.fansOutExplicitly },
                 limit: configuration.batchSize,
                 node: configuration.nodeID,
                 lease: configuration.lease
             ),
             uniquingKeysWith: { first, _ in first }
         )
-        var small: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
-        var large: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
+        var small: [RoutableFanOut] = []
+        var large: [RoutableFanOut] = []
         for (job, prepared) in live {
             guard let batch = batches[job.id], let targets = batch else {
                 finished.append(job)  // recalled or replaced before it went out
@@ -47,10 +47,11 @@ extension PushJobRunner {
             } catch is CenterFaults.WorkerDied {
                 continue  // abandoned, lease held, as a killed worker would leave it
             }
+            let fanOut = RoutableFanOut(job: job, prepared: prepared, targets: targets)
             if complete.contains(job.id) || targets.count < configuration.batchSize {
-                small.append((job, prepared, targets))
+                small.append(fanOut)
             } else {
-                large.append((job, prepared, targets))
+                large.append(fanOut)
             }
         }
         return try await withThrowingTaskGroup(of: Void.self) { renewal in
@@ -60,10 +61,10 @@ extension PushJobRunner {
             renewal.addTask { try await renewLeases(held) }
             defer { renewal.cancelAll() }
             let unfinished = try await withThrowingTaskGroup(of: PushJob?.self) { group in
-                for (job, prepared, targets) in large {
+                for fanOut in large {
                     group.addTask {
-                        try await router.route(prepared, targets: targets)
-                        return try await fanOutRest(job, prepared, batches: 1, stopping: stopping) ? nil : job
+                        try await router.route(fanOut.prepared, targets: fanOut.targets)
+                        return try await fanOutRest(fanOut.job, fanOut.prepared, batches: 1, stopping: stopping) ? nil : fanOut.job
                     }
                 }
                 try await routeAndFinish(small, finishing: finished)
@@ -80,14 +81,14 @@ extension PushJobRunner {
         }
     }
 
-    /// Routes pushes fanned out when they were accepted (``LocalFanOut``): one gateway
+    /// Routes pushes fanned out when they were accepted (``FannedOutPushSink``): one gateway
     /// call for their copies, then their outcomes recorded and their jobs finished in one
     /// statement, as for the small pushes of a claimed batch.
     ///
     /// Throws when the copies could not be routed or recorded; the caller gives the jobs
     /// back, and whoever takes them over routes the copies still pending.
     func runFannedOut(_ pushes: [FannedOutPush]) async throws {
-        var fresh: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
+        var fresh: [RoutableFanOut] = []
         for push in pushes {
             metrics.fannedOut.increment(by: push.targets.count)
             do {
@@ -95,7 +96,9 @@ extension PushJobRunner {
             } catch is CenterFaults.WorkerDied {
                 continue  // abandoned, lease held, as a killed worker would leave it
             }
-            fresh.append((push.job, router.prepare(push.message, devicePayload: push.devicePayload), push.targets))
+            fresh.append(
+                RoutableFanOut(job: push.job, prepared: router.prepare(push.message, devicePayload: push.devicePayload), targets: push.targets)
+            )
         }
         guard !fresh.isEmpty else { return }
         let held = HeldJobs(Set(fresh.map(\.job.id)))
@@ -109,7 +112,7 @@ extension PushJobRunner {
     /// Routes whole small fan-outs together, records their outcomes, and finishes their
     /// jobs along with `finished` (jobs with nothing left to send).
     private func routeAndFinish(
-        _ small: [(job: PushJob, prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])],
+        _ small: [RoutableFanOut],
         finishing finished: [PushJob]
     ) async throws {
         let routed = small.filter { !$0.targets.isEmpty }

@@ -12,7 +12,7 @@ import NIOCore
 /// copies its predecessor stored but never routed, then resumes at the cursor: no copy is
 /// lost and none is stored twice.
 struct PushJobRunner: Sendable {
-    let store: HeraldStore
+    let store: CenterStore
     let gateway: Gateway
     let router: DeliveryRouter
     let configuration: CenterConfiguration
@@ -23,6 +23,8 @@ struct PushJobRunner: Sendable {
     /// Batches being routed at once per job.
     private let routingWindow = 8
 
+    /// Runs a recall, or a push job taken over from a dead worker. Returns true when the
+    /// job is done, false when it stopped early (shutdown).
     func run(_ job: PushJob, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -76,7 +78,7 @@ struct PushJobRunner: Sendable {
         stopping: @escaping @Sendable () -> Bool
     ) async throws -> Bool {
         let message = prepared.message
-        let payload = prepared.stored ? Array(buffer: prepared.devicePayload) : nil
+        let payload = prepared.storedPayload
         return try await withThrowingTaskGroup(of: Void.self) { group -> Bool in
             var routing = 0
             var batches = batches
@@ -127,7 +129,7 @@ struct PushJobRunner: Sendable {
                 payload: .init(bytes: PushRendering.deviceRecall(commandID: commandID, identifiers: [message.identifier])),
                 timeToLive: .seconds(Int64(remaining))
             )
-            let devices = targets.map { GatewayDevice(deviceID: $0.target.deviceID, appID: message.appID, registrationID: $0.target.registrationID) }
+            let devices = targets.map { DeviceIdentity(deviceID: $0.target.deviceID, appID: message.appID, registrationID: $0.target.registrationID) }
             let outcomes = try await gateway.deliver(command, to: devices, ackTimeout: configuration.ackTimeout)
             metrics.recallCommands.increment(by: targets.count)
             var viaAPNs: [RecallTarget] = []

@@ -18,7 +18,7 @@ final class AckRecorder: Sendable {
         var isEmpty: Bool { acks.isEmpty && sent.isEmpty && connected.isEmpty && disconnected.isEmpty }
     }
 
-    private let store: HeraldStore
+    private let store: GatewayStore
     private let nodeID: String
     private let interval: Duration
     private let logger: Logger
@@ -27,7 +27,7 @@ final class AckRecorder: Sendable {
     /// - Parameter interval: How often to write. Longer folds more of a device's PUBACKs
     ///   into one row update (a 10,000-device stored broadcast measured 20 % faster at
     ///   100 ms than at 20 ms); what a crash loses of it is replayed as DUP on reconnect.
-    init(store: HeraldStore, nodeID: String, interval: Duration = .milliseconds(100), logger: Logger) {
+    init(store: GatewayStore, nodeID: String, interval: Duration = .milliseconds(100), logger: Logger) {
         self.store = store
         self.nodeID = nodeID
         self.interval = interval

@@ -14,17 +14,17 @@ import NIOConcurrencyHelpers
 /// (heaptrack, 19,000 devices).
 final class DeviceAuthenticator: Sendable {
     private struct Entry {
-        var device: GatewayDevice
+        var device: DeviceIdentity
         /// SHA-256 of the app key, a zero byte and the password.
         var credentials: SIMD4<UInt64>
         var expires: ContinuousClock.Instant
     }
 
-    private let store: HeraldStore
+    private let store: GatewayStore
     private let ttl: Duration
     private let cache = NIOLockedValueBox([String: Entry]())
 
-    init(store: HeraldStore, ttl: Duration) {
+    init(store: GatewayStore, ttl: Duration) {
         self.store = store
         self.ttl = ttl
     }
@@ -40,7 +40,7 @@ final class DeviceAuthenticator: Sendable {
             return .accepted(entry.device)
         }
         do {
-            switch try await store.authenticateGatewayDevice(registrationID: clientID, appKey: username, deviceSecret: password) {
+            switch try await store.authenticateDevice(registrationID: clientID, appKey: username, deviceSecret: password) {
             case .success(let device):
                 cache.withLockedValue { cache in
                     if cache.count > 200_000 { cache.removeAll(keepingCapacity: true) }
@@ -60,6 +60,6 @@ final class DeviceAuthenticator: Sendable {
 
 /// The answer to a CONNECT.
 enum AuthResult: Sendable {
-    case accepted(GatewayDevice)
+    case accepted(DeviceIdentity)
     case refused(MQTTPacket.ConnAck.ReturnCode)
 }

@@ -9,7 +9,7 @@ extension Gateway {
     /// A message with a time to live is stored in the device's inbox first, so it reaches
     /// the device on its next connection if it isn't acknowledged now. A message with a
     /// time to live of zero is only sent to a device connected now.
-    public func deliver(_ message: GatewayMessage, to device: GatewayDevice, ackTimeout: Duration = .seconds(10)) async throws -> DeliveryOutcome {
+    public func deliver(_ message: GatewayMessage, to device: DeviceIdentity, ackTimeout: Duration = .seconds(10)) async throws -> DeliveryOutcome {
         try await deliver(message, to: [device], ackTimeout: ackTimeout)[0]
     }
 
@@ -19,8 +19,11 @@ extension Gateway {
     /// A stored message goes into every inbox with one statement (shared with the messages
     /// handed over meanwhile, see ``InboxWriter``); the copies are then handed to each
     /// event loop in one batch, sharing the payload's bytes, in the order of their seqs.
-    public func deliver(_ message: GatewayMessage, to devices: [GatewayDevice], ackTimeout: Duration = .seconds(10)) async throws -> [DeliveryOutcome]
-    {
+    public func deliver(
+        _ message: GatewayMessage,
+        to devices: [DeviceIdentity],
+        ackTimeout: Duration = .seconds(10)
+    ) async throws -> [DeliveryOutcome] {
         guard message.timeToLive > .zero else {
             return try await send(message, to: devices, seqs: [:], ackTimeout: ackTimeout)
         }
@@ -43,7 +46,7 @@ extension Gateway {
     /// and waits for every outcome, in the order of `devices`.
     public func send(
         _ message: GatewayMessage,
-        to devices: [GatewayDevice],
+        to devices: [DeviceIdentity],
         seqs: [Int64: Int64],
         ackTimeout: Duration = .seconds(10)
     ) async throws -> [DeliveryOutcome] {
@@ -66,7 +69,7 @@ extension Gateway {
         toRegistrationID registrationID: String,
         ackTimeout: Duration = .seconds(10)
     ) async throws -> DeliveryOutcome {
-        guard let device = try await context.store.gatewayDevice(registrationID: registrationID) else { return .notConnected }
+        guard let device = try await context.store.device(registrationID: registrationID) else { return .notConnected }
         return try await deliver(message, to: device, ackTimeout: ackTimeout)
     }
 }

@@ -25,9 +25,9 @@ public final class Gateway: Service, Sendable {
 
     public init(
         configuration: GatewayConfiguration,
-        store: HeraldStore,
+        store: GatewayStore,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-        onDeviceEvent: @escaping @Sendable (GatewayDevice, ByteBuffer) -> Void = { _, _ in },
+        onDeviceEvent: @escaping @Sendable (DeviceIdentity, ByteBuffer) -> Void = { _, _ in },
         logger: Logger
     ) {
         var sweepers: [ObjectIdentifier: LoopSweeper] = [:]

@@ -9,13 +9,13 @@ import NIOCore
 /// single reference to it rather than a copy of each field.
 final class GatewayContext: Sendable {
     let configuration: GatewayConfiguration
-    let store: HeraldStore
+    let store: GatewayStore
     let authenticator: DeviceAuthenticator
     let registry: ConnectionRegistry
     let acks: AckRecorder
     let metrics: GatewayMetrics
     let sweepers: [ObjectIdentifier: LoopSweeper]
-    let onDeviceEvent: @Sendable (GatewayDevice, ByteBuffer) -> Void
+    let onDeviceEvent: @Sendable (DeviceIdentity, ByteBuffer) -> Void
     let logger: Logger
     /// Tells apart the waits for unstored messages (they have no seq).
     let tokens = NIOLockedValueBox<UInt64>(0)
@@ -29,13 +29,13 @@ final class GatewayContext: Sendable {
 
     init(
         configuration: GatewayConfiguration,
-        store: HeraldStore,
+        store: GatewayStore,
         authenticator: DeviceAuthenticator,
         registry: ConnectionRegistry,
         acks: AckRecorder,
         metrics: GatewayMetrics,
         sweepers: [ObjectIdentifier: LoopSweeper],
-        onDeviceEvent: @escaping @Sendable (GatewayDevice, ByteBuffer) -> Void,
+        onDeviceEvent: @escaping @Sendable (DeviceIdentity, ByteBuffer) -> Void,
         logger: Logger
     ) {
         self.configuration = configuration

@@ -51,12 +51,12 @@ extension TimeAmount {
 /// One message for one device, as the message center hands it to the gateway.
 public struct GatewayDelivery: Sendable {
     public var message: GatewayMessage
-    public var device: GatewayDevice
+    public var device: DeviceIdentity
     /// The message's position in the device's inbox, if the caller stored it there; a
     /// message without one is sent only if the device is connected, and never replayed.
     public var seq: Int64?
 
-    public init(message: GatewayMessage, device: GatewayDevice, seq: Int64?) {
+    public init(message: GatewayMessage, device: DeviceIdentity, seq: Int64?) {
         self.message = message
         self.device = device
         self.seq = seq

@@ -5,7 +5,7 @@ import HeraldStore
 struct StoredDelivery: Sendable {
     var inbox: InboxBroadcast
     var message: GatewayMessage
-    var devices: [GatewayDevice]
+    var devices: [DeviceIdentity]
     var ackTimeout: Duration
 }
 

@@ -28,7 +28,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// Flushes this connection's writes together with its loop's other connections'.
     private var flushes: LoopFlushes?
     private var flushPending = false
-    private var device: GatewayDevice?
+    private var device: DeviceIdentity?
     /// The "sent through" last handed to the ack recorder.
     private var recordedSent: Int64 = 0
     /// Deliveries whose outcome someone waits for; `ticket` names the wait's deadline.

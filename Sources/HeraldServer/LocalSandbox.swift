@@ -2,6 +2,7 @@ import HeraldAPNs
 import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldCore
+import HeraldNode
 import Logging
 import ServiceLifecycle
 
@@ -32,19 +33,6 @@ struct LocalSandbox: Sendable {
                 "apns.sandboxPort: could not start the APNs sandbox on ports \(configuration.apnsSandboxPort)/\(configuration.apnsSandboxInspectPort) (\(error)); set HERALD_APNS_SANDBOX_PORT or HERALD_APNS_SANDBOX=off"
             )
         }
-        let target = APNsRouting.SandboxTarget(
-            host: "127.0.0.1",
-            port: sandbox.port,
-            transport: .tlsTrusting(certificatePEMs: [sandbox.certificatePEM ?? ""]),
-            admit: { credentials in
-                switch credentials.auth {
-                case .token(let keyID, let teamID, let privateKeyPEM):
-                    try sandbox.registerSigningKey(keyID: keyID, teamID: teamID, privateKeyPEM: privateKeyPEM)
-                case .certificate(let certificatePEM, _):
-                    try sandbox.trustClientCertificate(pem: certificatePEM)
-                }
-            }
-        )
-        return LocalSandbox(sandbox: sandbox, inspection: inspection, routing: .sandbox(target))
+        return LocalSandbox(sandbox: sandbox, inspection: inspection, routing: .localSandbox(sandbox))
     }
 }

@@ -4,6 +4,7 @@ import HeraldAPI
 import HeraldCenter
 import HeraldCore
 import HeraldGateway
+import HeraldNode
 import HeraldStore
 import Hummingbird
 import Logging
@@ -30,17 +31,11 @@ struct Serve: AsyncParsableCommand {
 
             let database = try await DatabaseSetup.prepare(configuration, dataDirectory: dataDirectory, logger: logger)
             do {
-                let client = PostgresClientFactory.make(database.url, poolSize: configuration.databasePoolSize, logger: logger)
-                let store = HeraldStore(client: client, sealer: sealer, logger: logger)
-                let deliveryClient = PostgresClientFactory.makeDelivery(database.url, poolSize: configuration.databasePoolSize, logger: logger)
-                let deliveryStore = store.using(deliveryClient)
                 var api = APIConfiguration(
                     host: configuration.httpHost,
                     port: configuration.httpPort,
                     maxBodySize: configuration.httpMaxBodySize,
                     adminToken: adminToken,
-                    recallWindow: .seconds(configuration.recallWindowSeconds),
-                    databaseURL: database.url,
                     databaseWait: .seconds(configuration.databaseWaitSeconds),
                     authFailures: configuration.authFailures,
                     idleTimeout: .seconds(configuration.httpIdleTimeoutSeconds),
@@ -53,52 +48,41 @@ struct Serve: AsyncParsableCommand {
                     database: database,
                     adminTokenFromFile: configuration.adminToken == nil
                 )
-                // Started before the gateway: a gateway that is made and never run would
-                // leave its listening promises unfulfilled (fatal in debug builds).
-                let sandbox = configuration.apnsSandbox ? try await LocalSandbox.start(configuration, logger: logger) : nil
-                let events = DeviceEvents()
-                var gatewayConfiguration = GatewayConfiguration(
-                    host: configuration.mqttHost,
-                    port: configuration.mqttPort,
-                    nodeID: configuration.nodeID
-                )
-                gatewayConfiguration.tls = mqttTLS
-                let gateway = Gateway(
-                    configuration: gatewayConfiguration,
-                    store: deliveryStore,
-                    onDeviceEvent: events.receive,
-                    logger: logger
-                )
-                var services: [any Service] = [deliveryClient, gateway]
+                var gateway = GatewayConfiguration(host: configuration.mqttHost, port: configuration.mqttPort)
+                gateway.tls = mqttTLS
                 var center = CenterConfiguration()
-                center.nodeID = configuration.nodeID
                 center.workers = configuration.centerWorkers
                 center.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
-                center.recallWindow = .seconds(configuration.recallWindowSeconds)
                 center.messageRetention = .seconds(configuration.messageRetentionDays * 86_400)
                 center.apnsConnections = configuration.apnsConnections
-                if let sandbox {
+                var services: [any Service] = []
+                // Started before the gateway: a gateway that is made and never run would
+                // leave its listening promises unfulfilled (fatal in debug builds).
+                if configuration.apnsSandbox {
+                    let sandbox = try await LocalSandbox.start(configuration, logger: logger)
                     center.apns = sandbox.routing
                     services += sandbox.services
                     banner.sandbox = sandbox
                 }
-                let messageCenter = MessageCenter(configuration: center, store: deliveryStore, gateway: gateway, events: events, logger: logger)
-                services.append(messageCenter)
+                let node = HeraldNodeConfiguration(
+                    database: .init(url: database.url, poolSize: configuration.databasePoolSize),
+                    api: api,
+                    gateway: gateway,
+                    center: center,
+                    nodeID: configuration.nodeID,
+                    recallWindow: .seconds(configuration.recallWindowSeconds)
+                )
                 let readyBanner = banner
-                let app = buildApplication(
-                    configuration: api,
-                    store: store,
+                let herald = HeraldNode(
+                    node,
+                    sealer: sealer,
                     registry: registry,
                     services: services,
-                    localFanOut: messageCenter.localFanOut,
-                    onServerRunning: { channel in
-                        let mqttPort = (try? await gateway.localAddress)?.port ?? configuration.mqttPort
-                        readyBanner.print(port: channel.localAddress?.port ?? configuration.httpPort, mqttPort: mqttPort)
-                    },
+                    onListening: { ports in readyBanner.print(port: ports.http, mqttPort: ports.mqtt) },
                     logger: logger
                 )
                 let group = ServiceGroup(
-                    configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                    configuration: .init(services: [herald.application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
                 )
                 try await group.run()
             } catch {

@@ -80,7 +80,7 @@ struct APNsFanOutCommand: AsyncParsableCommand {
     private static func waitForOutcomes(_ herald: HeraldInProcess, expected: Int, timeout: Duration) async throws -> Int {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let rows = try await herald.store.client.query(
+            let rows = try await herald.inspection.query(
                 """
                 SELECT count(*)::bigint FROM deliveries
                 WHERE message_id = (SELECT max(id) FROM messages) AND state IN ('apns', 'failed')

@@ -54,20 +54,29 @@ struct GatewayBenchCommand: AsyncParsableCommand {
         }
         _ = try await DatabaseProbe.withConnection(to: postgres.url, logger: logger) { try await Migrator().migrate(on: $0, logger: logger) }
 
-        let client = PostgresClient(configuration: postgres.url.clientConfiguration(maximumConnections: 8), backgroundLogger: logger)
-        let store = HeraldStore(client: client, sealer: try CredentialSealer(keyBytes: Array(repeating: 1, count: 32)), logger: logger)
+        // The gateway alone, on the delivery pool as in a node; the benchmark's own
+        // connection seeds the devices.
+        let client = PostgresClient(configuration: postgres.url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        let durable = DurablePool(url: postgres.url, maximumConnections: 2, logger: logger)
+        let delivery = DeliveryPool(url: postgres.url, maximumConnections: 8, logger: logger)
+        let stores = HeraldStores(
+            durable: durable,
+            delivery: delivery,
+            sealer: try CredentialSealer(keyBytes: Array(repeating: 1, count: 32)),
+            logger: logger
+        )
         let gateway = Gateway(
             configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, maxQueued: 100_000, authCacheTTL: .seconds(600)),
-            store: store,
+            store: stores.gateway,
             logger: logger
         )
         var results = Results()
-        let group = ServiceGroup(services: [client, gateway], logger: logger)
+        let group = ServiceGroup(services: [client, durable, delivery, gateway], logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             defer { tasks.cancelAll() }
             let port = try await gateway.localAddress.port!
-            let (appKey, fleet) = try await Self.seed(store, count: max(connections, devices))
+            let (appKey, fleet) = try await Self.seed(stores.api, client, count: max(connections, devices))
             let ids = fleet.map(\.registrationID)
             say("Herald gateway on :\(port), \(fleet.count) devices seeded")
 
@@ -97,7 +106,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             // what the seeding and the connections churned, as autovacuum would have done in
             // a database up for a while: otherwise that work lands in the phases measured.
             try await Task.sleep(for: .seconds(1))
-            try await store.client.query("VACUUM ANALYZE")
+            try await client.query("VACUUM ANALYZE")
             // `broadcasts` broadcasts to every device at once, each through one deliver call.
             @Sendable func broadcast(_ prefix: String, timeToLive: Duration) async throws {
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -155,19 +164,19 @@ struct GatewayBenchCommand: AsyncParsableCommand {
     static let secret = "bench-device-secret"
 
     /// An app and `count` devices, inserted set-based.
-    static func seed(_ store: HeraldStore, count: Int) async throws -> (String, [GatewayDevice]) {
+    static func seed(_ store: APIStore, _ client: PostgresClient, count: Int) async throws -> (String, [DeviceIdentity]) {
         let app = try await store.createApp(name: "bench")
-        try await store.client.query(
+        try await client.query(
             """
             INSERT INTO devices (app_id, registration_id, platform, secret_hash)
             SELECT \(app.app.id), lpad(to_hex(g), 20, '0'), 'linux', \(ByteBuffer(bytes: SecretHash.digest(secret)))
             FROM generate_series(1, \(count)) AS g
             """
         )
-        var devices: [GatewayDevice] = []
-        let rows = try await store.client.query("SELECT id, app_id, registration_id FROM devices ORDER BY id")
+        var devices: [DeviceIdentity] = []
+        let rows = try await client.query("SELECT id, app_id, registration_id FROM devices ORDER BY id")
         for try await (id, appID, registrationID) in rows.decode((Int64, Int64, String).self) {
-            devices.append(GatewayDevice(deviceID: id, appID: appID, registrationID: registrationID))
+            devices.append(DeviceIdentity(deviceID: id, appID: appID, registrationID: registrationID))
         }
         return (app.app.appKey, devices)
     }

@@ -5,6 +5,7 @@ import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldCore
 import HeraldGateway
+import HeraldNode
 import HeraldStore
 import Hummingbird
 import Logging
@@ -29,7 +30,10 @@ struct HeraldInProcess: Sendable {
         var databaseWait: Duration? = .seconds(5)
     }
 
-    let store: HeraldStore
+    /// The API's store, to seed apps and devices.
+    let store: APIStore
+    /// A connection of the benchmark's own, to look at the database.
+    let inspection: PostgresClient
     let gateway: Gateway
     let apiPort: Int
     let gatewayPort: Int
@@ -50,63 +54,49 @@ struct HeraldInProcess: Sendable {
         cleanup.add("stop PostgreSQL") { postgres.stopImmediately() }
         _ = try await DatabaseProbe.withConnection(to: postgres.url, logger: logger) { try await Migrator().migrate(on: $0, logger: logger) }
 
-        let client = PostgresClient(
-            configuration: postgres.url.clientConfiguration(maximumConnections: configuration.poolSize),
-            backgroundLogger: logger
-        )
         let sealer = try CredentialSealer(keyBytes: Array(repeating: 7, count: 32))
-        let store = HeraldStore(client: client, sealer: sealer, logger: logger)
-        // As herald serve: the gateway and the center on their own pool, without waiting
-        // for the WAL flush (their work is redone from the durable job if lost).
-        let deliveryClient = PostgresClient(
-            configuration: postgres.url.clientConfiguration(maximumConnections: configuration.poolSize, synchronousCommit: false),
-            backgroundLogger: logger
-        )
-        let deliveryStore = store.using(deliveryClient)
         let sandbox = try await APNsSandbox.start(configuration: .init(transport: .plaintext))
-        let events = DeviceEvents()
-        let gateway = Gateway(
-            configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, nodeID: "bench-1"),
-            store: deliveryStore,
-            onDeviceEvent: events.receive,
-            logger: logger
-        )
         var center = CenterConfiguration()
-        center.nodeID = "bench-1"
         center.workers = configuration.workers
         center.batchSize = configuration.batchSize
-        center.apns = .sandbox(
-            .init(host: "127.0.0.1", port: sandbox.port, transport: .plaintext) { credentials in
-                if case .token(let keyID, let teamID, let pem) = credentials.auth {
-                    try sandbox.registerSigningKey(keyID: keyID, teamID: teamID, privateKeyPEM: pem)
-                }
-            }
+        center.apns = .localSandbox(sandbox)
+        var node = HeraldNodeConfiguration(
+            database: .init(url: postgres.url, poolSize: configuration.poolSize, boundedWait: configuration.databaseWait != nil),
+            api: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: RandomToken.hex(byteCount: 16)),
+            gateway: GatewayConfiguration(host: "127.0.0.1", port: 0),
+            center: center,
+            nodeID: "bench-1"
         )
-        let messageCenter = MessageCenter(configuration: center, store: deliveryStore, gateway: gateway, events: events, logger: logger)
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        var api = APIConfiguration(host: "127.0.0.1", port: 0, adminToken: RandomToken.hex(byteCount: 16))
-        if let wait = configuration.databaseWait {
-            api.databaseURL = postgres.url
-            api.databaseWait = wait
-        }
-        let app = buildApplication(
-            configuration: api,
-            store: store,
+        if let wait = configuration.databaseWait { node.api.databaseWait = wait }
+        let (ports, portContinuation) = AsyncStream.makeStream(of: ListeningPorts.self)
+        let herald = HeraldNode(
+            node,
+            sealer: sealer,
             registry: PrometheusCollectorRegistry(),
-            services: [deliveryClient, gateway, messageCenter],
-            localFanOut: messageCenter.localFanOut,
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
+            onListening: { listening in
+                portContinuation.yield(listening)
                 portContinuation.finish()
             },
             logger: logger
         )
-        var groupConfiguration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: logger)
+        // The benchmark's own connection, to look at the database while Herald works.
+        let inspection = PostgresClient(configuration: postgres.url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        let app = herald.application
+        let store = herald.stores.api
+        var groupConfiguration = ServiceGroupConfiguration(services: [inspection, app], gracefulShutdownSignals: [], logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(20)
         groupConfiguration.maximumCancellationDuration = .seconds(10)
         let group = ServiceGroup(configuration: groupConfiguration)
         do {
-            let result = try await run(group, ports: ports, store: store, gateway: gateway, pidFile: directory + "/data/postmaster.pid", body)
+            let result = try await run(
+                group,
+                ports: ports,
+                store: store,
+                inspection: inspection,
+                gateway: herald.gateway,
+                pidFile: directory + "/data/postmaster.pid",
+                body
+            )
             await sandbox.shutdown()
             return result
         } catch {
@@ -117,8 +107,9 @@ struct HeraldInProcess: Sendable {
 
     private static func run<Result: Sendable>(
         _ group: ServiceGroup,
-        ports: AsyncStream<Int>,
-        store: HeraldStore,
+        ports: AsyncStream<ListeningPorts>,
+        store: APIStore,
+        inspection: PostgresClient,
         gateway: Gateway,
         pidFile: String,
         _ body: @Sendable @escaping (HeraldInProcess) async throws -> Result
@@ -129,13 +120,14 @@ struct HeraldInProcess: Sendable {
                 return nil
             }
             tasks.addTask {
-                let apiPort = try await withDeadline(.seconds(30), "the HTTP API to listen") { await ports.first { _ in true } ?? 0 }
-                let gatewayPort = try await withDeadline(.seconds(30), "the gateway to listen") { try await gateway.localAddress.port ?? 0 }
+                let listening = try await withDeadline(.seconds(30), "Herald to listen") { await ports.first { _ in true } }
+                guard let listening else { throw BenchError("Herald stopped before it listened") }
                 let herald = HeraldInProcess(
                     store: store,
+                    inspection: inspection,
                     gateway: gateway,
-                    apiPort: apiPort,
-                    gatewayPort: gatewayPort,
+                    apiPort: listening.http,
+                    gatewayPort: listening.mqtt,
                     postmasterPIDFile: pidFile
                 )
                 do {
@@ -158,7 +150,7 @@ struct HeraldInProcess: Sendable {
 
     /// Jobs not finished yet: the center's backlog.
     func pendingJobs() async throws -> Int {
-        let rows = try await store.client.query("SELECT count(*) FROM push_jobs")
+        let rows = try await inspection.query("SELECT count(*) FROM push_jobs")
         for try await count in rows.decode(Int64.self) { return Int(count) }
         return 0
     }
@@ -167,7 +159,7 @@ struct HeraldInProcess: Sendable {
     /// its wait event (`Lock/object` is the NOTIFY queue lock, `IO/WALSync` a commit's
     /// flush), `running` when on CPU, `Herald, mid-transaction` when idle in a transaction.
     func backendStates() async throws -> [String] {
-        let rows = try await store.client.query(
+        let rows = try await inspection.query(
             """
             SELECT CASE WHEN state = 'idle in transaction' THEN 'Herald, mid-transaction'
                         WHEN wait_event IS NULL THEN 'running'
@@ -184,7 +176,7 @@ struct HeraldInProcess: Sendable {
 
     /// Deletes every job left: a backlog an earlier phase left behind.
     func abandonJobs() async throws {
-        try await store.client.query("DELETE FROM push_jobs")
+        try await inspection.query("DELETE FROM push_jobs")
     }
 }
 

@@ -22,7 +22,7 @@ extension SeededApp {
     /// Creates an app and registers `count` iOS devices through the store, as the device
     /// API would (each with its own secret and APNs token), tags them all with `tag`, and
     /// gives each an alias when `aliases` is set.
-    static func seed(_ store: HeraldStore, count: Int, tag: String = "bench", aliases: Bool) async throws -> SeededApp {
+    static func seed(_ store: APIStore, count: Int, tag: String = "bench", aliases: Bool) async throws -> SeededApp {
         let created = try await store.createApp(name: "push-bench")
         let appKey = created.app.appKey
         var registered = [RegisteredDevice?](repeating: nil, count: count)

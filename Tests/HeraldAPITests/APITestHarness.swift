@@ -16,7 +16,7 @@ struct APITest: Sendable {
     static let adminToken = "test-admin-token-0123456789"
 
     let client: any TestClientProtocol
-    let store: HeraldStore
+    let store: TestStores
 
     static func run(
         maxBodySize: Int = 1 << 20,
@@ -46,18 +46,21 @@ struct APITest: Sendable {
         _ body: @Sendable @escaping (APITest, DatabaseURL) async throws -> Void
     ) async throws {
         try await TestDatabase.withDatabase { url in
-            let client = TestDatabase.client(url, maximumConnections: 4)
-            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
+            let (stores, pools) = TestDatabase.makeStores(url)
             var configuration = APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken)
             configure(&configuration, url)
             let app = buildApplication(
                 configuration: configuration,
-                store: store,
+                store: stores.api,
                 registry: PrometheusCollectorRegistry(),
+                services: pools,
                 logger: TestDatabase.logger
             )
-            try await app.test(mode) { testClient in
-                try await body(APITest(client: testClient, store: store), url)
+            try await TestDatabase.withClient(url) { sql in
+                let store = TestStores(api: stores.api, center: stores.center, gateway: stores.gateway, sql: sql)
+                try await app.test(mode) { testClient in
+                    try await body(APITest(client: testClient, store: store), url)
+                }
             }
         }
     }

@@ -32,7 +32,7 @@ import Testing
             #expect(none.errorCode == 1003)
             let wrong = try await api.send(.post, "/admin/v1/apps", auth: .bearer("wrong-token"), json: #"{"name": "x"}"#)
             #expect(wrong.status == 401)
-            let apps = try await api.store.listApps()
+            let apps = try await api.store.api.listApps()
             #expect(apps.isEmpty)
             // An app's own credentials are not admin credentials.
             let app = try await api.createApp()
@@ -48,7 +48,7 @@ import Testing
             #expect(try await api.send(.get, "/admin/v1/apps/\(app.appKey)", auth: .admin).errorCode == 1006)
             #expect(try await api.send(.delete, "/admin/v1/apps/\(app.appKey)", auth: .admin).status == 404)
             #expect(try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: device.auth).status == 401)
-            let rows = try await api.store.client.query("SELECT count(*) FROM devices")
+            let rows = try await api.store.sql.query("SELECT count(*) FROM devices")
             for try await count in rows.decode(Int.self) { #expect(count == 0) }
         }
     }
@@ -63,7 +63,7 @@ import Testing
             let missing = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: "{}")
             #expect(missing.errorCode == 1002)
             #expect(missing.errorMessage == "name: is required")
-            #expect(try await api.store.listApps().isEmpty)
+            #expect(try await api.store.api.listApps().isEmpty)
         }
     }
 
@@ -109,11 +109,11 @@ import Testing
             #expect(!listed.body.contains("PRIVATE KEY"))
 
             // At rest: sealed, not PEM; and it opens back to the same key.
-            let rows = try await api.store.client.query("SELECT apns_credentials FROM apps")
+            let rows = try await api.store.sql.query("SELECT apns_credentials FROM apps")
             for try await sealed in rows.decode(Data.self) {
                 #expect(!String(decoding: sealed, as: UTF8.self).contains("PRIVATE KEY"))
             }
-            let opened = try await api.store.apnsCredentials(appKey: app.appKey)
+            let opened = try await api.store.api.apnsCredentials(appKey: app.appKey)
             #expect(opened?.auth == .token(keyID: "ABC123DEFG", teamID: "TEAM123456", privateKeyPEM: p8))
 
             #expect(try await api.send(.delete, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin).status == 204)
@@ -134,7 +134,7 @@ import Testing
             #expect(reply.status == 422)
             #expect(reply.errorCode == 1013)
             #expect(reply.errorMessage?.contains("private_key") == true)
-            #expect(try await api.store.apnsCredentials(appKey: app.appKey) == nil)
+            #expect(try await api.store.api.apnsCredentials(appKey: app.appKey) == nil)
         }
     }
 

@@ -50,7 +50,7 @@ import Testing
             )
             #expect(reply.status == 415)
             #expect(reply.errorCode == 1014)
-            #expect(try await api.store.listApps().isEmpty)
+            #expect(try await api.store.api.listApps().isEmpty)
         }
     }
 

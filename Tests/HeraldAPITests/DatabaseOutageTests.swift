@@ -28,8 +28,7 @@ struct DatabaseOutageTests {
                 try await Migrator().migrate(on: connection, logger: logger)
             }
             // Herald's own pool settings (a 5 s connection attempt), not the tests' 30 s.
-            let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: TestDatabase.poolLogger)
-            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: logger)
+            let (stores, pools) = TestDatabase.makeStores(url, connectTimeout: .seconds(5))
             let app = buildApplication(
                 configuration: APIConfiguration(
                     host: "127.0.0.1",
@@ -38,12 +37,14 @@ struct DatabaseOutageTests {
                     databaseURL: url,
                     databaseWait: .seconds(1)
                 ),
-                store: store,
+                store: stores.api,
                 registry: PrometheusCollectorRegistry(),
+                services: pools,
                 logger: logger
             )
+            let sql = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: TestDatabase.poolLogger)
             try await app.test(.live) { client in
-                let api = APITest(client: client, store: store)
+                let api = APITest(client: client, store: TestStores(api: stores.api, center: stores.center, gateway: stores.gateway, sql: sql))
                 let created = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "Before"}"#)
                 #expect(created.status == 201)
 

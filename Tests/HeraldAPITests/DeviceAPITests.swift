@@ -32,7 +32,7 @@ import Testing
             #expect(current.status == 200)
             #expect(try current.string("apns_token") == token)
 
-            let rows = try await api.store.client.query("SELECT count(*) FROM devices")
+            let rows = try await api.store.sql.query("SELECT count(*) FROM devices")
             for try await count in rows.decode(Int.self) { #expect(count == 1) }
         }
     }
@@ -114,7 +114,7 @@ import Testing
                 #expect(reply.status == 401, "\(reply.body)")
                 #expect(reply.errorCode == 1003)
             }
-            let rows = try await api.store.client.query("SELECT count(*) FROM devices")
+            let rows = try await api.store.sql.query("SELECT count(*) FROM devices")
             for try await count in rows.decode(Int.self) { #expect(count == 2) }
             let view = try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: .basic(device.registrationID, device.secret))
             #expect(try view.string("apns_token") == token)
@@ -152,7 +152,7 @@ import Testing
                 #expect(reply.errorMessage?.hasPrefix(field) == true, "\(body) → \(reply.body)")
                 #expect((400..<500).contains(reply.status))
             }
-            let rows = try await api.store.client.query("SELECT count(*) FROM devices")
+            let rows = try await api.store.sql.query("SELECT count(*) FROM devices")
             for try await count in rows.decode(Int.self) { #expect(count == 0) }
         }
     }

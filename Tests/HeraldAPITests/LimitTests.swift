@@ -25,8 +25,8 @@ import Testing
             let reply = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"tags": {"add": [\#(tags)]}}"#)
             #expect(reply.errorCode == 1010)
             #expect(reply.errorMessage == "tags.add: at most 100 per request (got 101)")
-            let stored = try await api.store.device(
-                appID: try #require(await api.store.app(appKey: app.appKey)).id,
+            let stored = try await api.store.api.device(
+                appID: try #require(await api.store.api.app(appKey: app.appKey)).id,
                 registrationID: device.registrationID
             )
             #expect(stored?.tags == [])

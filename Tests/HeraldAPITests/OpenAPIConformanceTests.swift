@@ -33,9 +33,8 @@ import Testing
 
     @Test func everyRouteIsSpecifiedAndEverySpecifiedRouteExists() throws {
         let url = try DatabaseURL("postgres://unused@127.0.0.1:1/unused")
-        let client = TestDatabase.client(url, maximumConnections: 1)
-        let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
-        let (_, table) = buildRouter(configuration: APIConfiguration(adminToken: "x"), store: store, registry: PrometheusCollectorRegistry())
+        let (stores, _) = TestDatabase.makeStores(url, maximumConnections: 1)
+        let (_, table) = buildRouter(configuration: APIConfiguration(adminToken: "x"), store: stores.api, registry: PrometheusCollectorRegistry())
         let implemented = Set(table.routes.map { "\($0.method.rawValue) \($0.path)" })
         let specified = Self.specifiedRoutes()
         #expect(specified.count > 10)

@@ -24,12 +24,12 @@ import Testing
         try await TestDatabase.withDatabase { url in
             let registry = PrometheusCollectorRegistry()
             registry.makeCounter(name: "herald_test_counter").increment(by: Int64(3))
-            let client = TestDatabase.client(url, maximumConnections: 2)
-            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
+            let (stores, pools) = TestDatabase.makeStores(url, maximumConnections: 2)
             let app = buildApplication(
                 configuration: APIConfiguration(adminToken: APITest.adminToken),
-                store: store,
+                store: stores.api,
                 registry: registry,
+                services: pools,
                 logger: TestDatabase.logger
             )
             try await app.test(.router) { client in
@@ -41,12 +41,12 @@ import Testing
 
     @Test func readinessFailsWhenTheDatabaseIsUnreachable() async throws {
         let url = try DatabaseURL("postgres://herald:x@127.0.0.1:1/herald?sslmode=disable")
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: TestDatabase.logger)
-        let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
+        let (stores, pools) = TestDatabase.makeStores(url, maximumConnections: 1, connectTimeout: .seconds(5))
         let app = buildApplication(
             configuration: APIConfiguration(adminToken: APITest.adminToken),
-            store: store,
+            store: stores.api,
             registry: PrometheusCollectorRegistry(),
+            services: pools,
             logger: TestDatabase.logger
         )
         try await app.test(.router) { client in

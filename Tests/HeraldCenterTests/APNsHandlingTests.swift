@@ -2,6 +2,7 @@ import Foundation
 import HeraldAPNsSandbox
 import HeraldClient
 import HeraldCore
+import HeraldNodeTesting
 import HeraldTestSupport
 import Testing
 
@@ -12,13 +13,13 @@ import FoundationNetworking
 /// What the center does with APNs' answers: retries, invalid tokens, broken credentials.
 @Suite struct APNsHandlingTests {
     @Test func transientFailuresAreRetriedWithBackoffUntilDelivered() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(40)
+        try await TestNode.run { test in
+            let token = TestNode.token(40)
             let device = try await test.register(token: token, alias: "flaky")
             test.sandbox.injectFaults([.serviceUnavailable, .serviceUnavailable, .serviceUnavailable])
             let sent = try await test.push(["audience": ["alias": ["flaky"]], "notification": ["alert": "eventually"]])
-            let report = try await test.settledReport(sent.msgID) { $0["apns_sent"] as? Int == 1 }
-            #expect(report["apns_sent"] as? Int == 1)
+            let report = try await test.settledReport(sent.msgID) { $0["apns_sent"].int == 1 }
+            #expect(report["apns_sent"].int == 1)
             #expect(test.apnsReceived(token).count == 1)
             #expect(try await test.status(sent.msgID, device.registrationID) == "sent_apns")
         }
@@ -28,15 +29,15 @@ import FoundationNetworking
     /// must share one (a second client replaced the first and failed what it had in
     /// flight, which the center then sent again).
     @Test func anAppsFirstConcurrentPushesGoToAPNsOnceEach() async throws {
-        try await CenterTest.run { test in
-            let tokens = (0..<20).map { CenterTest.token(60 + $0) }
+        try await TestNode.run { test in
+            let tokens = (0..<20).map { TestNode.token(60 + $0) }
             for token in tokens { _ = try await test.register(token: token, tags: ["crowd"]) }
             let sent = try await test.push(["audience": ["tag": ["crowd"]], "notification": ["alert": "all at once"]])
             let report = try await test.settledReport(sent.msgID)
-            #expect(report["apns_sent"] as? Int == 20)
+            #expect(report["apns_sent"].int == 20)
             #expect(test.sandbox.notifications.map(\.deviceToken).sorted() == tokens.sorted())
             // Each went on its first attempt (a replaced client failed what it held).
-            let rows = try await test.store.client.query("SELECT max(apns_attempts) FROM deliveries", logger: TestDatabase.logger)
+            let rows = try await test.stores.sql.query("SELECT max(apns_attempts) FROM deliveries", logger: TestDatabase.logger)
             for try await attempts in rows.decode(Int32.self) { #expect(attempts == 1) }
         }
     }
@@ -44,83 +45,78 @@ import FoundationNetworking
     /// A retried notification carries a badge only when the push sets one: a retry must
     /// not reset the app's badge.
     @Test func aRetryCarriesNoBadgeThePushDidNotSet() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(50)
+        try await TestNode.run { test in
+            let token = TestNode.token(50)
             _ = try await test.register(token: token, alias: "badged")
             let first = try await test.push(["audience": ["alias": ["badged"]], "notification": ["ios": ["alert": "3 new", "badge": "+3"]]])
             _ = try await test.settledReport(first.msgID)
             // More than the client's own attempts: the center retries it later.
             test.sandbox.injectFaults([.serviceUnavailable, .serviceUnavailable, .serviceUnavailable])
             let second = try await test.push(["audience": ["alias": ["badged"]], "notification": ["alert": "no badge"]])
-            _ = try await test.settledReport(second.msgID) { $0["apns_sent"] as? Int == 1 }
+            _ = try await test.settledReport(second.msgID) { $0["apns_sent"].int == 1 }
             let received = test.apnsReceived(token)
             #expect(received.count == 2)
-            #expect((received.first?.payloadJSON?["aps"] as? [String: Any])?["badge"] as? Int == 3)
-            #expect((received.last?.payloadJSON?["aps"] as? [String: Any])?["alert"] as? String == "no badge")
-            #expect((received.last?.payloadJSON?["aps"] as? [String: Any])?["badge"] == nil)
+            #expect(received.first?.json["aps"]["badge"].int == 3)
+            #expect(received.last?.json["aps"]["alert"].string == "no badge")
+            #expect(received.last?.json["aps"]["badge"].isNull == true)
         }
     }
 
     @Test func anUnregisteredTokenIsInvalidatedAndTheFailureReported() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(41)
+        try await TestNode.run { test in
+            let token = TestNode.token(41)
             let device = try await test.register(token: token, alias: "gone")
             test.sandbox.markUnregistered(token, since: Date().addingTimeInterval(5))
             let sent = try await test.push(["audience": ["alias": ["gone"]], "notification": ["alert": "hello?"]])
             let report = try await test.settledReport(sent.msgID)
-            #expect(report["apns_failed"] as? Int == 1)
-            let failures = report["apns_failures"] as? [[String: Any]]
-            #expect(failures?.first?["reason"] as? String == "Unregistered")
-            let stored = try await test.store.device(appID: test.appID, registrationID: device.registrationID)
+            #expect(report["apns_failed"].int == 1)
+            let failures = report["apns_failures"].array
+            #expect(failures?.first?["reason"].string == "Unregistered")
+            let stored = try await test.stores.api.device(appID: test.appID, registrationID: device.registrationID)
             #expect(stored?.tokenValid == false)
             // Nothing more goes to a token known to be invalid.
             let next = try await test.push(["audience": ["alias": ["gone"]], "notification": ["alert": "still?"]])
             let nextReport = try await test.settledReport(next.msgID)
-            #expect(nextReport["waiting"] as? Int == 1)
-            #expect(nextReport["apns_failed"] as? Int == 0)
+            #expect(nextReport["waiting"].int == 1)
+            #expect(nextReport["apns_failed"].int == 0)
         }
     }
 
     @Test func brokenCredentialsAreVisibleAndDoNotStallOtherApps() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             let upload = try JSONSerialization.data(withJSONObject: [
                 "type": "token", "key_id": "KEY1234567", "team_id": "TEAM123456", "bundle_id": "com.example.app",
                 "environment": "sandbox", "private_key": TestCredentials.p8(),
             ])
-            var request = URLRequest(url: URL(string: test.api.absoluteString + "/admin/v1/apps/\(test.appKey)/apns")!)
+            var request = URLRequest(url: URL(string: test.apiURL.absoluteString + "/admin/v1/apps/\(test.appKey)/apns")!)
             request.httpMethod = "PUT"
-            request.setValue("Bearer admin-token-for-tests", forHTTPHeaderField: "Authorization")
+            request.setValue("Bearer \(TestNode.adminToken)", forHTTPHeaderField: "Authorization")
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = upload
             let (_, response) = try await URLSession.shared.data(for: request)
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
 
-            let token = CenterTest.token(42)
+            let token = TestNode.token(42)
             _ = try await test.register(token: token, alias: "victim")
             test.sandbox.setFault(.reject(status: 403, reason: "InvalidProviderToken"), forDevice: token)
             let sent = try await test.push(["audience": ["alias": ["victim"]], "notification": ["alert": "x"]])
             let report = try await test.settledReport(sent.msgID)
-            #expect((report["apns_failures"] as? [[String: Any]])?.first?["reason"] as? String == "InvalidProviderToken")
+            #expect(report["apns_failures"][0]["reason"].string == "InvalidProviderToken")
 
-            var get = URLRequest(url: URL(string: test.api.absoluteString + "/admin/v1/apps/\(test.appKey)")!)
-            get.setValue("Bearer admin-token-for-tests", forHTTPHeaderField: "Authorization")
-            let (data, _) = try await URLSession.shared.data(for: get)
-            let app = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-            let apns = app?["apns"] as? [String: Any]
-            #expect(apns?["status"] as? String == "broken")
-            #expect(apns?["problem"] as? String == "InvalidProviderToken")
+            let apns = try await test.call("GET", "/admin/v1/apps/\(test.appKey)", as: .admin).json["apns"]
+            #expect(apns["status"].string == "broken")
+            #expect(apns["problem"].string == "InvalidProviderToken")
 
             // Another app's pushes go through.
-            let other = try await test.store.createApp(name: "Healthy")
-            let otherToken = CenterTest.token(43)
-            _ = try await HeraldAPIClient(baseURL: test.api, appKey: other.app.appKey)
+            let other = try await test.stores.api.createApp(name: "Healthy")
+            let otherToken = TestNode.token(43)
+            _ = try await HeraldAPIClient(baseURL: test.apiURL, appKey: other.app.appKey)
                 .register(platform: "ios", apnsToken: otherToken, apnsEnvironment: "sandbox")
             let fine = try await test.call(
                 "POST",
                 "/v3/push",
                 ["audience": "all", "notification": ["alert": "fine"]],
-                appKey: other.app.appKey,
-                secret: other.masterSecret
+                as: .basic(other.app.appKey, other.masterSecret)
             )
             #expect(fine.status == 200)
             #expect(try await test.waitForAPNs(otherToken).count == 1)
@@ -133,28 +129,28 @@ import FoundationNetworking
     /// The first refusal stops the app's queue: the copies behind it fail here with the
     /// same reason, without a request each.
     @Test func theFirstRefusalFailsTheRestOfThePushWithoutRequests() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             let upload = try JSONSerialization.data(withJSONObject: [
                 "type": "token", "key_id": "KEY7654321", "team_id": "TEAM123456", "bundle_id": "com.example.app",
                 "environment": "sandbox", "private_key": TestCredentials.p8(),
             ])
-            var request = URLRequest(url: URL(string: test.api.absoluteString + "/admin/v1/apps/\(test.appKey)/apns")!)
+            var request = URLRequest(url: URL(string: test.apiURL.absoluteString + "/admin/v1/apps/\(test.appKey)/apns")!)
             request.httpMethod = "PUT"
-            request.setValue("Bearer admin-token-for-tests", forHTTPHeaderField: "Authorization")
+            request.setValue("Bearer \(TestNode.adminToken)", forHTTPHeaderField: "Authorization")
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = upload
             let (_, response) = try await URLSession.shared.data(for: request)
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
 
-            for index in 0..<30 { _ = try await test.register(token: CenterTest.token(960 + index), tags: ["refused"]) }
+            for index in 0..<30 { _ = try await test.register(token: TestNode.token(960 + index), tags: ["refused"]) }
             test.sandbox.setFaultForEveryRequest(.reject(status: 403, reason: "InvalidProviderToken"))
             let sent = try await test.push(["audience": ["tag": ["refused"]], "notification": ["alert": "x"]])
-            let report = try await test.settledReport(sent.msgID) { $0["apns_failed"] as? Int == 30 }
-            #expect(report["apns_failed"] as? Int == 30)
-            let failures = report["apns_failures"] as? [[String: Any]]
+            let report = try await test.settledReport(sent.msgID) { $0["apns_failed"].int == 30 }
+            #expect(report["apns_failed"].int == 30)
+            let failures = report["apns_failures"].array
             #expect(failures?.count == 1)
-            #expect(failures?.first?["reason"] as? String == "InvalidProviderToken")
-            #expect(failures?.first?["count"] as? Int == 30)
+            #expect(failures?.first?["reason"].string == "InvalidProviderToken")
+            #expect(failures?.first?["count"].int == 30)
             // Only the requests on the wire when the first refusal came: one per connection.
             #expect(test.sandbox.rejections.count <= 2)
         }
@@ -166,15 +162,15 @@ import FoundationNetworking
     /// Apple counts a second token for the same key as a token change: both environments'
     /// clients send the one token of the app's key.
     @Test func productionAndSandboxClientsOfOneAppSendTheSameProviderToken() async throws {
-        try await CenterTest.run { test in
-            let production = CenterTest.token(950)
-            let sandbox = CenterTest.token(951)
-            let http = HeraldAPIClient(baseURL: test.api, appKey: test.appKey)
+        try await TestNode.run { test in
+            let production = TestNode.token(950)
+            let sandbox = TestNode.token(951)
+            let http = HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey)
             _ = try await http.register(platform: "ios", apnsToken: production, apnsEnvironment: "production")
             _ = try await http.register(platform: "ios", apnsToken: sandbox, apnsEnvironment: "sandbox")
             let sent = try await test.push(["audience": "all", "notification": ["alert": "both"]])
-            let report = try await test.settledReport(sent.msgID) { $0["apns_sent"] as? Int == 2 }
-            #expect(report["apns_sent"] as? Int == 2)
+            let report = try await test.settledReport(sent.msgID) { $0["apns_sent"].int == 2 }
+            #expect(report["apns_sent"].int == 2)
             let tokens = test.sandbox.notifications.map(\.providerToken)
             #expect(tokens.count == 2)
             #expect(tokens.allSatisfy { $0 != nil })

@@ -3,6 +3,8 @@ import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldClient
 import HeraldCore
+import HeraldNode
+import HeraldNodeTesting
 import HeraldTestSupport
 import Testing
 
@@ -19,19 +21,19 @@ import Testing
     }
 
     /// The deliveries of a message in this state.
-    private func deliveries(_ test: CenterTest, _ msgID: String, state: String) async throws -> Int {
+    private func deliveries(_ test: TestNode, _ msgID: String, state: String) async throws -> Int {
         try await test.count("deliveries dl JOIN messages m ON m.id = dl.message_id WHERE m.msg_id = '\(msgID)' AND dl.state = '\(state)'")
     }
 
     @Test func aServiceUnavailableStormKeepsCopiesWaitingAtABoundedRateAndDeliversThemOnceAfter() async throws {
-        let shortOutageSteps: @Sendable (inout CenterConfiguration) -> Void = { configuration in
-            configuration.apnsConnections = 1
-            configuration.apnsCircuitBreaker.minimumOpen = .milliseconds(500)
-            configuration.apnsCircuitBreaker.maximumOpen = .seconds(2)
-            configuration.apnsMaxRetryDelay = .seconds(1)
+        let shortOutageSteps: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
+            configuration.center.apnsConnections = 1
+            configuration.center.apnsCircuitBreaker.minimumOpen = .milliseconds(500)
+            configuration.center.apnsCircuitBreaker.maximumOpen = .seconds(2)
+            configuration.center.apnsMaxRetryDelay = .seconds(1)
         }
-        try await CenterTest.run(configure: shortOutageSteps) { test in
-            let tokens = (0..<5).map { CenterTest.token(700 + $0) }
+        try await TestNode.run(configure: shortOutageSteps) { test in
+            let tokens = (0..<5).map { TestNode.token(700 + $0) }
             var devices: [DeviceCredentials] = []
             for token in tokens { devices.append(try await test.register(token: token, tags: ["storm"])) }
             test.sandbox.setFaultForEveryRequest(.serviceUnavailable)
@@ -57,9 +59,9 @@ import Testing
             #expect(try await test.status(sent.msgID, devices[0].registrationID) == "waiting")
 
             test.sandbox.setFaultForEveryRequest(nil)
-            let report = try await test.settledReport(sent.msgID, timeout: .seconds(30)) { $0["apns_sent"] as? Int == 5 }
-            #expect(report["apns_sent"] as? Int == 5)
-            #expect(report["apns_failed"] as? Int == 0)
+            let report = try await test.settledReport(sent.msgID, timeout: .seconds(30)) { $0["apns_sent"].int == 5 }
+            #expect(report["apns_sent"].int == 5)
+            #expect(report["apns_failed"].int == 0)
             for token in tokens {
                 #expect(test.apnsReceived(token).count == 1)
             }
@@ -69,17 +71,17 @@ import Testing
     /// A few streams APNs never answers don't hold back the copies it took: those show as
     /// sent long before the hung ones time out.
     @Test func copiesAPNsTookAreRecordedWhileOthersOfTheirBatchHang() async throws {
-        let oneConnectionLongTimeout: @Sendable (inout CenterConfiguration) -> Void = { configuration in
-            configuration.apnsConnections = 1
-            configuration.apnsRequestTimeout = .seconds(30)
+        let oneConnectionLongTimeout: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
+            configuration.center.apnsConnections = 1
+            configuration.center.apnsRequestTimeout = .seconds(30)
         }
-        try await CenterTest.run(configure: oneConnectionLongTimeout) { test in
-            let warm = CenterTest.token(800)
+        try await TestNode.run(configure: oneConnectionLongTimeout) { test in
+            let warm = TestNode.token(800)
             _ = try await test.register(token: warm, alias: "warm")
             let warmUp = try await test.push(["audience": ["alias": ["warm"]], "notification": ["alert": "first"]])
-            _ = try await test.settledReport(warmUp.msgID) { $0["apns_sent"] as? Int == 1 }
+            _ = try await test.settledReport(warmUp.msgID) { $0["apns_sent"].int == 1 }
 
-            let tokens = (0..<20).map { CenterTest.token(810 + $0) }
+            let tokens = (0..<20).map { TestNode.token(810 + $0) }
             for token in tokens { _ = try await test.register(token: token, tags: ["batch"]) }
             let hung = Array(tokens.prefix(3))
             for token in hung { test.sandbox.setFault(.neverAnswer, forDevice: token) }
@@ -90,20 +92,20 @@ import Testing
             // Recorded while the hung ones were still out (they time out after 30 s).
             #expect(try await deliveries(test, sent.msgID, state: "pending") == 3)
             let report = try await test.call("GET", "/v3/report/received?msg_ids=\(sent.msgID)")
-            let first = (report.json["reports"] as? [[String: Any]])?.first
-            #expect(first?["apns_sent"] as? Int == 17)
+            let first = report.json["reports"][0]
+            #expect(first["apns_sent"].int == 17)
         }
     }
 
     /// A send without an answer is recorded with Herald's documented code, not an error's
     /// description.
     @Test func aSendWithoutAnAnswerIsRecordedAsTimeout() async throws {
-        let shortTimeout: @Sendable (inout CenterConfiguration) -> Void = { configuration in
-            configuration.apnsRequestTimeout = .milliseconds(500)
-            configuration.apnsRetryDelay = .seconds(60)
+        let shortTimeout: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
+            configuration.center.apnsRequestTimeout = .milliseconds(500)
+            configuration.center.apnsRetryDelay = .seconds(60)
         }
-        try await CenterTest.run(configure: shortTimeout) { test in
-            let token = CenterTest.token(850)
+        try await TestNode.run(configure: shortTimeout) { test in
+            let token = TestNode.token(850)
             let device = try await test.register(token: token, alias: "silent")
             test.sandbox.setFault(.neverAnswer, forDevice: token)
             let sent = try await test.push(["audience": ["alias": ["silent"]], "notification": ["alert": "anyone?"]])
@@ -113,11 +115,11 @@ import Testing
             let response = try await test.call(
                 "POST",
                 "/v3/report/status/message",
-                ["msg_id": sent.msgID, "registration_ids": [device.registrationID]]
+                ["msg_id": JSON(sent.msgID), "registration_ids": [JSON(device.registrationID)]]
             )
-            let status = (response.json["statuses"] as? [String: Any])?[device.registrationID] as? [String: Any]
-            #expect(status?["status"] as? String == "waiting")
-            #expect(status?["apns_reason"] as? String == "Timeout")
+            let status = response.json["statuses"][device.registrationID]
+            #expect(status["status"].string == "waiting")
+            #expect(status["apns_reason"].string == "Timeout")
         }
     }
 }

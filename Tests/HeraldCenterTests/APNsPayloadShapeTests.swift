@@ -1,15 +1,16 @@
 import Foundation
+import HeraldNodeTesting
 import Testing
 
 /// What reaches APNs has the shape Apple requires, and what APNs would refuse is refused
 /// at acceptance, before anything is stored or sent.
 @Suite struct APNsPayloadShapeTests {
     @Test func aContentAvailableOnlyPushGoesAsABackgroundPushAtPriority5() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(41)
+        try await TestNode.run { test in
+            let token = TestNode.token(41)
             let device = try await test.register(token: token)
             let sent = try await test.push([
-                "audience": ["registration_id": [device.registrationID]],
+                "audience": ["registration_id": [JSON(device.registrationID)]],
                 "notification": ["ios": ["content-available": true, "extras": ["sync": "inbox"]]],
             ])
             #expect(sent.status == 200)
@@ -17,32 +18,32 @@ import Testing
             let notification = try #require(received.first)
             #expect(notification.pushType == "background")
             #expect(notification.priority == 5)
-            let aps = notification.payloadJSON?["aps"] as? [String: Any]
-            #expect(aps?["content-available"] as? Int == 1)
-            #expect(aps?["alert"] == nil)
-            #expect(notification.payloadJSON?["sync"] as? String == "inbox")
+            let aps = notification.json["aps"]
+            #expect(aps["content-available"].int == 1)
+            #expect(aps["alert"].isNull)
+            #expect(notification.json["sync"].string == "inbox")
         }
     }
 
     @Test func anOversizedPayloadIsRefusedAtAcceptanceAndNothingIsStoredOrSent() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(42)
+        try await TestNode.run { test in
+            let token = TestNode.token(42)
             let device = try await test.register(token: token)
-            for notification: [String: Any] in [
-                ["ios": ["alert": String(repeating: "x", count: 5000)]],
-                ["alert": String(repeating: "x", count: 4096)],
-                ["ios": ["alert": "hi", "extras": ["k": String(repeating: "e", count: 4500)]]],
+            for notification: JSON in [
+                ["ios": ["alert": JSON(String(repeating: "x", count: 5000))]],
+                ["alert": JSON(String(repeating: "x", count: 4096))],
+                ["ios": ["alert": "hi", "extras": ["k": JSON(String(repeating: "e", count: 4500))]]],
             ] {
-                let sent = try await test.push(["audience": ["registration_id": [device.registrationID]], "notification": notification])
+                let sent = try await test.push(["audience": ["registration_id": [JSON(device.registrationID)]], "notification": notification])
                 #expect(sent.status == 400)
                 #expect(sent.error == 1010)
-                let message = ((sent.json["error"] as? [String: Any])?["message"] as? String) ?? ""
+                let message = sent.json["error"]["message"].string ?? ""
                 #expect(message.contains("over APNs' limit of 4096 bytes"), "\(message)")
             }
             #expect(try await test.count("messages") == 0)
             #expect(try await test.count("push_jobs") == 0)
             // A push that fits still goes through afterwards.
-            let fits = try await test.push(["audience": ["registration_id": [device.registrationID]], "notification": ["alert": "ok"]])
+            let fits = try await test.push(["audience": ["registration_id": [JSON(device.registrationID)]], "notification": ["alert": "ok"]])
             #expect(fits.status == 200)
             #expect(try await test.waitForAPNs(token).count == 1)
         }

@@ -1,22 +1,23 @@
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldNodeTesting
 import HeraldTestSupport
 import Testing
 
 /// Every audience form, resolved in SQL, and bad requests that send nothing.
 @Suite struct AudienceTests {
     @Test func everyAudienceFormTargetsExactlyItsDevices() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             // a: news+sport, b: news, c: sport+muted, d: alias "dora", no tags
             let a = try await test.register(platform: "linux", alias: "anna", tags: ["news", "sport"])
             let b = try await test.register(platform: "linux", alias: "ben", tags: ["news"])
             let c = try await test.register(platform: "linux", alias: "cara", tags: ["sport", "muted"])
             let d = try await test.register(platform: "linux", alias: "dora")
             let names = [a.registrationID: "a", b.registrationID: "b", c.registrationID: "c", d.registrationID: "d"]
-            let cases: [(Any, Set<String>)] = [
+            let cases: [(JSON, Set<String>)] = [
                 ("all", ["a", "b", "c", "d"]),
-                (["registration_id": [a.registrationID, d.registrationID]], ["a", "d"]),
+                (["registration_id": [JSON(a.registrationID), JSON(d.registrationID)]], ["a", "d"]),
                 (["alias": ["ben", "cara", "nobody"]], ["b", "c"]),
                 (["tag": ["news", "muted"]], ["a", "b", "c"]),
                 (["tag_and": ["news", "sport"]], ["a"]),
@@ -26,17 +27,17 @@ import Testing
             ]
             for (audience, expected) in cases {
                 let validated = try await test.call("POST", "/v3/push/validate", ["audience": audience, "message": ["msg_content": "x"]])
-                #expect(validated.json["audience_size"] as? Int == expected.count, "validate \(audience)")
+                #expect(validated.json["audience_size"].int == expected.count, "validate \(audience)")
                 let sent = try await test.push(["audience": audience, "message": ["msg_content": "x"]])
                 #expect(sent.status == 200)
                 _ = try await test.settledReport(sent.msgID)
                 let statuses = try await test.call(
                     "POST",
                     "/v3/report/status/message",
-                    ["msg_id": sent.msgID, "registration_ids": Array(names.keys)]
+                    ["msg_id": JSON(sent.msgID), "registration_ids": JSON(Array(names.keys))]
                 )
-                let targeted = ((statuses.json["statuses"] as? [String: [String: Any]]) ?? [:])
-                    .filter { $0.value["status"] as? String != "not_targeted" }
+                let targeted = (statuses.json["statuses"].object ?? [:])
+                    .filter { $0.value["status"].string != "not_targeted" }
                     .compactMap { names[$0.key] }
                 #expect(Set(targeted) == expected, "push \(audience)")
             }
@@ -44,13 +45,13 @@ import Testing
     }
 
     @Test func badPushesAreRejectedWithTheFieldAndSendNothing() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             _ = try await test.register(platform: "linux", alias: "x")
-            let cases: [([String: Any], Int, String)] = [
+            let cases: [(JSON, Int, String)] = [
                 (["audience": "everyone", "notification": ["alert": "a"]], 1002, "audience"),
                 (["audience": ["alias": []], "notification": ["alert": "a"]], 1002, "audience.alias"),
                 (
-                    ["audience": ["tag": Array(repeating: "t", count: 21).enumerated().map { "t\($0.offset)" }], "notification": ["alert": "a"]],
+                    ["audience": ["tag": JSON((0..<21).map { "t\($0)" })], "notification": ["alert": "a"]],
                     1010, "audience.tag"
                 ),
                 (["audience": ["tag_not": ["t"]], "notification": ["alert": "a"]], 1002, "audience"),
@@ -58,7 +59,7 @@ import Testing
                 (["audience": "all"], 1002, "notification"),
                 (["audience": "all", "notification": ["alert": "a"], "options": ["time_to_live": 864_001]], 1002, "options.time_to_live"),
                 (
-                    ["audience": "all", "notification": ["alert": "a"], "options": ["identifier": String(repeating: "i", count: 65)]], 1002,
+                    ["audience": "all", "notification": ["alert": "a"], "options": ["identifier": JSON(String(repeating: "i", count: 65))]], 1002,
                     "options.identifier"
                 ),
                 (["audience": "all", "notification": ["ios": ["badge": "two"]]], 1002, "notification.ios.badge"),
@@ -71,57 +72,53 @@ import Testing
                 let response = try await test.push(body)
                 #expect(response.status >= 400 && response.status < 500, "\(body)")
                 #expect(response.error == code, "\(body) → \(response.json)")
-                let message = (response.json["error"] as? [String: Any])?["message"] as? String ?? ""
+                let message = response.json["error"]["message"].string ?? ""
                 #expect(message.hasPrefix(field), "\(message) should name \(field)")
             }
-            let rows = try await test.store.client.query("SELECT count(*) FROM messages", logger: TestDatabase.logger)
+            let rows = try await test.stores.sql.query("SELECT count(*) FROM messages", logger: TestDatabase.logger)
             for try await count in rows.decode(Int64.self) { #expect(count == 0) }
         }
     }
 
     @Test func oneAppCanNeverPushToRecallOrReadAnothersMessages() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             let mine = try await test.register(platform: "linux", alias: "shared-name")
             let sent = try await test.push(["audience": ["alias": ["shared-name"]], "message": ["msg_content": "mine"]])
             #expect(sent.status == 200)
-            let other = try await test.store.createApp(name: "Other")
+            let other = try await test.stores.api.createApp(name: "Other")
             let key = other.app.appKey
             let secret = other.masterSecret
             let byRID = try await test.call(
                 "POST",
                 "/v3/push",
-                ["audience": ["registration_id": [mine.registrationID]], "message": ["msg_content": "theirs"]],
-                appKey: key,
-                secret: secret
+                ["audience": ["registration_id": [JSON(mine.registrationID)]], "message": ["msg_content": "theirs"]],
+                as: .basic(key, secret)
             )
             #expect(byRID.error == 1020)
             let byAlias = try await test.call(
                 "POST",
                 "/v3/push",
                 ["audience": ["alias": ["shared-name"]], "message": ["msg_content": "theirs"]],
-                appKey: key,
-                secret: secret
+                as: .basic(key, secret)
             )
             #expect(byAlias.error == 1020)
             let all = try await test.call(
                 "POST",
                 "/v3/push/validate",
                 ["audience": "all", "message": ["msg_content": "x"]],
-                appKey: key,
-                secret: secret
+                as: .basic(key, secret)
             )
             #expect(all.error == 1020)
-            let recall = try await test.call("DELETE", "/v3/push/\(sent.msgID)", appKey: key, secret: secret)
+            let recall = try await test.call("DELETE", "/v3/push/\(sent.msgID)", as: .basic(key, secret))
             #expect(recall.status == 404)
             #expect(recall.error == 1021)
-            let report = try await test.call("GET", "/v3/report/received?msg_ids=\(sent.msgID)", appKey: key, secret: secret)
-            #expect((report.json["reports"] as? [Any])?.isEmpty == true)
+            let report = try await test.call("GET", "/v3/report/received?msg_ids=\(sent.msgID)", as: .basic(key, secret))
+            #expect(report.json["reports"].array?.isEmpty == true)
             let status = try await test.call(
                 "POST",
                 "/v3/report/status/message",
-                ["msg_id": sent.msgID, "registration_ids": [mine.registrationID]],
-                appKey: key,
-                secret: secret
+                ["msg_id": JSON(sent.msgID), "registration_ids": [JSON(mine.registrationID)]],
+                as: .basic(key, secret)
             )
             #expect(status.error == 1021)
         }

@@ -1,6 +1,8 @@
 import Foundation
 import HeraldCenter
 import HeraldCore
+import HeraldNode
+import HeraldNodeTesting
 import HeraldTestSupport
 import NIOConcurrencyHelpers
 import PostgresNIO
@@ -12,21 +14,21 @@ import Testing
     @Test func aWorkerKilledMidFanOutLosesAndDuplicatesNothing() async throws {
         // The first worker dies after its second batch is committed, before routing it.
         let (faults, died) = Self.dyingOnce(afterBatch: 2)
-        let smallBatchesShortLease: @Sendable (inout CenterConfiguration) -> Void = { configuration in
-            configuration.batchSize = 10
-            configuration.lease = .seconds(2)
+        let smallBatchesShortLease: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
+            configuration.center.batchSize = 10
+            configuration.center.lease = .seconds(2)
         }
-        try await CenterTest.run(configure: smallBatchesShortLease, faults: faults) { test in
+        try await TestNode.run(configure: smallBatchesShortLease, faults: faults) { test in
             var devices: [String] = []
             for _ in 0..<45 { devices.append(try await test.register(platform: "linux", tags: ["all-of-us"]).registrationID) }
             let sent = try await test.push(["audience": ["tag": ["all-of-us"]], "message": ["msg_content": "to everyone"]])
             #expect(sent.status == 200)
             let report = try await test.settledReport(sent.msgID, timeout: .seconds(20))
             #expect(died.withLockedValue { $0 })
-            #expect(report["targeted"] as? Int == 45)
-            #expect(report["pending"] as? Int == 0)
-            #expect(report["waiting"] as? Int == 45)
-            let rows = try await test.store.client.query(
+            #expect(report["targeted"].int == 45)
+            #expect(report["pending"].int == 0)
+            #expect(report["waiting"].int == 45)
+            let rows = try await test.stores.sql.query(
                 """
                 SELECT count(*), count(DISTINCT device_id) FROM device_messages WHERE message_id = \(sent.msgID)
                 """,
@@ -45,15 +47,15 @@ import Testing
     /// the device gets the message once, from the copy stored at acceptance.
     @Test func aPushFannedOutAtAcceptanceWhoseCenterDiedIsDeliveredOnceByATakeOver() async throws {
         let (faults, died) = Self.dyingOnce(afterBatch: 1)
-        let shortLease: @Sendable (inout CenterConfiguration) -> Void = { $0.lease = .seconds(2) }
-        try await CenterTest.run(configure: shortLease, faults: faults) { test in
+        let shortLease: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.center.lease = .seconds(2) }
+        try await TestNode.run(configure: shortLease, faults: faults) { test in
             let device = try await test.register(platform: "linux", alias: "bob")
             try await test.online(device) { reader in
                 let sent = try await test.push(["audience": ["alias": ["bob"]], "message": ["msg_content": "once"]])
                 #expect(sent.status == 200)
                 // Stored with the push, leased to this node on its first attempt: the
                 // fast path, not the queue.
-                let job = try await test.store.client.query(
+                let job = try await test.stores.sql.query(
                     """
                     SELECT j.leased_by, j.attempts, dl.inbox_seq IS NOT NULL FROM push_jobs j
                     JOIN messages m ON m.id = j.message_id JOIN deliveries dl ON dl.message_id = m.id
@@ -64,7 +66,7 @@ import Testing
                 var rows = 0
                 for try await (leasedBy, attempts, inboxed) in job.decode((String?, Int32, Bool).self) {
                     rows += 1
-                    #expect(leasedBy == "herald-1")
+                    #expect(leasedBy == "test-node")
                     #expect(attempts == 1)
                     #expect(inboxed)
                 }
@@ -72,12 +74,12 @@ import Testing
                 let event = try await reader.next(where: \.isMessage, timeout: .seconds(15))
                 #expect(event?.message?.content == "once")
                 let report = try await test.settledReport(sent.msgID, timeout: .seconds(15))
-                #expect(report["tcp_delivered"] as? Int == 1)
-                #expect(report["pending"] as? Int == 0)
+                #expect(report["tcp_delivered"].int == 1)
+                #expect(report["pending"].int == 0)
                 #expect(try await reader.next(where: \.isMessage, timeout: .milliseconds(500)) == nil)
             }
             #expect(died.withLockedValue { $0 })
-            let attempts = try await test.store.client.query("SELECT count(*) FROM push_jobs", logger: TestDatabase.logger)
+            let attempts = try await test.stores.sql.query("SELECT count(*) FROM push_jobs", logger: TestDatabase.logger)
             for try await left in attempts.decode(Int64.self) { #expect(left == 0) }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldClient
+import HeraldNodeTesting
 import HeraldStore
 import HeraldTestSupport
 import PostgresNIO
@@ -10,7 +11,7 @@ import Testing
 /// rather than foreign keys).
 @Suite struct DeletionTests {
     @Test func deletingADeviceOrAnAppDeletesTheirInboxesDeliveriesMessagesAndJobs() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             let kept = try await test.register(platform: "android", alias: "kept")
             let deleted = try await test.register(platform: "android", alias: "deleted")
             // Both offline: each copy waits in its device's inbox.
@@ -24,21 +25,21 @@ import Testing
             #expect(try await test.count("device_messages WHERE device_id = \(deletedID)") == 2)
             #expect(try await test.count("deliveries WHERE device_id = \(deletedID)") == 2)
 
-            #expect(try await test.store.deleteDevice(appID: test.appID, registrationID: deleted.registrationID))
+            #expect(try await test.stores.api.deleteDevice(appID: test.appID, registrationID: deleted.registrationID))
             #expect(try await test.count("device_messages WHERE device_id = \(deletedID)") == 0)
             #expect(try await test.count("deliveries WHERE device_id = \(deletedID)") == 0)
             #expect(try await test.count("device_messages WHERE device_id = \(keptID)") == 2)
             #expect(try await test.count("deliveries WHERE device_id = \(keptID)") == 2)
 
             // A job not due yet, as a queued push would have.
-            try await test.store.client.query(
+            try await test.stores.sql.query(
                 """
                 INSERT INTO push_jobs (message_id, kind, available_at)
                 SELECT id, 'push', now() + interval '1 hour' FROM messages WHERE msg_id = \(queued.msgID)
                 """
             )
             #expect(try await test.count("push_jobs") == 1)
-            #expect(try await test.store.deleteApp(appKey: test.appKey))
+            #expect(try await test.stores.api.deleteApp(appKey: test.appKey))
             for table in ["messages", "push_jobs", "deliveries", "device_messages", "devices"] {
                 #expect(try await test.count(table) == 0, "\(table)")
             }
@@ -46,9 +47,9 @@ import Testing
     }
 }
 
-extension CenterTest {
+extension TestNode {
     fileprivate func deviceID(_ registrationID: String) async throws -> Int64 {
-        let rows = try await store.client.query("SELECT id FROM devices WHERE registration_id = \(registrationID)")
+        let rows = try await stores.sql.query("SELECT id FROM devices WHERE registration_id = \(registrationID)")
         for try await id in rows.decode(Int64.self) { return id }
         throw TestFailure("no device \(registrationID)")
     }

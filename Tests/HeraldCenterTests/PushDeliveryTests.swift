@@ -3,6 +3,8 @@ import HeraldCenter
 import HeraldClient
 import HeraldCore
 import HeraldGateway
+import HeraldNode
+import HeraldNodeTesting
 import HeraldTestSupport
 import NIOConcurrencyHelpers
 import NIOCore
@@ -11,20 +13,20 @@ import Testing
 /// A push from the HTTP request to the device, over each channel.
 @Suite struct PushDeliveryTests {
     @Test func anOnlineDeviceReceivesOverTCPAndAcknowledges() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(1)
+        try await TestNode.run { test in
+            let token = TestNode.token(1)
             let device = try await test.register(token: token, alias: "alice")
             try await test.online(device) { reader in
                 let sent = try await test.push(["audience": ["alias": ["alice"]], "notification": ["alert": "Hello"], "cid": "c-1"])
                 #expect(sent.status == 200)
-                #expect(sent.json["cid"] as? String == "c-1")
+                #expect(sent.json["cid"].string == "c-1")
                 let event = try await reader.next(where: \.isNotification)
                 #expect(event?.notification?.alert == "Hello")
                 #expect(event?.notification?.messageID == sent.msgID)
                 let report = try await test.settledReport(sent.msgID)
-                #expect(report["targeted"] as? Int == 1)
-                #expect(report["tcp_delivered"] as? Int == 1)
-                #expect(report["apns_sent"] as? Int == 0)
+                #expect(report["targeted"].int == 1)
+                #expect(report["tcp_delivered"].int == 1)
+                #expect(report["apns_sent"].int == 0)
                 #expect(try await test.status(sent.msgID, device.registrationID) == "delivered_tcp")
             }
             #expect(test.apnsReceived(token).isEmpty)
@@ -32,8 +34,8 @@ import Testing
     }
 
     @Test func anOfflineIOSDeviceGetsAPNs() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(2)
+        try await TestNode.run { test in
+            let token = TestNode.token(2)
             let device = try await test.register(token: token, tags: ["news"])
             let sent = try await test.push([
                 "audience": ["tag": ["news"]],
@@ -46,26 +48,26 @@ import Testing
             let notification = try #require(received.first)
             #expect(notification.collapseID == "story-1")
             #expect(notification.pushType == "alert")
-            let aps = notification.payloadJSON?["aps"] as? [String: Any]
-            #expect((aps?["alert"] as? [String: Any])?["title"] as? String == "Title")
-            #expect(aps?["badge"] as? Int == 2)
-            #expect(aps?["sound"] as? String == "ping.caf")
-            #expect(notification.payloadJSON?["k"] as? String == "v")
+            let aps = notification.json["aps"]
+            #expect(aps["alert"]["title"].string == "Title")
+            #expect(aps["badge"].int == 2)
+            #expect(aps["sound"].string == "ping.caf")
+            #expect(notification.json["k"].string == "v")
             let report = try await test.settledReport(sent.msgID)
-            #expect(report["apns_sent"] as? Int == 1)
-            #expect(report["tcp_delivered"] as? Int == 0)
+            #expect(report["apns_sent"].int == 1)
+            #expect(report["tcp_delivered"].int == 0)
             #expect(try await test.status(sent.msgID, device.registrationID) == "sent_apns")
             // "+2" again: the badge counts up on the server.
             let again = try await test.push(["audience": ["tag": ["news"]], "notification": ["ios": ["badge": "+2"]]])
             let second = try await test.waitForAPNs(token, count: 2)
             #expect(again.status == 200)
-            #expect((second.last?.payloadJSON?["aps"] as? [String: Any])?["badge"] as? Int == 4)
+            #expect(second.last?.json["aps"]["badge"].int == 4)
         }
     }
 
     @Test func aDeviceThatDoesNotAcknowledgeGetsTheAPNsFallbackOnce() async throws {
-        try await CenterTest.run(ackTimeout: .milliseconds(500)) { test in
-            let token = CenterTest.token(3)
+        try await TestNode.run(configure: { $0.center.ackTimeout = .milliseconds(500) }) { test in
+            let token = TestNode.token(3)
             let device = try await test.register(token: token, alias: "slow")
             let mqtt = try await test.rawConnection(device)
             let sent = try await test.push(["audience": ["alias": ["slow"]], "notification": ["alert": "Are you there?"]])
@@ -75,7 +77,7 @@ import Testing
             #expect(received.count == 1)
             #expect(received.first?.collapseID == sent.msgID)
             let report = try await test.settledReport(sent.msgID)
-            #expect(report["apns_sent"] as? Int == 1)
+            #expect(report["apns_sent"].int == 1)
             try await Task.sleep(for: .milliseconds(300))
             #expect(test.apnsReceived(token).count == 1)
             await mqtt.close()
@@ -101,11 +103,14 @@ import Testing
             enteredContinuation.yield()
             for await _ in release { break }
         })
-        let oneWorker: @Sendable (inout CenterConfiguration) -> Void = { $0.workers = 1 }
-        try await CenterTest.run(ackTimeout: .seconds(30), configure: oneWorker, faults: faults) { test in
-            _ = try await test.register(token: CenterTest.token(20), alias: "first")
-            let silent = try await test.register(token: CenterTest.token(21), alias: "silent")
-            let offlineToken = CenterTest.token(22)
+        let oneWorker: @Sendable (inout HeraldNodeConfiguration) -> Void = {
+            $0.center.workers = 1
+            $0.center.ackTimeout = .seconds(30)
+        }
+        try await TestNode.run(configure: oneWorker, faults: faults) { test in
+            _ = try await test.register(token: TestNode.token(20), alias: "first")
+            let silent = try await test.register(token: TestNode.token(21), alias: "silent")
+            let offlineToken = TestNode.token(22)
             _ = try await test.register(token: offlineToken, alias: "offline")
             let mqtt = try await test.rawConnection(silent)
 
@@ -119,56 +124,56 @@ import Testing
             #expect(try await mqtt.nextPublish(acknowledge: false) != nil)
             let received = try await test.waitForAPNs(offlineToken, timeout: .seconds(10))
             #expect(received.count == 1)
-            #expect(test.apnsReceived(CenterTest.token(21)).isEmpty)
+            #expect(test.apnsReceived(TestNode.token(21)).isEmpty)
             await mqtt.close()
         }
     }
 
     @Test func inAppMessagesNeverGoToAPNsAndWaitForTheConnection() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(4)
+        try await TestNode.run { test in
+            let token = TestNode.token(4)
             let device = try await test.register(token: token, alias: "reader")
             let sent = try await test.push(["audience": ["alias": ["reader"]], "message": ["msg_content": "inside the app", "title": "Hi"]])
             let report = try await test.settledReport(sent.msgID)
-            #expect(report["waiting"] as? Int == 1)
+            #expect(report["waiting"].int == 1)
             #expect(test.apnsReceived(token).isEmpty)
             try await test.online(device) { reader in
                 let event = try await reader.next(where: { if case .message = $0 { true } else { false } })
                 guard case .message(let message) = event else { throw TestFailure("no in-app message") }
                 #expect(message.content == "inside the app")
-                _ = try await test.settledReport(sent.msgID) { $0["tcp_delivered"] as? Int == 1 }
+                _ = try await test.settledReport(sent.msgID) { $0["tcp_delivered"].int == 1 }
                 #expect(try await test.status(sent.msgID, device.registrationID) == "delivered_tcp")
             }
         }
     }
 
     @Test func voipPushesGoToTheVoIPToken() async throws {
-        try await CenterTest.run { test in
-            let http = HeraldAPIClient(baseURL: test.api, appKey: test.appKey)
-            let credentials = try await http.register(platform: "ios", apnsToken: CenterTest.token(5), apnsEnvironment: "sandbox")
-            let voip = CenterTest.token(6)
-            let updated = try await test.call("POST", "/v3/devices/\(credentials.registrationID)", ["voip_token": voip])
+        try await TestNode.run { test in
+            let http = HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey)
+            let credentials = try await http.register(platform: "ios", apnsToken: TestNode.token(5), apnsEnvironment: "sandbox")
+            let voip = TestNode.token(6)
+            let updated = try await test.call("POST", "/v3/devices/\(credentials.registrationID)", ["voip_token": JSON(voip)])
             #expect(updated.status == 200)
             let sent = try await test.push([
-                "audience": ["registration_id": [credentials.registrationID]],
+                "audience": ["registration_id": [JSON(credentials.registrationID)]],
                 "notification": ["ios": ["alert": "Call", "push_type": "voip"]],
             ])
             #expect(sent.status == 200)
             let received = try await test.waitForAPNs(voip)
             #expect(received.first?.pushType == "voip")
             #expect(received.first?.topic?.hasSuffix(".voip") == true)
-            #expect(test.apnsReceived(CenterTest.token(5)).isEmpty)
+            #expect(test.apnsReceived(TestNode.token(5)).isEmpty)
         }
     }
 
     @Test func timeToLiveZeroIsForOnlineDevicesOnlyAndTTLExpiryIsFinal() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             let offline = try await test.register(platform: "linux", alias: "off")
             let zero = try await test.push([
                 "audience": ["alias": ["off"]], "message": ["msg_content": "now or never"], "options": ["time_to_live": 0],
             ])
             let zeroReport = try await test.settledReport(zero.msgID)
-            #expect(zeroReport["expired"] as? Int == 1)
+            #expect(zeroReport["expired"].int == 1)
             let short = try await test.push([
                 "audience": ["alias": ["off"]], "message": ["msg_content": "soon stale"], "options": ["time_to_live": 1],
             ])
@@ -183,7 +188,7 @@ import Testing
                 #expect(try await reader.next(where: { if case .message = $0 { true } else { false } }, timeout: .milliseconds(500)) == nil)
             }
             let expired = try await test.settledReport(short.msgID)
-            #expect(expired["expired"] as? Int == 1)
+            #expect(expired["expired"].int == 1)
             #expect(try await test.status(short.msgID, offline.registrationID) == "expired")
         }
     }
@@ -191,8 +196,8 @@ import Testing
     /// Inbox rows whose time to live passed are deleted by the center, acknowledged or not,
     /// for devices that never come back too; only the unacknowledged copies count as expired.
     @Test func theCenterDeletesExpiredInboxRowsOfDevicesThatNeverComeBack() async throws {
-        let purgeOften: @Sendable (inout CenterConfiguration) -> Void = { $0.inboxPurgeInterval = .milliseconds(200) }
-        try await CenterTest.run(configure: purgeOften) { test in
+        let purgeOften: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.center.inboxPurgeInterval = .milliseconds(200) }
+        try await TestNode.run(configure: purgeOften) { test in
             let away = try await test.register(platform: "linux", alias: "away")
             let here = try await test.register(platform: "linux", alias: "here")
             let kept = try await test.push(["audience": ["alias": ["away"]], "message": ["msg_content": "good for a day"]])
@@ -201,7 +206,7 @@ import Testing
             ])
             try await test.online(here) { reader in
                 #expect(try await reader.next(where: \.isMessage) != nil)
-                _ = try await test.settledReport(stale.msgID, until: { $0["tcp_delivered"] as? Int == 1 })
+                _ = try await test.settledReport(stale.msgID, until: { $0["tcp_delivered"].int == 1 })
             }
             _ = try await test.settledReport(kept.msgID)
             #expect(try await test.count("device_messages") == 3)
@@ -211,18 +216,18 @@ import Testing
             #expect(try await test.status(stale.msgID, away.registrationID) == "expired")
             #expect(try await test.status(stale.msgID, here.registrationID) == "delivered_tcp")
             let report = try await test.settledReport(stale.msgID)
-            #expect(report["expired"] as? Int == 1)
-            #expect(report["tcp_delivered"] as? Int == 1)
+            #expect(report["expired"].int == 1)
+            #expect(report["tcp_delivered"].int == 1)
             #expect(try await test.status(kept.msgID, away.registrationID) == "waiting")
         }
     }
 
     @Test func theCenterDeletesMessagesPastTheirRetentionWithTheirDeliveries() async throws {
-        let purgeOften: @Sendable (inout CenterConfiguration) -> Void = {
-            $0.inboxPurgeInterval = .milliseconds(200)
-            $0.messageRetention = .seconds(30 * 86_400)
+        let purgeOften: @Sendable (inout HeraldNodeConfiguration) -> Void = {
+            $0.center.inboxPurgeInterval = .milliseconds(200)
+            $0.center.messageRetention = .seconds(30 * 86_400)
         }
-        try await CenterTest.run(configure: purgeOften) { test in
+        try await TestNode.run(configure: purgeOften) { test in
             let device = try await test.register(platform: "linux", alias: "d")
             let old = try await test.push(["audience": ["alias": ["d"]], "message": ["msg_content": "old"]])
             let recent = try await test.push(["audience": ["alias": ["d"]], "message": ["msg_content": "recent"]])
@@ -233,7 +238,7 @@ import Testing
             // As if sent 31 days ago: its id begins with that time, as ids do.
             let then = Date().addingTimeInterval(-31 * 86_400)
             let oldID = Identifiers.newMessageID(milliseconds: UInt64(then.timeIntervalSince1970 * 1000))
-            try await test.store.client.query(
+            try await test.stores.sql.query(
                 "UPDATE messages SET msg_id = \(oldID), created_at = \(then) WHERE msg_id = \(old.msgID)"
             )
             let deadline = ContinuousClock.now + .seconds(10)
@@ -246,8 +251,8 @@ import Testing
     }
 
     @Test func aRepeatedCIDReturnsTheFirstResultAndSendsNothing() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(7)
+        try await TestNode.run { test in
+            let token = TestNode.token(7)
             _ = try await test.register(token: token, alias: "once")
             let first = try await test.push(["audience": ["alias": ["once"]], "notification": ["alert": "one"], "cid": "order-42"])
             let second = try await test.push(["audience": ["alias": ["once"]], "notification": ["alert": "two"], "cid": "order-42"])
@@ -261,7 +266,7 @@ import Testing
     }
 
     @Test func reportsCountOpenedMessages() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             let device = try await test.register(platform: "linux", alias: "opener")
             let client = test.client(device)
             let reader = EventReader(client)
@@ -273,8 +278,8 @@ import Testing
             let event = try await reader.next(where: \.isNotification)
             #expect(event != nil)
             try await client.report(.opened(messageID: sent.msgID))
-            let report = try await test.settledReport(sent.msgID) { $0["opened"] as? Int == 1 }
-            #expect(report["opened"] as? Int == 1)
+            let report = try await test.settledReport(sent.msgID) { $0["opened"].int == 1 }
+            #expect(report["opened"].int == 1)
         }
     }
 }

@@ -2,19 +2,20 @@ import Foundation
 import HeraldAPNsSandbox
 import HeraldClient
 import HeraldCore
+import HeraldNodeTesting
 import HeraldTestSupport
 import Testing
 
 /// Recall and replace by identifier, on both channels.
 @Suite struct RecallReplaceTests {
     @Test func aRecalledUndeliveredCopyIsNeverDelivered() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             let device = try await test.register(platform: "linux", alias: "away")
             let sent = try await test.push(["audience": ["alias": ["away"]], "notification": ["alert": "oops"]])
             _ = try await test.settledReport(sent.msgID)
             let recalled = try await test.call("DELETE", "/v3/push/\(sent.msgID)")
             #expect(recalled.status == 200)
-            #expect(recalled.json["recalled"] as? [String] == [sent.msgID])
+            #expect(recalled.json["recalled"] == [JSON(sent.msgID)])
             let again = try await test.call("DELETE", "/v3/push/\(sent.msgID)")
             #expect(again.status == 200)
             let after = try await test.push(["audience": ["alias": ["away"]], "notification": ["alert": "fine"]])
@@ -25,13 +26,13 @@ import Testing
                 #expect(try await reader.next(where: \.isNotification, timeout: .milliseconds(500)) == nil)
             }
             let report = try await test.settledReport(sent.msgID)
-            #expect(report["recalled"] as? Int == 1)
+            #expect(report["recalled"].int == 1)
             #expect(try await test.status(sent.msgID, device.registrationID) == "recalled")
         }
     }
 
     @Test func aDeviceThatGotItOverTCPGetsARecallCommand() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             let device = try await test.register(platform: "linux", alias: "here")
             try await test.online(device) { reader in
                 let sent = try await test.push([
@@ -39,10 +40,10 @@ import Testing
                 ])
                 let shown = try await reader.next(where: \.isNotification)
                 #expect(shown?.notification?.identifier == "promo-7")
-                _ = try await test.settledReport(sent.msgID) { $0["tcp_delivered"] as? Int == 1 }
+                _ = try await test.settledReport(sent.msgID) { $0["tcp_delivered"].int == 1 }
                 let recalled = try await test.call("POST", "/v3/push/recall", ["identifiers": ["promo-7"]])
                 #expect(recalled.status == 200)
-                #expect(recalled.json["recalled"] as? [String] == [sent.msgID])
+                #expect(recalled.json["recalled"] == [JSON(sent.msgID)])
                 let command = try await reader.next(where: { if case .recall = $0 { true } else { false } })
                 #expect(command == .recall(identifiers: ["promo-7"]))
             }
@@ -50,32 +51,32 @@ import Testing
     }
 
     @Test func anIOSDeviceThatGotItOverAPNsGetsASilentRecallWithEveryPendingIdentifier() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(20)
+        try await TestNode.run { test in
+            let token = TestNode.token(20)
             _ = try await test.register(token: token, alias: "phone")
             let first = try await test.push(["audience": ["alias": ["phone"]], "notification": ["alert": "one"], "options": ["identifier": "n-1"]])
             let second = try await test.push(["audience": ["alias": ["phone"]], "notification": ["alert": "two"], "options": ["identifier": "n-2"]])
             _ = try await test.waitForAPNs(token, count: 2)
             #expect(test.sandbox.notificationCentre(for: token).shown.count == 2)
             _ = try await test.settledReport(second.msgID)
-            let isRecall: @Sendable (RecordedNotification) -> Bool = { $0.payloadJSON?["herald-recall"] != nil }
+            let isRecall: @Sendable (RecordedNotification) -> Bool = { $0.json["herald-recall"] != .null }
             #expect(try await test.call("DELETE", "/v3/push/\(first.msgID)").status == 200)
             let afterFirst = try await test.waitForAPNs(token, matching: isRecall)
             #expect(afterFirst.count == 1)
             #expect(afterFirst.last?.pushType == "background")
             #expect(afterFirst.last?.priority == 5)
-            #expect(afterFirst.last?.payloadJSON?["herald-recall"] as? [String] == ["n-1"])
-            #expect((afterFirst.last?.payloadJSON?["aps"] as? [String: Any])?["alert"] == nil)
+            #expect(afterFirst.last?.json["herald-recall"].array?.compactMap(\.string) == ["n-1"])
+            #expect(afterFirst.last?.json["aps"]["alert"].isNull == true)
             #expect(try await test.call("DELETE", "/v3/push/\(second.msgID)").status == 200)
             let afterSecond = try await test.waitForAPNs(token, count: 2, matching: isRecall)
             // APNs coalesces background pushes: each carries every identifier still pending.
-            #expect(afterSecond.last?.payloadJSON?["herald-recall"] as? [String] == ["n-1", "n-2"])
+            #expect(afterSecond.last?.json["herald-recall"].array?.compactMap(\.string) == ["n-1", "n-2"])
             #expect(test.sandbox.notificationCentre(for: token).shown.isEmpty)
         }
     }
 
     @Test func recallAfterTheWindowIsAClearError() async throws {
-        try await CenterTest.run(recallWindow: .seconds(1)) { test in
+        try await TestNode.run(configure: { $0.recallWindow = .seconds(1) }) { test in
             _ = try await test.register(platform: "linux", alias: "late")
             let sent = try await test.push(["audience": ["alias": ["late"]], "message": ["msg_content": "x"]])
             try await Task.sleep(for: .milliseconds(1200))
@@ -88,8 +89,8 @@ import Testing
     }
 
     @Test func replaceReachesOnlineDevicesAsACommandAndIOSThroughTheSameCollapseID() async throws {
-        try await CenterTest.run { test in
-            let token = CenterTest.token(30)
+        try await TestNode.run { test in
+            let token = TestNode.token(30)
             let phone = try await test.register(token: token, tags: ["score"])
             let laptop = try await test.register(platform: "linux", tags: ["score"])
             _ = phone
@@ -112,13 +113,13 @@ import Testing
                 #expect(received.map(\.collapseID) == ["match-9", "match-9"])
                 let centre = test.sandbox.notificationCentre(for: token)
                 #expect(centre.shown.count == 1)
-                #expect((centre.shown.first?.notification.payloadJSON?["aps"] as? [String: Any])?["alert"] as? String == "2-0")
+                #expect(centre.shown.first?.notification.json["aps"]["alert"].string == "2-0")
             }
         }
     }
 
     @Test func aReplaceSupersedesAnUndeliveredOriginal() async throws {
-        try await CenterTest.run { test in
+        try await TestNode.run { test in
             let device = try await test.register(platform: "linux", alias: "sleepy")
             let first = try await test.push([
                 "audience": ["alias": ["sleepy"]], "notification": ["alert": "old"], "options": ["identifier": "weather"],

@@ -3,6 +3,7 @@ import HeraldAPI
 import HeraldClient
 import HeraldGateway
 import HeraldMQTT
+import HeraldNodeTesting
 import HeraldStore
 import HeraldTestSupport
 import Hummingbird
@@ -12,66 +13,8 @@ import NIOCore
 import Prometheus
 import Testing
 
-/// The SDK against the real API (over HTTP) and the real gateway (over MQTT).
-struct ClientTest: Sendable {
-    let api: URL
-    let gateway: Gateway
-    let gatewayPort: Int
-    let appKey: String
-    let store: HeraldStore
-    let events: NIOLockedValueBox<[String]>
-
-    static func run(
-        tls: GatewayConfiguration.TLSListener? = nil,
-        _ body: @Sendable @escaping (ClientTest) async throws -> Void
-    ) async throws {
-        try await TestDatabase.withDatabase { url in
-            let client = PostgresClientForTests.make(url)
-            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
-            let events = NIOLockedValueBox<[String]>([])
-            let gateway = Gateway(
-                configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, tls: tls),
-                store: store,
-                onDeviceEvent: { _, payload in events.withLockedValue { $0.append(String(buffer: payload)) } },
-                logger: TestDatabase.logger
-            )
-            let app = buildApplication(
-                configuration: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: "admin-token-for-tests"),
-                store: store,
-                registry: PrometheusCollectorRegistry(),
-                services: [gateway],
-                logger: TestDatabase.logger
-            )
-            try await app.test(.live) { http in
-                let created = try await store.createApp(name: "SDK")
-                let test = ClientTest(
-                    api: URL(string: "http://127.0.0.1:\(http.port!)")!,
-                    gateway: gateway,
-                    gatewayPort: tls == nil ? try await gateway.localAddress.port! : try await gateway.tlsLocalAddress.port!,
-                    appKey: created.app.appKey,
-                    store: store,
-                    events: events
-                )
-                try await body(test)
-            }
-        }
-    }
-
-    func client(_ credentials: DeviceCredentials, port: Int? = nil, tls: HeraldClient.Configuration.TLS? = nil) -> HeraldClient {
-        HeraldClient(
-            configuration: .init(
-                host: "127.0.0.1",
-                port: port ?? gatewayPort,
-                appKey: appKey,
-                keepAlive: 30,
-                backoff: Backoff(base: .milliseconds(100)),
-                tls: tls
-            ),
-            credentials: credentials,
-            logger: TestDatabase.logger
-        )
-    }
-
+extension TestNode {
+    /// A notification as the gateway sends it, for a direct delivery.
     func notification(_ id: String, alert: String) -> GatewayMessage {
         GatewayMessage(
             messageID: id,
@@ -81,57 +24,22 @@ struct ClientTest: Sendable {
     }
 }
 
-extension ClientTest {
-    /// Waits until the gateway has passed on `count` device events.
-    func waitForEvents(_ count: Int) async throws {
-        for _ in 0..<500 where events.withLockedValue({ $0.count }) < count { try await Task.sleep(for: .milliseconds(10)) }
-    }
-}
-
-/// Reads events from a client's stream with a deadline.
-final class EventReader: Sendable {
-    private let received = NIOLockedValueBox<[HeraldEvent]>([])
-    private let task: Task<Void, Never>
-
-    init(_ client: HeraldClient) {
-        let received = self.received
-        task = Task {
-            for await event in client.events { received.withLockedValue { $0.append(event) } }
-        }
-    }
-
-    func next(where matching: @Sendable (HeraldEvent) -> Bool = { _ in true }, timeout: Duration = .seconds(10)) async throws -> HeraldEvent? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let found = received.withLockedValue { events -> HeraldEvent? in
-                guard let index = events.firstIndex(where: matching) else { return nil }
-                return events.remove(at: index)
-            }
-            if let found { return found }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return nil
-    }
-
-    var all: [HeraldEvent] { received.withLockedValue { $0 } }
-
-    deinit { task.cancel() }
-}
-
+/// The SDK against a whole node: the real API (over HTTP) and the real gateway (over MQTT).
 @Suite struct ClientTests {
     @Test func theSDKConnectsOverTLSAndVerifiesTheGateway() async throws {
         let (certificate, key) = try TestCredentials.serverCertificate(dnsName: "localhost")
         let listener = GatewayConfiguration.TLSListener(host: "127.0.0.1", port: 0, certificateChainPEM: certificate, privateKeyPEM: key)
-        try await ClientTest.run(tls: listener) { test in
-            let http = HeraldAPIClient(baseURL: test.api, appKey: test.appKey)
+        try await TestNode.run(configure: { $0.gateway.tls = listener }) { test in
+            let http = HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey)
             let credentials = try await http.register(platform: "linux")
-            let client = test.client(credentials, tls: .init(trustedCertificatesPEM: [certificate], serverName: "localhost"))
+            let tlsPort = try #require(try await test.gateway.tlsLocalAddress.port)
+            let client = test.client(credentials, port: tlsPort, tls: .init(trustedCertificatesPEM: [certificate], serverName: "localhost"))
             let reader = EventReader(client)
             let running = Task { await client.run() }
             defer { running.cancel() }
             #expect(try await reader.next(where: { $0 == .connected }) == .connected)
             try await waitUntil("the gateway to register \(credentials.registrationID)") { test.gateway.isConnected(credentials.registrationID) }
-            let device = try #require(try await test.store.gatewayDevice(registrationID: credentials.registrationID))
+            let device = try #require(try await test.stores.gateway.device(registrationID: credentials.registrationID))
             #expect(try await test.gateway.deliver(test.notification("t1", alert: "secure"), to: device) == .acknowledged)
             let isNotification: @Sendable (HeraldEvent) -> Bool = { if case .notification = $0 { true } else { false } }
             let event = try await reader.next(where: isNotification)
@@ -139,7 +47,7 @@ final class EventReader: Sendable {
             #expect(notification.alert == "secure")
 
             // A client that doesn't trust the gateway's certificate never connects.
-            let untrusting = test.client(credentials, tls: .init(serverName: "localhost"))
+            let untrusting = test.client(credentials, port: tlsPort, tls: .init(serverName: "localhost"))
             let untrustingReader = EventReader(untrusting)
             let refused = Task { await untrusting.run() }
             defer { refused.cancel() }
@@ -148,13 +56,13 @@ final class EventReader: Sendable {
     }
 
     @Test func theSDKRegistersConnectsAndSeesEachMessageOnce() async throws {
-        try await ClientTest.run { test in
-            let http = HeraldAPIClient(baseURL: test.api, appKey: test.appKey)
+        try await TestNode.run { test in
+            let http = HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey)
             let credentials = try await http.register(platform: "linux")
             try await http.setAlias("sdk-user", credentials: credentials)
             try await http.updateTags(add: ["beta"], credentials: credentials)
-            let stored = try await test.store.device(
-                appID: try #require(await test.store.app(appKey: test.appKey)).id,
+            let stored = try await test.stores.api.device(
+                appID: try #require(await test.stores.api.app(appKey: test.appKey)).id,
                 registrationID: credentials.registrationID
             )
             #expect(stored?.alias == "sdk-user")
@@ -167,7 +75,7 @@ final class EventReader: Sendable {
             // CONNACK reaches the client before the gateway's registry is updated on its loop.
             try await waitUntil("the gateway to register \(credentials.registrationID)") { test.gateway.isConnected(credentials.registrationID) }
 
-            let device = try #require(try await test.store.gatewayDevice(registrationID: credentials.registrationID))
+            let device = try #require(try await test.stores.gateway.device(registrationID: credentials.registrationID))
             #expect(try await test.gateway.deliver(test.notification("m1", alert: "first"), to: device) == .acknowledged)
             // The same message again (a replay, a fallback copy): acknowledged, not shown again.
             #expect(try await test.gateway.deliver(test.notification("m1", alert: "first"), to: device) == .acknowledged)
@@ -191,9 +99,9 @@ final class EventReader: Sendable {
     }
 
     @Test func theSDKReconnectsByItselfAndGetsWhatItMissed() async throws {
-        try await ClientTest.run { test in
-            let credentials = try await HeraldAPIClient(baseURL: test.api, appKey: test.appKey).register(platform: "linux")
-            let device = try #require(try await test.store.gatewayDevice(registrationID: credentials.registrationID))
+        try await TestNode.run { test in
+            let credentials = try await HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey).register(platform: "linux")
+            let device = try #require(try await test.stores.gateway.device(registrationID: credentials.registrationID))
             let client = test.client(credentials)
             let reader = EventReader(client)
             let running = Task { await client.run() }
@@ -225,8 +133,8 @@ final class EventReader: Sendable {
     }
 
     @Test func reportsReachHerald() async throws {
-        try await ClientTest.run { test in
-            let credentials = try await HeraldAPIClient(baseURL: test.api, appKey: test.appKey).register(platform: "linux")
+        try await TestNode.run { test in
+            let credentials = try await HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey).register(platform: "linux")
             let client = test.client(credentials)
             // Reported before the connection exists: sent once it does.
             try await client.report(.opened(messageID: "m1"))
@@ -234,29 +142,29 @@ final class EventReader: Sendable {
             let running = Task { await client.run() }
             #expect(try await reader.next(where: { $0 == .connected }) != nil)
             try await client.report(.background)
-            for _ in 0..<300 where test.events.withLockedValue({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(test.events.withLockedValue { $0 } == [#"{"event":"opened","msg_id":"m1"}"#, #"{"event":"background"}"#])
+            for _ in 0..<300 where test.deviceEvents.withLockedValue({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(test.deviceEvents.withLockedValue { $0 } == [#"{"event":"opened","msg_id":"m1"}"#, #"{"event":"background"}"#])
             running.cancel()
             await running.value
         }
     }
 
     @Test func aReportLostWithItsConnectionIsSentAgainOnTheNextOne() async throws {
-        try await ClientTest.run { test in
-            let credentials = try await HeraldAPIClient(baseURL: test.api, appKey: test.appKey).register(platform: "linux")
+        try await TestNode.run { test in
+            let credentials = try await HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey).register(platform: "linux")
             let link = try await FaultyLink.start(to: try SocketAddress(ipAddress: "127.0.0.1", port: test.gatewayPort))
             let client = test.client(credentials, port: link.port)
             let reader = EventReader(client)
             let running = Task { await client.run() }
             #expect(try await reader.next(where: { $0 == .connected }) != nil)
             try await client.report(.foreground)
-            try await test.waitForEvents(1)
+            try await test.waitForDeviceEvents(1)
 
             // Written, but lost on the way, and then the connection goes.
             link.losesDeviceBytes(true)
             try await client.report(.opened(messageID: "m1"))
             try await Task.sleep(for: .milliseconds(200))
-            #expect(test.events.withLockedValue { $0.count } == 1)
+            #expect(test.deviceEvents.withLockedValue { $0.count } == 1)
             link.losesDeviceBytes(false)
             await link.cutConnections()
             #expect(try await reader.next(where: { $0 == .disconnected }) != nil)
@@ -264,10 +172,10 @@ final class EventReader: Sendable {
 
             // Sent again before anything newer; what was acknowledged is not sent again.
             try await client.report(.background)
-            try await test.waitForEvents(3)
+            try await test.waitForDeviceEvents(3)
             try await Task.sleep(for: .milliseconds(100))
             #expect(
-                test.events.withLockedValue { $0 } == [
+                test.deviceEvents.withLockedValue { $0 } == [
                     #"{"event":"foreground"}"#, #"{"event":"opened","msg_id":"m1"}"#, #"{"event":"background"}"#,
                 ]
             )

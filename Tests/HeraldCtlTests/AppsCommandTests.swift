@@ -12,9 +12,9 @@ import Testing
             let appKey = try #require(created.field("app_key"))
             let secret = try #require(created.field("master_secret")?.split(separator: " ").first.map(String.init))
             #expect(created.stdout.contains("(shown only once)"))
-            let stored = try #require(try await test.store.app(appKey: appKey))
+            let stored = try #require(try await test.store.api.app(appKey: appKey))
             #expect(stored.name == "Shop")
-            #expect(try await test.store.authenticateApp(appKey: appKey, masterSecret: secret) != nil)
+            #expect(try await test.store.api.authenticateApp(appKey: appKey, masterSecret: secret) != nil)
 
             _ = try await test.createApp("Blog")
             let list = try await test.admin("apps", "list")
@@ -38,12 +38,12 @@ import Testing
             let unconfirmed = try await test.admin("apps", "delete", appKey)
             #expect(unconfirmed.status == 64, "\(unconfirmed)")
             #expect(unconfirmed.stderr.contains("add --yes to confirm"))
-            #expect(try await test.store.app(appKey: appKey) != nil)
+            #expect(try await test.store.api.app(appKey: appKey) != nil)
 
             let deleted = try await test.admin("apps", "delete", appKey, "--yes")
             #expect(deleted.status == 0, "\(deleted)")
             #expect(deleted.stdout == "deleted app \(appKey)\n")
-            #expect(try await test.store.app(appKey: appKey) == nil)
+            #expect(try await test.store.api.app(appKey: appKey) == nil)
 
             let again = try await test.admin("apps", "delete", appKey, "--yes")
             #expect(again.status == 1)
@@ -58,7 +58,7 @@ import Testing
             #expect(created.status == 0, "\(created)")
             let json = try created.json
             #expect(Set(json.keys) == ["app_key", "master_secret", "name", "created_at"])
-            #expect(try await test.store.app(appKey: try #require(json["app_key"] as? String)) != nil)
+            #expect(try await test.store.api.app(appKey: try #require(json["app_key"] as? String)) != nil)
         }
     }
 
@@ -67,7 +67,7 @@ import Testing
             let result = try await test.admin("apps", "create", String(repeating: "n", count: 101))
             #expect(result.status == 1)
             #expect(result.stderr == "error 1010: name: at most 100 bytes\n")
-            #expect(try await test.store.listApps().isEmpty)
+            #expect(try await test.store.api.listApps().isEmpty)
         }
     }
 
@@ -84,7 +84,7 @@ import Testing
             )
             #expect(rejected.status == 1, "\(rejected)")
             #expect(rejected.stderr.hasPrefix("error 1013: private_key"))
-            #expect(try await test.store.app(appKey: app.app.appKey)?.apns == nil)
+            #expect(try await test.store.api.app(appKey: app.app.appKey)?.apns == nil)
 
             let pem = TestCredentials.p8()
             let good = test.home.appendingPathComponent("AuthKey_ABC123DEFG.p8")
@@ -102,7 +102,7 @@ import Testing
             #expect(accepted.field("sent_to") == "apple")
             let body = pem.split(separator: "\n")[1]
             #expect(!accepted.stdout.contains(body) && !accepted.stderr.contains(body))
-            let stored = try #require(try await test.store.app(appKey: app.app.appKey)?.apns)
+            let stored = try #require(try await test.store.api.app(appKey: app.app.appKey)?.apns)
             #expect(stored.keyID == "ABC123DEFG")
             #expect(stored.bundleID == "com.example.app")
 

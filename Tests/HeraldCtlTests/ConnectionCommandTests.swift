@@ -106,7 +106,7 @@ import Testing
         try await CtlTest.run { test in
             let app = try await test.createApp()
             let rid = try await test.registerDevice(app)
-            _ = try await test.store.changeTagMembers(appID: app.app.id, tag: "vip", add: [rid], remove: [])
+            _ = try await test.store.api.changeTagMembers(appID: app.app.id, tag: "vip", add: [rid], remove: [])
             _ = try test.writeConfig(
                 """
                 {"default_profile": "admin",
@@ -191,7 +191,7 @@ import Testing
             let profile = try #require((file["profiles"] as? [String: [String: String]])?["shop"])
             let secret = try #require(profile["master_secret"])
             #expect(!created.stdout.contains(secret))
-            #expect(try await test.store.authenticateApp(appKey: appKey, masterSecret: secret) != nil)
+            #expect(try await test.store.api.authenticateApp(appKey: appKey, masterSecret: secret) != nil)
 
             // The saved default profile is enough for the next command.
             let tags = try await test.heraldctl(["tags", "list"], environment: ["HERALD_URL": ""])
@@ -200,7 +200,7 @@ import Testing
 
             let again = try await test.admin("apps", "create", "Other", "--save-profile", "shop")
             #expect(again.status == 64)
-            #expect(try await test.store.listApps().count == 1)
+            #expect(try await test.store.api.listApps().count == 1)
 
             let json = try await test.admin("apps", "create", "Blog", "--save-profile", "blog", "--json")
             #expect(json.status == 0, "\(json)")

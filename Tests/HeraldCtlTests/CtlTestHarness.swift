@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPI
 import HeraldCore
+import HeraldNodeTesting
 import HeraldStore
 import HeraldTestSupport
 import Hummingbird
@@ -12,31 +13,41 @@ import Testing
 /// A heraldctl test: the real application on a fresh database, served on a free port,
 /// and the built `heraldctl` binary run against it as a subprocess.
 struct CtlTest: Sendable {
-    static let adminToken = "ctl-test-admin-token-0123456789"
+    static let adminToken = TestNode.adminToken
 
     /// The API's URL.
     let url: String
-    let store: HeraldStore
+    let store: TestStores
     /// A private HOME, so the default config file is the test's own.
     let home: URL
 
     static func run(_ body: @Sendable @escaping (CtlTest) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { databaseURL in
-            let client = TestDatabase.client(databaseURL, maximumConnections: 4)
-            let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
+            let (stores, pools) = TestDatabase.makeStores(databaseURL)
             let app = buildApplication(
                 configuration: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken),
-                store: store,
+                store: stores.api,
                 registry: PrometheusCollectorRegistry(),
+                services: pools,
                 logger: TestDatabase.logger
             )
-            try await app.test(.live) { http in
-                let home = FileManager.default.temporaryDirectory.appendingPathComponent("heraldctl-test-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(at: home) }
-                try await body(CtlTest(url: "http://127.0.0.1:\(try #require(http.port))", store: store, home: home))
+            try await TestDatabase.withClient(databaseURL) { sql in
+                let store = TestStores(api: stores.api, center: stores.center, gateway: stores.gateway, sql: sql)
+                try await app.test(.live) { http in
+                    try await withHome { home in
+                        try await body(CtlTest(url: "http://127.0.0.1:\(try #require(http.port))", store: store, home: home))
+                    }
+                }
             }
         }
+    }
+
+    /// Runs `body` with a fresh HOME directory for heraldctl, removed afterwards.
+    static func withHome<Result: Sendable>(_ body: (URL) async throws -> Result) async throws -> Result {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("heraldctl-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        return try await body(home)
     }
 
     /// Runs heraldctl with HOME and HERALD_URL set, plus `environment`; nothing else of the
@@ -59,19 +70,19 @@ struct CtlTest: Sendable {
 
     /// An app made directly in the store.
     func createApp(_ name: String = "Shop") async throws -> CreatedApp {
-        try await store.createApp(name: name)
+        try await store.api.createApp(name: name)
     }
 
     /// An iOS device of `app`, registered directly in the store.
     func registerDevice(_ app: CreatedApp) async throws -> String {
-        try await store.registerDevice(
+        try await store.api.registerDevice(
             appKey: app.app.appKey,
             DeviceRegistration(platform: .ios, apnsToken: RandomToken.hex(byteCount: 32))
         ).registrationID
     }
 
     func device(_ app: CreatedApp, _ registrationID: String) async throws -> DeviceRecord? {
-        try await store.device(appID: app.app.id, registrationID: registrationID)
+        try await store.api.device(appID: app.app.id, registrationID: registrationID)
     }
 
     /// Writes the config file at its default place under HOME.

@@ -199,7 +199,7 @@ import Testing
         try await CenterCtlTest.run { test in
             let device = try await test.linuxDevice(alias: "carol")
             let client = HeraldClient(
-                configuration: .init(host: "127.0.0.1", port: test.gatewayPort, appKey: test.app.app.appKey, keepAlive: 30),
+                configuration: .init(host: "127.0.0.1", port: test.node.gatewayPort, appKey: test.app.app.appKey, keepAlive: 30),
                 credentials: DeviceCredentials(registrationID: device.registrationID, deviceSecret: device.deviceSecret),
                 logger: TestDatabase.logger
             )
@@ -215,7 +215,7 @@ import Testing
                 reading.cancel()
             }
             let deadline = ContinuousClock.now + .seconds(10)
-            while !test.gateway.isConnected(device.registrationID), ContinuousClock.now < deadline {
+            while !test.node.gateway.isConnected(device.registrationID), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
 

@@ -18,9 +18,9 @@ import Testing
             )
             #expect(code == .accepted)
             #expect(try await test.eventually { test.gateway.isConnected(device.registrationID) })
-            #expect(try await test.eventually { try await test.store.presence(deviceID: device.deviceID) == "test-node" })
+            #expect(try await test.eventually { try await test.store.gateway.presence(deviceID: device.deviceID) == "test-node" })
             await client.close()
-            #expect(try await test.eventually { try await test.store.presence(deviceID: device.deviceID) == nil })
+            #expect(try await test.eventually { try await test.store.gateway.presence(deviceID: device.deviceID) == nil })
         }
     }
 
@@ -46,7 +46,7 @@ import Testing
             )
             #expect(unknown.1 == .badUsernameOrPassword)
 
-            let other = try await test.store.createApp(name: "Other")
+            let other = try await test.store.api.createApp(name: "Other")
             let wrongApp = try await TestMQTTClient.connect(
                 to: test.address,
                 clientID: device.registrationID,
@@ -123,7 +123,7 @@ import Testing
             async let outcome = test.gateway.deliver(test.message("to the new one"), to: device)
             #expect(try await second.nextPublish().map { String(buffer: $0.payload) } == "to the new one")
             #expect(try await outcome == .acknowledged)
-            #expect(try await test.eventually { try await test.store.presence(deviceID: device.deviceID) == "test-node" })
+            #expect(try await test.eventually { try await test.store.gateway.presence(deviceID: device.deviceID) == "test-node" })
         }
     }
 

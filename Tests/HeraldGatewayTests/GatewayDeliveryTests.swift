@@ -21,8 +21,8 @@ import Testing
             #expect(String(buffer: publish.payload) == "hello")
             #expect(try await outcome == .acknowledged)
             #expect(try await client.nextPublish(timeout: .milliseconds(300)).map { _ in true } == nil)
-            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
-            #expect(try await test.store.pendingMessages(deviceID: device.deviceID).isEmpty)
+            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.store.gateway.pendingMessages(deviceID: device.deviceID).isEmpty)
         }
     }
 
@@ -48,8 +48,8 @@ import Testing
             #expect(Set(received).count == 40)
             #expect(try await client.nextPublish(timeout: .milliseconds(300)) == nil)
             // The order they arrived in is the order of their seqs in the store.
-            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 40 })
-            let rows = try await test.store.client.query(
+            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 40 })
+            let rows = try await test.store.sql.query(
                 "SELECT message_id FROM device_messages WHERE device_id = \(device.deviceID) ORDER BY seq",
                 logger: TestDatabase.logger
             )
@@ -71,10 +71,20 @@ import Testing
             #expect(String(buffer: try #require(try await client.nextPublish()).payload) == "zero")
             #expect(try await primed == .acknowledged)
             let one = try #require(
-                try await test.store.enqueue(deviceID: device.deviceID, messageID: "one", payload: Array("one".utf8), expiresAt: .distantFuture)
+                try await test.store.gateway.enqueue(
+                    deviceID: device.deviceID,
+                    messageID: "one",
+                    payload: Array("one".utf8),
+                    expiresAt: .distantFuture
+                )
             )
             let two = try #require(
-                try await test.store.enqueue(deviceID: device.deviceID, messageID: "two", payload: Array("two".utf8), expiresAt: .distantFuture)
+                try await test.store.gateway.enqueue(
+                    deviceID: device.deviceID,
+                    messageID: "two",
+                    payload: Array("two".utf8),
+                    expiresAt: .distantFuture
+                )
             )
             #expect([one.seq, two.seq] == [2, 3])
             async let outcomes = test.gateway.send(test.message("two", id: "two"), to: [device], seqs: [device.deviceID: 3], ackTimeout: .seconds(2))
@@ -84,12 +94,12 @@ import Testing
             await client.close()
             let outcome = try await outcomes
             #expect(outcome == [.noAcknowledgement] || outcome == [.notConnected])
-            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 1 })
 
             let again = try await test.connect(device, secret: secret)
             let replayed = [try await again.nextPublish(), try await again.nextPublish()].compactMap { $0 }
             #expect(replayed.map { String(buffer: $0.payload) } == ["one", "two"])
-            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 3 })
+            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 3 })
         }
     }
 
@@ -101,7 +111,7 @@ import Testing
             for text in ["one", "two", "three"] {
                 #expect(try await test.gateway.deliver(test.message(text), to: device) == .notConnected)
             }
-            _ = try await test.store.enqueue(
+            _ = try await test.store.gateway.enqueue(
                 deviceID: device.deviceID,
                 messageID: "old",
                 payload: Array("expired".utf8),
@@ -116,7 +126,7 @@ import Testing
                 received.append(String(buffer: publish.payload))
             }
             #expect(received == ["one", "two", "three", "four"])
-            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 5 })
+            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 5 })
         }
     }
 
@@ -127,7 +137,7 @@ import Testing
             let (device, secret) = try await test.device()
             let count = 2_500
             let texts = (0..<count).map { "m\($0)" }
-            _ = try await test.store.enqueue(
+            _ = try await test.store.gateway.enqueue(
                 texts.map { InboxBroadcast(deviceIDs: [device.deviceID], messageID: $0, payload: Array($0.utf8), expiresAt: .distantFuture) }
             )
             let client = try await test.connect(device, secret: secret)
@@ -138,7 +148,7 @@ import Testing
             #expect(received.elementsEqual(texts))
             #expect(try await client.nextPublish(timeout: .milliseconds(300)) == nil)
             #expect(client.channel.isActive)
-            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == Int64(count) })
+            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == Int64(count) })
         }
     }
 
@@ -171,7 +181,7 @@ import Testing
             var received = window.map { String(buffer: $0.payload) }
             while received.count < count, let publish = try await client.nextPublish() { received.append(String(buffer: publish.payload)) }
             #expect(try await client.nextPublish(timeout: .milliseconds(300)) == nil)
-            let rows = try await test.store.client.query(
+            let rows = try await test.store.sql.query(
                 "SELECT message_id FROM device_messages WHERE device_id = \(device.deviceID) ORDER BY seq",
                 logger: TestDatabase.logger
             )
@@ -194,7 +204,7 @@ import Testing
             #expect(String(buffer: first.payload) == "sent")
             #expect(!first.dup)
             #expect(try await outcome == .noAcknowledgement)
-            #expect(try await test.eventually { try await test.store.sentSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.eventually { try await test.store.gateway.sentSeq(deviceID: device.deviceID) == 1 })
             await client.close()
             #expect(try await test.eventually { !test.gateway.isConnected(device.registrationID) })
             #expect(try await test.gateway.deliver(test.message("unsent", id: "unsent"), to: device) == .notConnected)
@@ -250,7 +260,7 @@ import Testing
             let replayed = try #require(try await again.nextPublish())
             #expect(String(buffer: replayed.payload) == "ack me")
             #expect(replayed.dup)
-            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 1 })
         }
     }
 
@@ -301,7 +311,7 @@ import Testing
             async let outcome = test.gateway.deliver(test.message("live", ttl: .zero), to: device)
             #expect(try await client.nextPublish().map { String(buffer: $0.payload) } == "live")
             #expect(try await outcome == .acknowledged)
-            let rows = try await test.store.client.query("SELECT count(*) FROM device_messages")
+            let rows = try await test.store.sql.query("SELECT count(*) FROM device_messages")
             for try await count in rows.decode(Int.self) { #expect(count == 0) }
         }
     }
@@ -338,11 +348,11 @@ import Testing
 
     @Test func gracefulShutdownClosesConnectionsAndKeepsEveryAcknowledgement() async throws {
         try await TestDatabase.withStore { store in
-            let app = try await store.createApp(name: "Shutdown")
-            let registered = try await store.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
-            let device = try #require(try await store.gatewayDevice(registrationID: registered.registrationID))
+            let app = try await store.api.createApp(name: "Shutdown")
+            let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let device = try #require(try await store.gateway.device(registrationID: registered.registrationID))
             // A long flush interval would lose acks if shutdown didn't flush.
-            let gateway = Gateway(configuration: GatewayConfiguration(host: "127.0.0.1", port: 0), store: store, logger: TestDatabase.logger)
+            let gateway = Gateway(configuration: GatewayConfiguration(host: "127.0.0.1", port: 0), store: store.gateway, logger: TestDatabase.logger)
             let group = ServiceGroup(services: [gateway], logger: TestDatabase.logger)
             let running = Task { try await group.run() }
             let address = try await gateway.localAddress
@@ -364,7 +374,7 @@ import Testing
             await group.triggerGracefulShutdown()
             try await running.value
             #expect(try await client.waitForClose())
-            #expect(try await store.acknowledgedSeq(deviceID: device.deviceID) == 1)
+            #expect(try await store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 1)
         }
     }
 }
@@ -372,7 +382,7 @@ import Testing
 @Suite struct GatewayBroadcastTests {
     @Test func aBroadcastIsStoredForEveryDeviceAndDeliveredToTheConnectedOnes() async throws {
         try await GatewayTest.run { test in
-            var connected: [(device: GatewayDevice, client: TestMQTTClient)] = []
+            var connected: [(device: DeviceIdentity, client: TestMQTTClient)] = []
             for _ in 0..<3 {
                 let (device, _, client) = try await test.connectedDevice()
                 connected.append((device, client))

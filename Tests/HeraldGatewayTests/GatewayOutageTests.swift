@@ -13,13 +13,12 @@ import Testing
     /// long as the pool keeps trying.
     @Test func aCONNECTDuringADatabaseOutageGetsServerUnavailableWithinTheTimeLimit() async throws {
         try await TestDatabase.withDedicatedCluster { cluster in
-            try await TestDatabase.withClient(cluster.url) { client in
-                let store = HeraldStore(client: client, sealer: TestDatabase.sealer, logger: TestDatabase.logger)
-                let app = try await store.createApp(name: "Outage")
-                let registered = try await store.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .android))
+            try await TestDatabase.withStores(cluster.url) { store in
+                let app = try await store.api.createApp(name: "Outage")
+                let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .android))
                 var configuration = GatewayConfiguration.test()
                 configuration.authTimeout = .seconds(1)
-                let gateway = Gateway(configuration: configuration, store: store, logger: TestDatabase.logger)
+                let gateway = Gateway(configuration: configuration, store: store.gateway, logger: TestDatabase.logger)
                 let group = ServiceGroup(services: [gateway], logger: TestDatabase.logger)
                 let running = Task { try await group.run() }
                 let address = try await gateway.localAddress

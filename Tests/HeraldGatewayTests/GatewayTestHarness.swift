@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// A gateway on 127.0.0.1 and a free port, on a fresh database with one app.
 struct GatewayTest: Sendable {
     let gateway: Gateway
-    let store: HeraldStore
+    let store: TestStores
     let address: SocketAddress
     let appKey: String
     let events: NIOLockedValueBox<[String]>
@@ -25,11 +25,11 @@ struct GatewayTest: Sendable {
             let events = NIOLockedValueBox<[String]>([])
             let gateway = Gateway(
                 configuration: configuration,
-                store: store,
+                store: store.gateway,
                 onDeviceEvent: { device, payload in events.withLockedValue { $0.append("\(device.registrationID):\(String(buffer: payload))") } },
                 logger: TestDatabase.logger
             )
-            let app = try await store.createApp(name: "Gateway Test")
+            let app = try await store.api.createApp(name: "Gateway Test")
             let group = ServiceGroup(services: [gateway], logger: TestDatabase.logger)
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
@@ -53,20 +53,20 @@ struct GatewayTest: Sendable {
     }
 
     /// Registers a device; returns its gateway identity and secret.
-    func device(platform: Platform = .android) async throws -> (device: GatewayDevice, secret: String) {
-        let registered = try await store.registerDevice(appKey: appKey, DeviceRegistration(platform: platform))
-        let device = try await store.gatewayDevice(registrationID: registered.registrationID)!
+    func device(platform: Platform = .android) async throws -> (device: DeviceIdentity, secret: String) {
+        let registered = try await store.api.registerDevice(appKey: appKey, DeviceRegistration(platform: platform))
+        let device = try await store.gateway.device(registrationID: registered.registrationID)!
         return (device, registered.deviceSecret)
     }
 
     /// A connected, authenticated client for a new device.
-    func connectedDevice(keepAlive: UInt16 = 60) async throws -> (device: GatewayDevice, secret: String, client: TestMQTTClient) {
+    func connectedDevice(keepAlive: UInt16 = 60) async throws -> (device: DeviceIdentity, secret: String, client: TestMQTTClient) {
         let (device, secret) = try await self.device()
         let client = try await connect(device, secret: secret, keepAlive: keepAlive)
         return (device, secret, client)
     }
 
-    func connect(_ device: GatewayDevice, secret: String, keepAlive: UInt16 = 60) async throws -> TestMQTTClient {
+    func connect(_ device: DeviceIdentity, secret: String, keepAlive: UInt16 = 60) async throws -> TestMQTTClient {
         let (client, code) = try await TestMQTTClient.connect(
             to: address,
             clientID: device.registrationID,

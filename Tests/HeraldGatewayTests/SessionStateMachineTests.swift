@@ -145,7 +145,7 @@ import Testing
     @Test func aDeviceThatNeverAcknowledgesHoldsAWindowAndABoundedQueue() throws {
         var machine = MQTTSessionStateMachine(maxInFlight: 8, maxQueued: 20)
         _ = machine.packetReceived(.connect(.init(clientID: "rid", username: "app", password: ByteBuffer(string: "secret"))))
-        _ = machine.authenticated(.accepted(GatewayDevice(deviceID: 1, appID: 1, registrationID: "rid")))
+        _ = machine.authenticated(.accepted(DeviceIdentity(deviceID: 1, appID: 1, registrationID: "rid")))
         _ = machine.replayLoaded([], through: 0, complete: true)
         var sent: [(packetID: UInt16, seq: Int64)] = []
         for seq in 1...10_000 {
@@ -175,14 +175,14 @@ import Testing
     private static func connectedMachine() throws -> MQTTSessionStateMachine {
         var machine = MQTTSessionStateMachine(maxInFlight: 8, maxQueued: 100)
         _ = machine.packetReceived(.connect(.init(clientID: "rid", username: "app", password: ByteBuffer(string: "secret"))))
-        _ = machine.authenticated(.accepted(GatewayDevice(deviceID: 1, appID: 1, registrationID: "rid")))
+        _ = machine.authenticated(.accepted(DeviceIdentity(deviceID: 1, appID: 1, registrationID: "rid")))
         return machine
     }
 
     private static func activeMachine(through: Int64) throws -> MQTTSessionStateMachine {
         var machine = MQTTSessionStateMachine(maxInFlight: 8, maxQueued: 100)
         _ = machine.packetReceived(.connect(.init(clientID: "rid", username: "app", password: ByteBuffer(string: "secret"))))
-        _ = machine.authenticated(.accepted(GatewayDevice(deviceID: 1, appID: 1, registrationID: "rid")))
+        _ = machine.authenticated(.accepted(DeviceIdentity(deviceID: 1, appID: 1, registrationID: "rid")))
         _ = machine.replayLoaded([], through: through, complete: true)
         return machine
     }

@@ -9,30 +9,30 @@ import Testing
 @Suite struct InboxTests {
     @Test func messagesStoredTogetherTakeEachDevicesNextSeqsInOrder() async throws {
         try await TestDatabase.withStore { store in
-            let app = try await store.createApp(name: "Inbox")
+            let app = try await store.api.createApp(name: "Inbox")
             var ids: [Int64] = []
             for _ in 0..<3 {
-                let registered = try await store.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
-                ids.append(try #require(try await store.gatewayDevice(registrationID: registered.registrationID)).deviceID)
+                let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+                ids.append(try #require(try await store.gateway.device(registrationID: registered.registrationID)).deviceID)
             }
             // Device 0 already holds one message.
-            _ = try await store.enqueue(deviceID: ids[0], messageID: "before", payload: Array("before".utf8), expiresAt: .distantFuture)
+            _ = try await store.gateway.enqueue(deviceID: ids[0], messageID: "before", payload: Array("before".utf8), expiresAt: .distantFuture)
             func broadcast(_ name: String, _ devices: [Int64]) -> InboxBroadcast {
                 InboxBroadcast(deviceIDs: devices, messageID: name, payload: Array(name.utf8), expiresAt: .distantFuture)
             }
-            let seqs = try await store.enqueue([
+            let seqs = try await store.gateway.enqueue([
                 broadcast("a", [ids[0], ids[1]]),
                 broadcast("b", [ids[1], ids[2], ids[1]]),  // a device named twice gets one copy
                 broadcast("none", []),
                 broadcast("c", [ids[2], ids[0], 999_999]),  // no such device: no copy
             ])
             #expect(seqs == [[ids[0]: 2, ids[1]: 1], [ids[1]: 2, ids[2]: 1], [:], [ids[2]: 2, ids[0]: 3]])
-            let inbox = try await store.pendingMessages(deviceID: ids[0])
+            let inbox = try await store.gateway.pendingMessages(deviceID: ids[0])
             #expect(inbox.map(\.seq) == [1, 2, 3])
             #expect(inbox.map(\.messageID) == ["before", "a", "c"])
             #expect(inbox.map { String(decoding: $0.payload, as: UTF8.self) } == ["before", "a", "c"])
-            #expect(try await store.pendingMessages(deviceID: ids[1]).map(\.messageID) == ["a", "b"])
-            #expect(try await store.pendingMessages(deviceID: ids[2]).map(\.messageID) == ["b", "c"])
+            #expect(try await store.gateway.pendingMessages(deviceID: ids[1]).map(\.messageID) == ["a", "b"])
+            #expect(try await store.gateway.pendingMessages(deviceID: ids[2]).map(\.messageID) == ["b", "c"])
         }
     }
 
@@ -41,30 +41,30 @@ import Testing
     /// are marked sent, and acknowledged ones are not read.
     @Test func theInboxIsReadInPagesAfterAPositionAndMarksWhatWasSent() async throws {
         try await TestDatabase.withStore { store in
-            let app = try await store.createApp(name: "Pages")
-            let registered = try await store.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
-            let device = try #require(try await store.gatewayDevice(registrationID: registered.registrationID)).deviceID
-            _ = try await store.enqueue(
+            let app = try await store.api.createApp(name: "Pages")
+            let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let device = try #require(try await store.gateway.device(registrationID: registered.registrationID)).deviceID
+            _ = try await store.gateway.enqueue(
                 (1...5).map { InboxBroadcast(deviceIDs: [device], messageID: "m\($0)", payload: [], expiresAt: .distantFuture) }
             )
-            try await store.acknowledge([device: 1], sent: [device: 3])
-            let first = try await store.pendingInbox(deviceID: device, after: 0, limit: 2)
+            try await store.gateway.acknowledge([device: 1], sent: [device: 3])
+            let first = try await store.gateway.pendingInbox(deviceID: device, after: 0, limit: 2)
             #expect(first.messages.map(\.seq) == [2, 3])
             #expect(first.messages.map(\.wasSent) == [true, true])
             #expect(first.through == 3)
             #expect(!first.isComplete)
-            let second = try await store.pendingInbox(deviceID: device, after: first.through, limit: 2)
+            let second = try await store.gateway.pendingInbox(deviceID: device, after: first.through, limit: 2)
             #expect(second.messages.map(\.seq) == [4, 5])
             #expect(second.messages.map(\.wasSent) == [false, false])
             #expect(!second.isComplete)
-            let last = try await store.pendingInbox(deviceID: device, after: second.through, limit: 2)
+            let last = try await store.gateway.pendingInbox(deviceID: device, after: second.through, limit: 2)
             #expect(last.messages.isEmpty)
             #expect(last.through == 5)
             #expect(last.isComplete)
             // Neither position moves back.
-            try await store.acknowledge([device: 0], sent: [device: 2])
-            #expect(try await store.acknowledgedSeq(deviceID: device) == 1)
-            #expect(try await store.sentSeq(deviceID: device) == 3)
+            try await store.gateway.acknowledge([device: 0], sent: [device: 2])
+            #expect(try await store.gateway.acknowledgedSeq(deviceID: device) == 1)
+            #expect(try await store.gateway.sentSeq(deviceID: device) == 3)
         }
     }
 }

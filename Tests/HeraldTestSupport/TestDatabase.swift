@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldStore
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
 /// The PostgreSQL the tests run against: a throwaway embedded cluster started once per
@@ -64,11 +65,42 @@ public enum TestDatabase {
         }
     }
 
-    /// Runs `body` with a store on a new, migrated database; the client runs for the duration.
-    public static func withStore<Result: Sendable>(_ body: @Sendable (HeraldStore) async throws -> Result) async throws -> Result {
+    /// Runs `body` with the store of a node on a new, migrated database: its facades over
+    /// the two pools, as a node wires them, and a client of the test's own for looking at
+    /// the tables. The pools run for the duration.
+    public static func withStore<Result: Sendable>(_ body: @Sendable (TestStores) async throws -> Result) async throws -> Result {
         try await withDatabase { url in
-            try await withClient(url) { client in
-                try await body(HeraldStore(client: client, sealer: sealer, logger: logger))
+            try await withStores(url, body)
+        }
+    }
+
+    /// A node's store on `url`, as a node wires it, with nothing running yet: its facades,
+    /// and its two pools, services for the caller to run (with the application, say).
+    public static func makeStores(
+        _ url: DatabaseURL,
+        maximumConnections: Int = 4,
+        connectTimeout: Duration = .seconds(30)
+    ) -> (stores: HeraldStores, pools: [any Service]) {
+        let durable = DurablePool(url: url, maximumConnections: maximumConnections, connectTimeout: connectTimeout, logger: poolLogger)
+        let delivery = DeliveryPool(url: url, maximumConnections: maximumConnections, connectTimeout: connectTimeout, logger: poolLogger)
+        return (HeraldStores(durable: durable, delivery: delivery, sealer: sealer, logger: logger), [durable, delivery])
+    }
+
+    /// Runs `body` with the store of a node on `url` (see ``withStore(_:)``).
+    public static func withStores<Result: Sendable>(
+        _ url: DatabaseURL,
+        maximumConnections: Int = 4,
+        _ body: @Sendable (TestStores) async throws -> Result
+    ) async throws -> Result {
+        let durable = DurablePool(url: url, maximumConnections: maximumConnections, connectTimeout: .seconds(30), logger: poolLogger)
+        let delivery = DeliveryPool(url: url, maximumConnections: maximumConnections, connectTimeout: .seconds(30), logger: poolLogger)
+        let stores = HeraldStores(durable: durable, delivery: delivery, sealer: sealer, logger: logger)
+        return try await withClient(url) { client in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await durable.run() }
+                group.addTask { await delivery.run() }
+                defer { group.cancelAll() }
+                return try await body(TestStores(api: stores.api, center: stores.center, gateway: stores.gateway, sql: client))
             }
         }
     }
@@ -150,5 +182,21 @@ enum ClusterCleanup {
             cluster.stopImmediately()
             try? FileManager.default.removeItem(atPath: directory)
         }
+    }
+}
+
+/// A node's store for a test: each consumer's facade, and `sql`, a client of the test's own
+/// for reading and arranging the tables directly.
+public struct TestStores: Sendable {
+    public let api: APIStore
+    public let center: CenterStore
+    public let gateway: GatewayStore
+    public let sql: PostgresClient
+
+    public init(api: APIStore, center: CenterStore, gateway: GatewayStore, sql: PostgresClient) {
+        self.api = api
+        self.center = center
+        self.gateway = gateway
+        self.sql = sql
     }
 }

@@ -6,7 +6,7 @@ import Logging
 
 /// `/admin/v1`: apps and their APNs credentials, behind the admin token.
 struct AdminRoutes {
-    let store: HeraldStore
+    let store: APIStore
     let auth: Authentication
     let body: JSONBody
     let apnsDestination: APNsDestination

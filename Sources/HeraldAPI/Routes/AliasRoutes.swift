@@ -4,7 +4,7 @@ import Hummingbird
 
 /// `/v3/aliases/{alias}`: which devices carry an alias, and clearing it.
 struct AliasRoutes {
-    let store: HeraldStore
+    let store: APIStore
     let auth: Authentication
 
     func register(on routes: inout RouteRegistrar) {

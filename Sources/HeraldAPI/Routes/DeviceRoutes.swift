@@ -6,7 +6,7 @@ import Logging
 
 /// `/v3/devices`: registration by the SDK, and the device API operators know from JPush.
 struct DeviceRoutes {
-    let store: HeraldStore
+    let store: APIStore
     let auth: Authentication
     let body: JSONBody
 

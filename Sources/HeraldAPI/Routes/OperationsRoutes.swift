@@ -7,7 +7,7 @@ import Prometheus
 
 /// Liveness, readiness, metrics and the API description.
 struct OperationsRoutes {
-    let store: HeraldStore
+    let store: APIStore
     let registry: PrometheusCollectorRegistry
 
     func register(on routes: inout RouteRegistrar) {

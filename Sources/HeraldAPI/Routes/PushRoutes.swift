@@ -5,7 +5,7 @@ import Hummingbird
 
 /// `/v3/push`: send, validate and recall pushes.
 struct PushRoutes {
-    let store: HeraldStore
+    let store: APIStore
     let acceptor: PushAcceptor
     let auth: Authentication
     let body: JSONBody
@@ -27,7 +27,7 @@ struct PushRoutes {
         if let cid = push.cid, let earlier = try await store.acceptedPush(appID: app.id, cid: cid) {
             return PushResponse(msgID: earlier.msgID, cid: earlier.cid)
         }
-        if !PushAcceptor.checksAudience(of: push), try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) == 0 {
+        if !push.path.checksAudienceWhenStored, try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) == 0 {
             throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent")
         }
         let accepted = try await acceptor.accept(input, push: push, appID: app.id)

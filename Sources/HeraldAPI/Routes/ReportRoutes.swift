@@ -5,7 +5,7 @@ import Hummingbird
 
 /// `/v3/report`: what became of sent messages.
 struct ReportRoutes {
-    let store: HeraldStore
+    let store: APIStore
     let auth: Authentication
     let body: JSONBody
 

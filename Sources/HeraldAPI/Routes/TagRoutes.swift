@@ -4,7 +4,7 @@ import Hummingbird
 
 /// `/v3/tags`: an app's tags and their devices, in bulk.
 struct TagRoutes {
-    let store: HeraldStore
+    let store: APIStore
     let auth: Authentication
     let body: JSONBody
 

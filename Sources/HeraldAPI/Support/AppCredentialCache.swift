@@ -27,7 +27,7 @@ final class AppCredentialCache: Sendable {
     /// header when they aren't cached (and throws when they aren't Basic credentials).
     func app(
         authorization: String,
-        store: HeraldStore,
+        store: APIStore,
         credentials: (String) throws -> (appKey: String, masterSecret: String)
     ) async throws -> AppRecord? {
         let key = SecretHash.digest(authorization)

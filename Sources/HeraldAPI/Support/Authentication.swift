@@ -6,7 +6,7 @@ import Hummingbird
 
 /// Reads the credentials of a request.
 struct Authentication: Sendable {
-    let store: HeraldStore
+    let store: APIStore
     let adminToken: String
     let apps = AppCredentialCache()
 

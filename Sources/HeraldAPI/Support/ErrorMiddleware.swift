@@ -4,7 +4,6 @@ import HeraldStore
 import Hummingbird
 import Logging
 import NIOHTTP1
-import PostgresNIO
 
 /// Turns every error into Herald's JSON error shape with a stable code.
 ///

@@ -46,3 +46,17 @@ extension FanOutTarget {
         )
     }
 }
+
+/// A push job to fan out: the job, its message, and what its copies store in the inboxes
+/// (nil for a message that is not stored: time to live 0).
+public struct FanOutWork: Sendable {
+    public var job: PushJob
+    public var message: MessageRecord
+    public var payload: [UInt8]?
+
+    public init(job: PushJob, message: MessageRecord, payload: [UInt8]?) {
+        self.job = job
+        self.message = message
+        self.payload = payload
+    }
+}

@@ -22,31 +22,7 @@ public struct InboxMessage: Sendable, Hashable {
     }
 }
 
-/// A device as the gateway knows it once it has authenticated.
-public struct GatewayDevice: Sendable, Hashable {
-    public var deviceID: Int64
-    public var appID: Int64
-    public var registrationID: String
-
-    public init(deviceID: Int64, appID: Int64, registrationID: String) {
-        self.deviceID = deviceID
-        self.appID = appID
-        self.registrationID = registrationID
-    }
-}
-
-/// Why a device's CONNECT was refused. The gateway answers every case alike (MQTT "bad
-/// user name or password"), so a stranger can't tell which registration ids exist.
-public enum GatewayAuthFailure: Error, Sendable, Hashable {
-    /// No such device.
-    case unknownDevice
-    /// Wrong secret.
-    case badCredentials
-    /// The device belongs to another app.
-    case notAuthorised
-}
-
-/// One message for the inboxes of many devices (see ``HeraldStore/enqueue(_:)``).
+/// One message for the inboxes of many devices (see ``GatewayStore/enqueue(_:)``).
 public struct InboxBroadcast: Sendable, Hashable {
     public var deviceIDs: [Int64]
     public var messageID: String

@@ -2,10 +2,11 @@ import Foundation
 import HeraldCore
 
 /// A push on its way into the store: validated, its message id chosen, waiting for the
-/// group commit that makes it durable. A class: it is handed through the group commit and
-/// into the statement's columns, and a struct this size was copied field by field each time.
-final class PendingPush: Sendable {
-    let msgID: String
+/// group commit that makes it durable (``APIStore/acceptPushes(_:fanningOutTo:)``). A
+/// class: it is handed through the group commit and into the statement's columns, and a
+/// struct this size was copied field by field each time.
+public final class PendingPush: Sendable {
+    public let msgID: String
     let appID: Int64
     /// The request as stored (`messages.request`).
     let json: String
@@ -17,14 +18,18 @@ final class PendingPush: Sendable {
     /// the statement that stores it. Nil when the caller checked the audience already.
     let registrationIDs: [String]?
     let aliases: [String]?
-    let push: Push
-    /// Fanned out in the statement that accepts it (see ``LocalFanOut``).
-    let fansOut: Bool
+    public let push: Push
+    /// How it travels, decided once (``PushPath``).
+    public let path: PushPath
+    /// Fanned out in the statement that accepts it (see ``FannedOutPushSink``).
+    public let fansOut: Bool
     /// What goes into the inboxes when it is fanned out at acceptance and stored (a time
     /// to live above 0).
     let devicePayload: [UInt8]?
 
-    init(_ request: PushRequest, push: Push, appID: Int64, now: Date, local: LocalFanOut? = nil) {
+    /// - Parameter fansOutHere: whether a center in this process takes the pushes fanned
+    ///   out at acceptance.
+    public init(_ request: PushRequest, push: Push, appID: Int64, now: Date, fansOutHere: Bool) {
         msgID = Identifiers.newMessageID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
         self.appID = appID
         json = String(decoding: request.storedJSON, as: UTF8.self)
@@ -32,11 +37,12 @@ final class PendingPush: Sendable {
         timeToLive = Int32(clamping: push.timeToLive)
         expiresAt = now.addingTimeInterval(TimeInterval(push.timeToLive))
         createdAt = now
-        let explicit = HeraldStore.fansOutExplicitly(push)
-        registrationIDs = explicit ? push.audience.registrationIDs : nil
-        aliases = explicit ? push.audience.aliases : nil
+        let path = push.path
+        registrationIDs = path.fansOutExplicitly ? push.audience.registrationIDs : nil
+        aliases = path.fansOutExplicitly ? push.audience.aliases : nil
         self.push = push
-        let fansOut = local?.fansOutAtAcceptance(push) ?? false
+        self.path = path
+        let fansOut = fansOutHere && path.fansOutAtAcceptance
         self.fansOut = fansOut
         devicePayload = fansOut && push.timeToLive > 0 ? PushRendering.devicePayload(push, messageID: msgID) : nil
     }
@@ -64,9 +70,10 @@ extension PendingPush {
     }
 }
 
-/// What one group commit of pushes stored (``HeraldStore/acceptPushes(_:local:)``).
-struct AcceptedPushes {
-    var stored: Set<String> = []
+/// What one group commit of pushes stored (``APIStore/acceptPushes(_:fanningOutTo:)``).
+public struct AcceptedPushes: Sendable {
+    /// The msg ids stored (a push whose explicit audience matched no device is not).
+    public var stored: Set<String> = []
     /// The pushes fanned out at acceptance, in the order they were given.
-    var fannedOut: [FannedOutPush] = []
+    public var fannedOut: [FannedOutPush] = []
 }

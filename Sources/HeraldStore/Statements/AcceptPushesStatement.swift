@@ -3,7 +3,7 @@ import HeraldCore
 import NIOCore
 import PostgresNIO
 
-/// The statement of ``HeraldStore/acceptPushes(_:local:)``, prepared once per connection:
+/// The statement of ``APIStore/acceptPushes(_:fanningOutTo:)``, prepared once per connection:
 /// it is the hottest statement of the push path, and planning it took longer than running
 /// it for a group commit of a few pushes. Its plan reaches every table through an index
 /// (devices by app and registration id or alias, or by id); PostgreSQL plans it again when

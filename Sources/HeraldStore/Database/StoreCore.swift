@@ -2,38 +2,26 @@ import HeraldCore
 import Logging
 import PostgresNIO
 
-/// Herald's data in PostgreSQL: apps, devices, aliases and tags.
-///
-/// Every operation is scoped to one app id, so one app can never read or change another's
-/// devices. Domain failures (limits, unknown ids) are thrown as ``HeraldError`` and roll
-/// the transaction back: a request either applies whole or not at all.
-public struct HeraldStore: Sendable {
-    public private(set) var client: PostgresClient
+/// What the store's facades (``APIStore``, ``CenterStore``, ``GatewayStore``) share: the
+/// pool each uses, the sealer of APNs credentials, this node's cache of pushes it accepted,
+/// and the logger.
+struct StoreCore: Sendable {
+    let client: PostgresClient
     let sealer: CredentialSealer
-    let logger: Logger
-    /// Shared by every copy of this store: the API remembers what it accepted, the
-    /// center in the same process reads it back without decoding.
     let recentPushes: RecentPushes
+    let logger: Logger
+}
 
-    public init(client: PostgresClient, sealer: CredentialSealer, logger: Logger) {
-        self.client = client
-        self.sealer = sealer
-        self.logger = logger
-        self.recentPushes = RecentPushes()
-    }
+/// A facade of the store over one pool: transactions, deadlock retries, SQLSTATEs.
+protocol StoreFacade: Sendable {
+    var core: StoreCore { get }
+}
 
-    /// The same store over another pool (one with other session settings), sharing what
-    /// this process remembers.
-    public func using(_ client: PostgresClient) -> HeraldStore {
-        var store = self
-        store.client = client
-        return store
-    }
-
-    /// Whether the database answers a trivial query.
-    public func ping() async throws {
-        try await client.query("SELECT 1", logger: logger)
-    }
+extension StoreFacade {
+    var client: PostgresClient { core.client }
+    var logger: Logger { core.logger }
+    var sealer: CredentialSealer { core.sealer }
+    var recentPushes: RecentPushes { core.recentPushes }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws,
     /// rethrowing its error as is (a ``HeraldError`` stays a ``HeraldError``).
@@ -49,6 +37,21 @@ public struct HeraldStore: Sendable {
             }
             try await connection.query("COMMIT", logger: logger)
             return result
+        }
+    }
+
+    /// Runs `body` again when PostgreSQL broke a deadlock (or a serialization conflict) by
+    /// aborting it.
+    @discardableResult
+    func retryingDeadlocks<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await body()
+            } catch  where ["40P01", "40001"].contains(Self.sqlState(error)) && attempt < 5 {
+                try await Task.sleep(for: .milliseconds(10 * attempt))
+            }
         }
     }
 

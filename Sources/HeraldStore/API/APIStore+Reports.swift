@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension HeraldStore {
+extension APIStore {
     /// Delivery reports of the app's messages, in the order asked; unknown ids are left out.
     public func reports(appID: Int64, msgIDs: [String]) async throws -> [MessageReport] {
         let rows = try await client.query(

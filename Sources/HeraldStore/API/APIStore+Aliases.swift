@@ -1,7 +1,7 @@
 import HeraldCore
 import PostgresNIO
 
-extension HeraldStore {
+extension APIStore {
     /// Registration ids of the app's devices with this alias.
     public func devices(appID: Int64, alias: String) async throws -> [String] {
         let rows = try await client.query(

@@ -2,10 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension HeraldStore {
-    /// The channel workers LISTEN on; a committed job NOTIFYs it.
-    public static let jobsChannel = "herald_jobs"
-
+extension APIStore {
     /// How long a cid is remembered.
     public static let cidWindow: TimeInterval = 24 * 3600
 
@@ -72,27 +69,27 @@ extension HeraldStore {
     /// A push to explicit registration ids or aliases is stored only if one of them names
     /// a device of its app; the others were checked by the caller.
     ///
-    /// A push marked to fan out at acceptance (``LocalFanOut``) is fanned out in the same
-    /// statement, as ``fanOutExplicit(_:)`` fans out a claimed job: every stored copy gets
-    /// the next number of its device's inbox (devices locked in id order, several copies
-    /// for one device numbered in the order of the pushes), inbox and delivery rows are
-    /// written, and its job is stored leased to `local.node` with its cursor past the end.
-    /// No NOTIFY is sent for those: no other worker may take them while the lease holds.
+    /// A push marked to fan out at acceptance (``FannedOutPushSink``) is fanned out in the
+    /// same statement, as ``CenterStore/fanOutExplicit(_:)`` fans out a claimed job: its
+    /// copies are numbered and stored (``InboxCopies``; several copies for one device in
+    /// the order of the pushes), delivery rows are written, and its job is stored leased to
+    /// `sink.node` with its cursor past the end. No NOTIFY is sent for those: no other
+    /// worker may take them while the lease holds. The caller hands them to the sink.
     ///
     /// Returns the message ids stored and the pushes fanned out; when it throws, nothing
     /// was stored.
-    func acceptPushes(_ pushes: [PendingPush], local: LocalFanOut? = nil) async throws -> AcceptedPushes {
+    public func acceptPushes(_ pushes: [PendingPush], fanningOutTo sink: (any FannedOutPushSink)? = nil) async throws -> AcceptedPushes {
         guard !pushes.isEmpty else { return AcceptedPushes() }
         var wanted = ExplicitAudienceRows()
         for (index, push) in pushes.enumerated() {
             wanted.append(key: Int64(index + 1), registrationIDs: push.registrationIDs, aliases: push.aliases)
         }
         let checked = pushes.map { $0.registrationIDs == nil && $0.aliases == nil }
-        let fansOut = pushes.map { $0.fansOut && local != nil }
+        let fansOut = pushes.map { $0.fansOut && sink != nil }
         let inboxed = pushes.map { $0.devicePayload != nil }
         let payloads = pushes.map { ByteBuffer(bytes: $0.devicePayload ?? []) }
-        let lease = (local?.lease ?? .zero).intervalSeconds
-        let node = local?.node ?? ""
+        let lease = (sink?.lease ?? .zero).intervalSeconds
+        let node = sink?.node ?? ""
         return try await retryingDeadlocks {
             // The rows are read to the end: an error raised while the statement executes
             // (after its row description) arrives with them, not from query().
@@ -184,45 +181,5 @@ extension HeraldStore {
         )
         for try await count in rows.decode(Int64.self) { return Int(count) }
         return 0
-    }
-}
-
-extension PostgresQuery.StringInterpolation {
-    /// The audience as a condition on `devices d`: every filter given must hold (AND);
-    /// `tag` matches any of its tags, `tag_and` all, `tag_not` none.
-    /// `after`: only devices with a greater id are wanted (a fan-out's cursor); the tag
-    /// lookup starts there in the tag index instead of reading the tag from its start.
-    mutating func appendInterpolation(audienceFilter audience: ValidatedAudience, appID: Int64, after cursor: Int64 = 0) {
-        appendLiteral("(")
-        appendInterpolation(audience.registrationIDs)
-        appendLiteral("::text[] IS NULL OR d.registration_id = ANY(")
-        appendInterpolation(audience.registrationIDs)
-        appendLiteral("::text[])) AND (")
-        appendInterpolation(audience.aliases)
-        appendLiteral("::text[] IS NULL OR d.alias = ANY(")
-        appendInterpolation(audience.aliases)
-        appendLiteral("::text[])) AND (")
-        appendInterpolation(audience.tags)
-        appendLiteral("::text[] IS NULL OR d.id IN (SELECT t.device_id FROM device_tags t WHERE t.app_id = ")
-        appendInterpolation(appID)
-        appendLiteral(" AND t.device_id > ")
-        appendInterpolation(cursor)
-        appendLiteral(" AND t.tag = ANY(")
-        appendInterpolation(audience.tags)
-        appendLiteral("::text[]))) AND (")
-        appendInterpolation(audience.tagsAnd)
-        appendLiteral("::text[] IS NULL OR (SELECT count(*) FROM device_tags t WHERE t.app_id = ")
-        appendInterpolation(appID)
-        appendLiteral(" AND t.device_id = d.id AND t.tag = ANY(")
-        appendInterpolation(audience.tagsAnd)
-        appendLiteral("::text[])) = cardinality(")
-        appendInterpolation(audience.tagsAnd)
-        appendLiteral("::text[])) AND (")
-        appendInterpolation(audience.tagsNot)
-        appendLiteral("::text[] IS NULL OR NOT EXISTS (SELECT 1 FROM device_tags t WHERE t.app_id = ")
-        appendInterpolation(appID)
-        appendLiteral(" AND t.device_id = d.id AND t.tag = ANY(")
-        appendInterpolation(audience.tagsNot)
-        appendLiteral("::text[])))")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldStore
 import HeraldTestSupport
@@ -10,8 +11,8 @@ import Testing
 @Suite struct PushAcceptorTests {
     @Test func concurrentPushesAreAllCommittedWithTheirJobs() async throws {
         try await withStore { store in
-            let app = try await store.createApp(name: "Group")
-            let acceptor = PushAcceptor(store: store, maxBatch: 16, maxConcurrentCommits: 1)
+            let app = try await store.api.createApp(name: "Group")
+            let acceptor = PushAcceptor(store: store.api, maxBatch: 16, maxConcurrentCommits: 1)
             let accepted = try await withThrowingTaskGroup(of: AcceptedPush.self) { group in
                 for index in 0..<200 {
                     group.addTask {
@@ -22,7 +23,7 @@ import Testing
                 return try await group.reduce(into: [AcceptedPush]()) { $0.append($1) }
             }
             #expect(Set(accepted.map(\.msgID)).count == 200)
-            let rows = try await store.client.query(
+            let rows = try await store.sql.query(
                 """
                 SELECT count(*), count(DISTINCT m.request->'message'->>'msg_content'), count(j.id)
                 FROM messages m LEFT JOIN push_jobs j ON j.message_id = m.id AND j.kind = 'push'
@@ -40,10 +41,10 @@ import Testing
 
     @Test func aPushThatCannotBeStoredFailsAloneWithoutItsBatch() async throws {
         try await withStore { store in
-            let app = try await store.createApp(name: "Group")
+            let app = try await store.api.createApp(name: "Group")
             // A trigger that refuses one content stands in for whatever can fail a single
             // push's insert: it fails whichever batch the push lands in.
-            try await store.client.query(
+            try await store.sql.query(
                 """
                 CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
@@ -54,11 +55,11 @@ import Testing
                 """,
                 logger: TestDatabase.logger
             )
-            try await store.client.query(
+            try await store.sql.query(
                 "CREATE TRIGGER refuse_poison BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse_poison()",
                 logger: TestDatabase.logger
             )
-            let acceptor = PushAcceptor(store: store, maxBatch: 64, maxConcurrentCommits: 1)
+            let acceptor = PushAcceptor(store: store.api, maxBatch: 64, maxConcurrentCommits: 1)
             let results = await withTaskGroup(of: (Bool, Result<AcceptedPush, any Error>).self) { group in
                 for index in 0..<100 {
                     let valid = index % 5 != 0
@@ -85,16 +86,16 @@ import Testing
                 }
             }
             #expect(stored.count == 80)
-            let rows = try await store.client.query("SELECT count(*) FROM messages", logger: TestDatabase.logger)
+            let rows = try await store.sql.query("SELECT count(*) FROM messages", logger: TestDatabase.logger)
             for try await count in rows.decode(Int64.self) { #expect(count == 80) }
         }
     }
 
     @Test func aPushForAnAppDeletedMeanwhileStoresNothing() async throws {
         try await withStore { store in
-            let app = try await store.createApp(name: "Gone")
-            let acceptor = PushAcceptor(store: store)
-            #expect(try await store.deleteApp(appKey: app.app.appKey))
+            let app = try await store.api.createApp(name: "Gone")
+            let acceptor = PushAcceptor(store: store.api)
+            #expect(try await store.api.deleteApp(appKey: app.app.appKey))
             // Both paths: the group commit, and a push with a cid alone in its transaction.
             for json in [#"{"audience":"all","message":{"msg_content":"x"}}"#, #"{"audience":"all","message":{"msg_content":"x"},"cid":"c"}"#] {
                 let request = try Self.request(json)
@@ -103,7 +104,7 @@ import Testing
                 }
             }
             for table in ["messages", "push_jobs"] {
-                let rows = try await store.client.query("SELECT count(*) FROM \(unescaped: table)", logger: TestDatabase.logger)
+                let rows = try await store.sql.query("SELECT count(*) FROM \(unescaped: table)", logger: TestDatabase.logger)
                 for try await count in rows.decode(Int64.self) { #expect(count == 0, "\(table)") }
             }
         }
@@ -111,9 +112,9 @@ import Testing
 
     @Test func anExplicitAudienceIsCheckedInTheStatementThatStoresIt() async throws {
         try await withStore { store in
-            let app = try await store.createApp(name: "Group")
-            let device = try await store.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
-            let acceptor = PushAcceptor(store: store, maxBatch: 64, maxConcurrentCommits: 1)
+            let app = try await store.api.createApp(name: "Group")
+            let device = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let acceptor = PushAcceptor(store: store.api, maxBatch: 64, maxConcurrentCommits: 1)
             let results = await withTaskGroup(of: (Bool, Result<AcceptedPush, any Error>).self) { group in
                 for index in 0..<60 {
                     let reaches = index % 3 != 0
@@ -137,7 +138,7 @@ import Testing
                     #expect((error as? HeraldError)?.code == .noAudienceMatch)
                 }
             }
-            let rows = try await store.client.query("SELECT count(*) FROM messages", logger: TestDatabase.logger)
+            let rows = try await store.sql.query("SELECT count(*) FROM messages", logger: TestDatabase.logger)
             for try await count in rows.decode(Int64.self) { #expect(count == 40) }
         }
     }
@@ -146,15 +147,15 @@ import Testing
         // JSON allows "\u0000" in a string; PostgreSQL's jsonb refuses it (and text can't
         // hold it), so the request is stored as json, kept as written.
         try await withStore { store in
-            let app = try await store.createApp(name: "Group")
-            let acceptor = PushAcceptor(store: store)
+            let app = try await store.api.createApp(name: "Group")
+            let acceptor = PushAcceptor(store: store.api)
             let batched = try Self.request(#"{"audience":"all","message":{"msg_content":"a\u0000b","extras":{"k\u0000":"v\u0000"}}}"#)
             let alone = try Self.request(#"{"audience":"all","notification":{"alert":"x\u0000y"},"cid":"nul"}"#)
             var stored: [String] = []
             for request in [batched, alone] {
                 stored.append(try await acceptor.accept(request, push: try request.validated(), appID: app.app.id).msgID)
             }
-            let rows = try await store.client.query(
+            let rows = try await store.sql.query(
                 "SELECT request::text FROM messages WHERE msg_id = ANY(\(stored)) ORDER BY id",
                 logger: TestDatabase.logger
             )
@@ -170,8 +171,8 @@ import Testing
 
     @Test func pushesWithACidStillDeduplicate() async throws {
         try await withStore { store in
-            let app = try await store.createApp(name: "Group")
-            let acceptor = PushAcceptor(store: store)
+            let app = try await store.api.createApp(name: "Group")
+            let acceptor = PushAcceptor(store: store.api)
             let request = try Self.request(#"{"audience":"all","message":{"msg_content":"once"},"cid":"order-1"}"#)
             let first = try await acceptor.accept(request, push: try request.validated(), appID: app.app.id)
             let again = try await acceptor.accept(request, push: try request.validated(), appID: app.app.id)
@@ -184,7 +185,7 @@ import Testing
         try JSONDecoder().decode(PushRequest.self, from: Data(json.utf8))
     }
 
-    private func withStore(_ body: @Sendable @escaping (HeraldStore) async throws -> Void) async throws {
+    private func withStore(_ body: @Sendable @escaping (TestStores) async throws -> Void) async throws {
         try await TestDatabase.withStore(body)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension HeraldStore {
+extension CenterStore {
     /// Extends a job's lease; false when another worker took it over.
     public func renewLease(jobID: Int64, node: String, lease: Duration) async throws -> Bool {
         try await renewLeases(jobIDs: [jobID], node: node, lease: lease) > 0
@@ -54,7 +54,7 @@ extension HeraldStore {
     /// all of them; see ``fanOutBatch(job:message:payload:limit:node:lease:)``). Returns
     /// each job's batch by job id, nil for a job whose message was recalled or replaced.
     public func fanOutFirstBatches(
-        _ jobs: [(job: PushJob, message: MessageRecord, payload: [UInt8]?)],
+        _ jobs: [FanOutWork],
         limit: Int,
         node: String,
         lease: Duration
@@ -63,11 +63,11 @@ extension HeraldStore {
         return try await retryingDeadlocks {
             try await transaction { connection in
                 var batches: [Int64: [FanOutTarget]?] = [:]
-                for (job, message, payload) in jobs {
-                    batches[job.id] = try await fanOutBatch(
-                        job: job,
-                        message: message,
-                        payload: payload,
+                for work in jobs {
+                    batches[work.job.id] = try await fanOutBatch(
+                        job: work.job,
+                        message: work.message,
+                        payload: work.payload,
                         limit: limit,
                         node: node,
                         lease: lease,
@@ -202,19 +202,5 @@ extension HeraldStore {
             if let target = try FanOutTarget(row.makeRandomAccess(), at: 0) { targets.append(target) }
         }
         return targets
-    }
-
-    /// Runs `body` again when PostgreSQL broke a deadlock by aborting it.
-    @discardableResult
-    func retryingDeadlocks<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try await body()
-            } catch  where ["40P01", "40001"].contains(Self.sqlState(error)) && attempt < 5 {
-                try await Task.sleep(for: .milliseconds(10 * attempt))
-            }
-        }
     }
 }

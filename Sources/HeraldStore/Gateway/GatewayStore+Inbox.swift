@@ -2,14 +2,14 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension HeraldStore {
+extension GatewayStore {
     /// Checks a device's MQTT credentials: client id = registration id, user name = app
     /// key, password = device secret.
-    public func authenticateGatewayDevice(
+    public func authenticateDevice(
         registrationID: String,
         appKey: String,
         deviceSecret: String
-    ) async throws -> Result<GatewayDevice, GatewayAuthFailure> {
+    ) async throws -> Result<DeviceIdentity, DeviceCredentialFailure> {
         guard Identifiers.isRegistrationID(registrationID) else { return .failure(.unknownDevice) }
         let rows = try await client.query(
             """
@@ -21,7 +21,7 @@ extension HeraldStore {
         for try await (deviceID, appID, key, hash) in rows.decode((Int64, Int64, String, Data).self) {
             guard key == appKey else { return .failure(.notAuthorised) }
             guard SecretHash.matches(deviceSecret, stored: Array(hash)) else { return .failure(.badCredentials) }
-            return .success(GatewayDevice(deviceID: deviceID, appID: appID, registrationID: registrationID))
+            return .success(DeviceIdentity(deviceID: deviceID, appID: appID, registrationID: registrationID))
         }
         return .failure(.unknownDevice)
     }
@@ -126,58 +126,6 @@ extension HeraldStore {
         return InboxSnapshot(messages: messages, through: complete ? latest : messages[messages.count - 1].seq, isComplete: complete)
     }
 
-    /// Deletes up to `limit` inbox rows whose time to live has passed, the oldest first,
-    /// whether their device acknowledged them or not; the copies not acknowledged are
-    /// marked expired. What a device that never comes back was sent doesn't stay forever.
-    /// Returns how many rows it deleted.
-    public func purgeExpiredInbox(now: Date = Date(), limit: Int = 10_000) async throws -> Int {
-        let rows = try await client.query(
-            """
-            WITH gone AS (
-                DELETE FROM device_messages WHERE ctid IN (
-                    SELECT ctid FROM device_messages WHERE expires_at <= \(now) ORDER BY expires_at
-                    LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED
-                )
-                RETURNING device_id, seq
-            ), expired AS (
-                UPDATE deliveries dl SET state = 'expired', next_attempt_at = NULL FROM gone
-                WHERE dl.device_id = gone.device_id AND dl.inbox_seq = gone.seq AND dl.state IN ('pending', 'waiting')
-                  AND gone.seq > COALESCE((SELECT a.acked_seq FROM device_acks a WHERE a.device_id = gone.device_id), 0)
-            )
-            SELECT count(*)::bigint FROM gone
-            """,
-            logger: logger
-        )
-        for try await count in rows.decode(Int64.self) { return Int(count) }
-        return 0
-    }
-
-    /// Deletes up to `limit` messages sent before `cutoff` whose fan-out is finished, with
-    /// their deliveries (the trigger of migration 0005); returns how many. Messages are
-    /// found by their ids, which begin with the time they were made in hexadecimal
-    /// milliseconds (``Identifiers/newMessageID(milliseconds:)``), so the unique index on
-    /// `msg_id` reaches the oldest directly; no index on `created_at` is kept for this.
-    public func purgeMessages(sentBefore cutoff: Date, limit: Int = 1_000) async throws -> Int {
-        let bound = Identifiers.messageIDTime(milliseconds: UInt64(max(0, cutoff.timeIntervalSince1970 * 1000)))
-        let rows = try await client.query(
-            """
-            WITH gone AS (
-                DELETE FROM messages WHERE id IN (
-                    SELECT m.id FROM messages m
-                    WHERE m.msg_id < \(bound) AND m.created_at < \(cutoff)
-                      AND NOT EXISTS (SELECT 1 FROM push_jobs j WHERE j.message_id = m.id)
-                    ORDER BY m.msg_id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED
-                )
-                RETURNING id
-            )
-            SELECT count(*)::bigint FROM gone
-            """,
-            logger: logger
-        )
-        for try await count in rows.decode(Int64.self) { return Int(count) }
-        return 0
-    }
-
     /// Records, for many devices at once, that each acknowledged its inbox through the seq
     /// in `positions` and was sent it through the seq in `sent` (neither moves back). Only
     /// the gateway's acknowledgements write `device_acks`, in device id order, so two nodes
@@ -248,11 +196,11 @@ extension HeraldStore {
     }
 
     /// The device id of a registration id (any app).
-    public func gatewayDevice(registrationID: String) async throws -> GatewayDevice? {
+    public func device(registrationID: String) async throws -> DeviceIdentity? {
         guard Identifiers.isRegistrationID(registrationID) else { return nil }
         let rows = try await client.query("SELECT id, app_id FROM devices WHERE registration_id = \(registrationID)", logger: logger)
         for try await (deviceID, appID) in rows.decode((Int64, Int64).self) {
-            return GatewayDevice(deviceID: deviceID, appID: appID, registrationID: registrationID)
+            return DeviceIdentity(deviceID: deviceID, appID: appID, registrationID: registrationID)
         }
         return nil
     }

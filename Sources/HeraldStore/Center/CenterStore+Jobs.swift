@@ -5,7 +5,7 @@ import PostgresNIO
 /// The center's work in batches: many small jobs claimed, fanned out, recorded and
 /// finished with one statement (or one transaction) each, so a commit is shared by every
 /// job of the batch instead of paid per push.
-extension HeraldStore {
+extension CenterStore {
     /// Claims up to `limit` of the oldest available jobs whose lease is free, leasing
     /// them to `node` for `lease`.
     public func claimJobs(node: String, lease: Duration, limit: Int) async throws -> [PushJob] {

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension HeraldStore {
+extension APIStore {
     /// Creates an app with a fresh app key and master secret.
     public func createApp(name: String) async throws -> CreatedApp {
         let appKey = Identifiers.newAppKey()

@@ -32,7 +32,7 @@ public struct DueRetry: Sendable, Hashable {
     public var target: FanOutTarget
 }
 
-extension HeraldStore {
+extension CenterStore {
     /// Records the outcomes of routed copies in one statement. A copy recalled or replaced
     /// meanwhile keeps that state.
     public func recordDeliveries(messageID: Int64, _ updates: [DeliveryUpdate]) async throws {

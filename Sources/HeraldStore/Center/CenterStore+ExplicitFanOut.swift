@@ -3,19 +3,8 @@ import HeraldCore
 import NIOCore
 import PostgresNIO
 
-extension HeraldStore {
-    /// Whether a push can be fanned out by ``fanOutExplicit(_:)``: its audience is a list
-    /// of registration ids or a list of aliases (bounded, so resolved whole) and it
-    /// leaves the badge alone (a badge change is read and written per device in order).
-    public static func fansOutExplicitly(_ push: Push) -> Bool {
-        let audience = push.audience
-        guard !audience.all, audience.tags == nil, audience.tagsAnd == nil, audience.tagsNot == nil,
-            (audience.registrationIDs == nil) != (audience.aliases == nil)
-        else { return false }
-        return push.notification?.ios?.badge == nil
-    }
-
-    /// Fans out fresh jobs whose audiences are explicit lists (``fansOutExplicitly(_:)``)
+extension CenterStore {
+    /// Fans out fresh jobs whose audiences are explicit lists (``PushPath/fansOutExplicitly``)
     /// in one statement: the audiences are resolved, the copies are numbered and stored
     /// (``InboxCopies``; several copies for one device in job order), delivery rows are
     /// written and the jobs'
@@ -25,12 +14,12 @@ extension HeraldStore {
     ///
     /// Returns each job's targets by job id; nil for a job whose message isn't live.
     public func fanOutExplicit(
-        _ jobs: [(job: PushJob, message: MessageRecord, payload: [UInt8]?)]
+        _ jobs: [FanOutWork]
     ) async throws -> [Int64: [FanOutTarget]?] {
         guard !jobs.isEmpty else { return [:] }
         var wanted = ExplicitAudienceRows()
-        for (job, message, _) in jobs {
-            wanted.append(key: job.id, registrationIDs: message.push.audience.registrationIDs, aliases: message.push.audience.aliases)
+        for work in jobs {
+            wanted.append(key: work.job.id, registrationIDs: work.message.push.audience.registrationIDs, aliases: work.message.push.audience.aliases)
         }
         let jobIDs = jobs.map(\.job.id)
         let messageIDs = jobs.map(\.message.id)

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension HeraldStore {
+extension APIStore {
     /// Registers an installation of the app and gives it a new device secret.
     ///
     /// A token belongs to the installation that registered it last, and knowing a token

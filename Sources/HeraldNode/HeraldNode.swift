@@ -1,0 +1,112 @@
+import HeraldAPI
+import HeraldCenter
+import HeraldCore
+import HeraldGateway
+import HeraldStore
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+
+/// One whole Herald node, wired from its configuration: the store's two pools and its
+/// facades, the device gateway, the message center and the HTTP API. This is the only
+/// place the graph is built: `herald serve`, `herald-bench` and the end-to-end tests all
+/// call ``init(_:sealer:registry:services:faults:onListening:onDeviceEvent:logger:)``.
+///
+/// ```
+/// API ──(accept: message + job, one commit)──▶ durable pool ─▶ PostgreSQL
+///  └─ fanned out at acceptance ─▶ MessageCenter ◀─ NOTIFY / claim ─ delivery pool
+///                                   ├─▶ Gateway (MQTT) ─▶ device
+///                                   └─▶ APNs
+/// ```
+///
+/// Running ``application`` runs everything: the pools, the gateway and the center are its
+/// services, started before it listens and stopped after it, in a graceful shutdown.
+public struct HeraldNode: Sendable {
+    /// The store's facades: the API's on the durable pool, the gateway's and the center's
+    /// on the delivery pool.
+    public let stores: HeraldStores
+    public let gateway: Gateway
+    public let center: MessageCenter
+    /// The HTTP application, with every other service of the node.
+    public let application: any ApplicationProtocol
+
+    /// Wires a node. Nothing runs until ``application`` does.
+    /// - Parameters:
+    ///   - sealer: seals and opens the APNs credentials stored in the database.
+    ///   - services: more services to run with the node (a local APNs sandbox).
+    ///   - faults: faults a test injects into the center.
+    ///   - onListening: called once the HTTP API and the gateway listen, with their ports.
+    ///   - onDeviceEvent: also told of every event a device publishes (the center records
+    ///     them in any case).
+    public init(
+        _ configuration: HeraldNodeConfiguration,
+        sealer: CredentialSealer,
+        registry: PrometheusCollectorRegistry,
+        services: [any Service] = [],
+        faults: CenterFaults = CenterFaults(),
+        onListening: @escaping @Sendable (ListeningPorts) async -> Void = { _ in },
+        onDeviceEvent: (@Sendable (DeviceIdentity, ByteBuffer) -> Void)? = nil,
+        logger: Logger
+    ) {
+        let database = configuration.database
+        let durable = DurablePool(
+            url: database.url,
+            maximumConnections: database.poolSize,
+            connectTimeout: database.connectTimeout,
+            logger: logger
+        )
+        let delivery = DeliveryPool(
+            url: database.url,
+            maximumConnections: database.poolSize,
+            connectTimeout: database.connectTimeout,
+            logger: logger
+        )
+        let stores = HeraldStores(durable: durable, delivery: delivery, sealer: sealer, logger: logger)
+        let events = DeviceEvents()
+        let gateway = Gateway(
+            configuration: configuration.gateway,
+            store: stores.gateway,
+            onDeviceEvent: { device, payload in
+                onDeviceEvent?(device, payload)
+                events.receive(device, payload)
+            },
+            logger: logger
+        )
+        let center = MessageCenter(
+            configuration: configuration.center,
+            store: stores.center,
+            gateway: gateway,
+            events: events,
+            faults: faults,
+            logger: logger
+        )
+        var api = configuration.api
+        if database.boundedWait { api.databaseURL = database.url }
+        self.stores = stores
+        self.gateway = gateway
+        self.center = center
+        self.application = buildApplication(
+            configuration: api,
+            store: stores.api,
+            registry: registry,
+            services: [durable, delivery, gateway] + services + [center],
+            fannedOutPushes: center,
+            onServerRunning: { channel in
+                let http = channel.localAddress?.port ?? configuration.api.port
+                let mqtt = (try? await gateway.localAddress.port) ?? configuration.gateway.port
+                await onListening(ListeningPorts(http: http, mqtt: mqtt))
+            },
+            logger: logger
+        )
+    }
+}
+
+/// The ports a node listens on (useful when it was configured with port 0).
+public struct ListeningPorts: Sendable, Hashable {
+    /// The HTTP API's.
+    public var http: Int
+    /// The device gateway's plain MQTT listener's.
+    public var mqtt: Int
+}

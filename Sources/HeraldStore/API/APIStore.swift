@@ -1,0 +1,30 @@
+import HeraldCore
+import Logging
+import PostgresNIO
+
+/// The store as the Open API uses it, on the durable pool: apps and their credentials,
+/// devices, aliases and tags, accepting and recalling pushes, reports.
+///
+/// Every operation is scoped to one app id, so one app can never read or change another's
+/// devices. Domain failures (limits, unknown ids) are thrown as ``HeraldError`` and roll
+/// the transaction back: a request either applies whole or not at all.
+public struct APIStore: StoreFacade {
+    let core: StoreCore
+
+    init(pool: DurablePool, sealer: CredentialSealer, recentPushes: RecentPushes, logger: Logger) {
+        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, logger: logger)
+    }
+
+    /// Whether the database answers a trivial query.
+    public func ping() async throws {
+        try await client.query("SELECT 1", logger: logger)
+    }
+}
+
+extension APIStore {
+    /// Remembers a push this node accepted, validated, so that the center of this process
+    /// reads it back without decoding its stored request (see ``RecentPushes``).
+    public func remember(_ push: Push, msgID: String) {
+        recentPushes.remember(push, msgID: msgID)
+    }
+}

@@ -1,0 +1,30 @@
+import HeraldCore
+import Logging
+import PostgresNIO
+
+/// The store as the message center uses it, on the delivery pool: the job queue and its
+/// leases, fan-out into inboxes, delivery outcomes, APNs retries and credentials, recall
+/// commands, purges, and the wake-ups of the queue.
+public struct CenterStore: StoreFacade {
+    let core: StoreCore
+
+    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, logger: Logger) {
+        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, logger: logger)
+    }
+}
+
+extension CenterStore {
+    /// The channel workers LISTEN on; a committed job NOTIFYs it.
+    static let jobsChannel = "herald_jobs"
+
+    /// Listens for new jobs on one connection of the pool: calls `wake` once listening (a
+    /// job committed before is not missed) and on every NOTIFY. Returns when the task is
+    /// cancelled; throws when the connection is lost.
+    public func listenForJobs(_ wake: @escaping @Sendable () -> Void) async throws {
+        try await client.withConnection { connection in
+            let notifications = try await connection.listen(Self.jobsChannel)
+            wake()
+            for try await _ in notifications { wake() }
+        }
+    }
+}

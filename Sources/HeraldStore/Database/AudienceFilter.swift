@@ -1,0 +1,42 @@
+import HeraldCore
+import PostgresNIO
+
+extension PostgresQuery.StringInterpolation {
+    /// The audience as a condition on `devices d`: every filter given must hold (AND);
+    /// `tag` matches any of its tags, `tag_and` all, `tag_not` none.
+    /// `after`: only devices with a greater id are wanted (a fan-out's cursor); the tag
+    /// lookup starts there in the tag index instead of reading the tag from its start.
+    mutating func appendInterpolation(audienceFilter audience: ValidatedAudience, appID: Int64, after cursor: Int64 = 0) {
+        appendLiteral("(")
+        appendInterpolation(audience.registrationIDs)
+        appendLiteral("::text[] IS NULL OR d.registration_id = ANY(")
+        appendInterpolation(audience.registrationIDs)
+        appendLiteral("::text[])) AND (")
+        appendInterpolation(audience.aliases)
+        appendLiteral("::text[] IS NULL OR d.alias = ANY(")
+        appendInterpolation(audience.aliases)
+        appendLiteral("::text[])) AND (")
+        appendInterpolation(audience.tags)
+        appendLiteral("::text[] IS NULL OR d.id IN (SELECT t.device_id FROM device_tags t WHERE t.app_id = ")
+        appendInterpolation(appID)
+        appendLiteral(" AND t.device_id > ")
+        appendInterpolation(cursor)
+        appendLiteral(" AND t.tag = ANY(")
+        appendInterpolation(audience.tags)
+        appendLiteral("::text[]))) AND (")
+        appendInterpolation(audience.tagsAnd)
+        appendLiteral("::text[] IS NULL OR (SELECT count(*) FROM device_tags t WHERE t.app_id = ")
+        appendInterpolation(appID)
+        appendLiteral(" AND t.device_id = d.id AND t.tag = ANY(")
+        appendInterpolation(audience.tagsAnd)
+        appendLiteral("::text[])) = cardinality(")
+        appendInterpolation(audience.tagsAnd)
+        appendLiteral("::text[])) AND (")
+        appendInterpolation(audience.tagsNot)
+        appendLiteral("::text[] IS NULL OR NOT EXISTS (SELECT 1 FROM device_tags t WHERE t.app_id = ")
+        appendInterpolation(appID)
+        appendLiteral(" AND t.device_id = d.id AND t.tag = ANY(")
+        appendInterpolation(audience.tagsNot)
+        appendLiteral("::text[])))")
+    }
+}

@@ -1,0 +1,12 @@
+import HeraldCore
+import Logging
+
+/// The store as the device gateway uses it, on the delivery pool: device credentials,
+/// inboxes and their replay, acknowledgements and presence.
+public struct GatewayStore: StoreFacade {
+    let core: StoreCore
+
+    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, logger: Logger) {
+        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, logger: logger)
+    }
+}

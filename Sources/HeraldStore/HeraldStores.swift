@@ -1,0 +1,19 @@
+import HeraldCore
+import Logging
+
+/// One node's store: the facade of each consumer over its pool. The API's commits are
+/// durable; the gateway's and the center's are not waited for (see ``DeliveryPool``).
+/// They share this node's cache of the pushes it accepted, so the center doesn't decode
+/// again what the API just validated.
+public struct HeraldStores: Sendable {
+    public let api: APIStore
+    public let center: CenterStore
+    public let gateway: GatewayStore
+
+    public init(durable: DurablePool, delivery: DeliveryPool, sealer: CredentialSealer, logger: Logger) {
+        let recentPushes = RecentPushes()
+        api = APIStore(pool: durable, sealer: sealer, recentPushes: recentPushes, logger: logger)
+        center = CenterStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, logger: logger)
+        gateway = GatewayStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, logger: logger)
+    }
+}
