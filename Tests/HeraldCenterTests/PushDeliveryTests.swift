@@ -66,7 +66,8 @@ import Testing
     }
 
     @Test func aDeviceThatDoesNotAcknowledgeGetsTheAPNsFallbackOnce() async throws {
-        try await TestNode.run(configure: { $0.center.ackTimeout = .milliseconds(500) }) { test in
+        let shortAckTimeout: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.center.ackTimeout = .milliseconds(500) }
+        try await TestNode.run(configure: shortAckTimeout) { test in
             let token = TestNode.token(3)
             let device = try await test.register(token: token, alias: "slow")
             let mqtt = try await test.rawConnection(device)

@@ -2,6 +2,7 @@ import Foundation
 import HeraldAPNsSandbox
 import HeraldClient
 import HeraldCore
+import HeraldNode
 import HeraldNodeTesting
 import HeraldTestSupport
 import Testing
@@ -76,7 +77,8 @@ import Testing
     }
 
     @Test func recallAfterTheWindowIsAClearError() async throws {
-        try await TestNode.run(configure: { $0.recallWindow = .seconds(1) }) { test in
+        let shortWindow: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.recallWindow = .seconds(1) }
+        try await TestNode.run(configure: shortWindow) { test in
             _ = try await test.register(platform: "linux", alias: "late")
             let sent = try await test.push(["audience": ["alias": ["late"]], "message": ["msg_content": "x"]])
             try await Task.sleep(for: .milliseconds(1200))

@@ -3,6 +3,7 @@ import HeraldAPI
 import HeraldClient
 import HeraldGateway
 import HeraldMQTT
+import HeraldNode
 import HeraldNodeTesting
 import HeraldStore
 import HeraldTestSupport
@@ -29,7 +30,8 @@ extension TestNode {
     @Test func theSDKConnectsOverTLSAndVerifiesTheGateway() async throws {
         let (certificate, key) = try TestCredentials.serverCertificate(dnsName: "localhost")
         let listener = GatewayConfiguration.TLSListener(host: "127.0.0.1", port: 0, certificateChainPEM: certificate, privateKeyPEM: key)
-        try await TestNode.run(configure: { $0.gateway.tls = listener }) { test in
+        let withTLS: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.gateway.tls = listener }
+        try await TestNode.run(configure: withTLS) { test in
             let http = HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey)
             let credentials = try await http.register(platform: "linux")
             let tlsPort = try #require(try await test.gateway.tlsLocalAddress.port)
