@@ -29,8 +29,8 @@ public enum DeliveryOutcome: Sendable, Hashable {
     case noAcknowledgement
 }
 
-/// A message queued on one connection.
-struct Outgoing: Sendable {
+/// A message queued on one connection. Equatable for the tests of the actions that carry it.
+struct Outgoing: Sendable, Equatable {
     /// Position in the device's inbox; nil for a message that is not stored (TTL 0).
     var seq: Int64?
     var messageID: String

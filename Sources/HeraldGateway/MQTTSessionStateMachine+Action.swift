@@ -3,7 +3,7 @@ import NIOCore
 
 extension MQTTSessionStateMachine {
     /// Why a connection closed, as logged and counted (label-safe values).
-    enum CloseReason: String, Sendable {
+    enum CloseReason: String, Sendable, Hashable {
         case clientDisconnected = "client_disconnect"
         case protocolViolation = "protocol_violation"
         case authenticationFailed = "auth_failed"
@@ -16,7 +16,8 @@ extension MQTTSessionStateMachine {
         case storeUnavailable = "store_unavailable"
     }
 
-    enum Action {
+    /// What the handler is to do. Equatable, so that tests compare whole actions.
+    enum Action: Equatable {
         case none
         case authenticate(clientID: String, username: String, password: String, keepAlive: UInt16)
         /// CONNACK accepted, then register the session and load the inbox.

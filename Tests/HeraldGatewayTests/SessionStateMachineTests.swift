@@ -11,97 +11,63 @@ import Testing
 @Suite struct SessionStateMachineTests {
     @Test func aLiveSeqThatSkipsOneWaitsForTheInboxThenAllGoOutInOrder() throws {
         var machine = try Self.activeMachine(through: 4)
-        guard case .loadInbox(_, let first) = machine.deliver(Self.message(seq: 7)), first.isEmpty else {
-            Issue.record("seq 7 skips 5 and 6: the inbox is loaded, nothing sent")
-            return
-        }
-        guard case .none = machine.deliver(Self.message(seq: 5)) else {
-            Issue.record("while the inbox loads, stored messages wait")
-            return
-        }
-        let action = machine.replayLoaded([5, 6, 7].map { Self.message(seq: $0, dup: true) }, through: 7, complete: true)
-        let packetIDs = try Self.published(action)
-        #expect(packetIDs.map(\.seq) == [5, 6, 7])
+        // Seq 7 skips 5 and 6: the inbox is loaded after 4, nothing sent.
+        #expect(machine.deliver(Self.message(seq: 7)) == .loadInbox(after: 4, sendFirst: []))
+        // While the inbox loads, stored messages wait.
+        #expect(machine.deliver(Self.message(seq: 5)) == .none)
+        let loaded = machine.replayLoaded([5, 6, 7].map { Self.message(seq: $0, dup: true) }, through: 7, complete: true)
+        #expect(loaded == .send(Self.publishes([5, 6, 7], dup: true)))
         // The device acknowledges in the order it received: the position follows.
-        for (packetID, seq) in packetIDs {
-            #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: packetID))) == .some(seq))
+        for (packetID, seq) in zip(UInt16(1)...3, 5...7) {
+            let acknowledged = machine.packetReceived(.pubAck(packetID: packetID))
+            #expect(acknowledged == .acknowledged(Self.message(seq: seq, dup: true), ackedThrough: Int64(seq), then: [], loadAfter: nil))
         }
         // The live copy of 6 arriving now is not sent again: its sender hears it was acknowledged.
-        guard case .alreadyAcknowledged(let late) = machine.deliver(Self.message(seq: 6)) else {
-            Issue.record("seq 6 was acknowledged already")
-            return
-        }
-        #expect(late.seq == 6)
+        #expect(machine.deliver(Self.message(seq: 6)) == .alreadyAcknowledged(Self.message(seq: 6)))
     }
 
     @Test func lateLiveCopiesOfLoadedSeqsAreNotSentTwice() throws {
         var machine = try Self.activeMachine(through: 0)
-        guard case .loadInbox = machine.deliver(Self.message(seq: 3)) else {
-            Issue.record("seq 3 skips 1 and 2")
-            return
-        }
-        let packetIDs = try Self.published(machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3, complete: true))
-        #expect(packetIDs.map(\.seq) == [1, 2, 3])
+        #expect(machine.deliver(Self.message(seq: 3)) == .loadInbox(after: 0, sendFirst: []))
+        let loaded = machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3, complete: true)
+        #expect(loaded == .send(Self.publishes([1, 2, 3], dup: true)))
         for seq in [1, 2] {
-            guard case .none = machine.deliver(Self.message(seq: seq)) else {
-                Issue.record("seq \(seq) is in flight already")
-                return
-            }
+            #expect(machine.deliver(Self.message(seq: seq)) == .none, "seq \(seq) is in flight already")
         }
     }
 
     @Test func loadedMessagesThisConnectionHadAcknowledgedAreNotSentAgain() throws {
         var machine = try Self.activeMachine(through: 0)
-        let first = try Self.published(machine.deliver(Self.message(seq: 1)))
-        #expect(Self.ackedThrough(machine.packetReceived(.pubAck(packetID: try #require(first.first).packetID))) == .some(1))
-        guard case .loadInbox = machine.deliver(Self.message(seq: 3)) else {
-            Issue.record("seq 3 skips 2")
-            return
-        }
+        #expect(machine.deliver(Self.message(seq: 1)) == .send(Self.publishes([1])))
+        #expect(machine.packetReceived(.pubAck(packetID: 1)) == .acknowledged(Self.message(seq: 1), ackedThrough: 1, then: [], loadAfter: nil))
+        #expect(machine.deliver(Self.message(seq: 3)) == .loadInbox(after: 1, sendFirst: []))
         // The store hasn't heard of the acknowledgement of 1 yet: the load still has it.
-        let loaded = try Self.published(machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3, complete: true))
-        #expect(loaded.map(\.seq) == [2, 3])
+        let loaded = machine.replayLoaded([1, 2, 3].map { Self.message(seq: $0, dup: true) }, through: 3, complete: true)
+        #expect(loaded == .send(Self.publishes([2, 3], from: 2, dup: true)))
     }
 
     @Test func aLoadCutShortByItsLimitIsFollowedByAnother() throws {
         var machine = try Self.activeMachine(through: 0)
-        guard case .loadInbox = machine.deliver(Self.message(seq: 3)) else {
-            Issue.record("seq 3 skips 1 and 2")
-            return
-        }
-        guard case .loadInbox(let after, let sent) = machine.replayLoaded([Self.message(seq: 1, dup: true)], through: 1, complete: false) else {
-            Issue.record("2 is still missing: load again")
-            return
-        }
-        #expect(after == 1)
-        #expect(try Self.published(.send(sent)).map(\.seq) == [1])
-        let rest = try Self.published(machine.replayLoaded([2, 3].map { Self.message(seq: $0, dup: true) }, through: 3, complete: true))
-        #expect(rest.map(\.seq) == [2, 3])
+        #expect(machine.deliver(Self.message(seq: 3)) == .loadInbox(after: 0, sendFirst: []))
+        // 2 is still missing: 1 goes out and the inbox is loaded again, after it.
+        let first = machine.replayLoaded([Self.message(seq: 1, dup: true)], through: 1, complete: false)
+        #expect(first == .loadInbox(after: 1, sendFirst: Self.publishes([1], dup: true)))
+        let rest = machine.replayLoaded([2, 3].map { Self.message(seq: $0, dup: true) }, through: 3, complete: true)
+        #expect(rest == .send(Self.publishes([2, 3], from: 2, dup: true)))
     }
 
     @Test func aSecondCopyOfAQueuedOrSentSeqIsDropped() throws {
         var machine = try Self.activeMachine(through: 2)
-        guard case .send = machine.deliver(Self.message(seq: 3)) else {
-            Issue.record("the first copy is sent")
-            return
-        }
-        guard case .none = machine.deliver(Self.message(seq: 3)) else {
-            Issue.record("the second copy is dropped")
-            return
-        }
+        #expect(machine.deliver(Self.message(seq: 3)) == .send(Self.publishes([3])))
+        #expect(machine.deliver(Self.message(seq: 3)) == .none)
     }
 
     @Test func messagesWithoutSeqAreSentAtOnceEvenWhileTheInboxLoads() throws {
         var machine = try Self.activeMachine(through: 0)
-        guard case .loadInbox = machine.deliver(Self.message(seq: 2)) else {
-            Issue.record("seq 2 skips 1")
-            return
-        }
+        #expect(machine.deliver(Self.message(seq: 2)) == .loadInbox(after: 0, sendFirst: []))
+        // A TTL 0 message has no place in the order.
         let onlineOnly = Outgoing(seq: nil, messageID: "ttl0", payload: ByteBuffer(string: "{}"), dup: false, token: 1)
-        guard case .send(let packets) = machine.deliver(onlineOnly), packets.count == 1 else {
-            Issue.record("a TTL 0 message has no place in the order")
-            return
-        }
+        #expect(machine.deliver(onlineOnly) == .send([Self.publish(packetID: 1, payload: "{}")]))
     }
 
     /// A device with more stored messages than a page: as its acknowledgements free the
@@ -191,6 +157,19 @@ import Testing
         Outgoing(seq: Int64(seq), messageID: "m\(seq)", payload: ByteBuffer(string: "\(seq)"), dup: dup, token: 0)
     }
 
+    /// The PUBLISH of `payload` the machine sends to "rid" with `packetID`.
+    private static func publish(packetID: UInt16, payload: String, dup: Bool = false) -> MQTTPacket {
+        .publish(
+            .init(topic: "herald/rid/push", payload: ByteBuffer(string: payload), qos: .atLeastOnce, packetID: packetID, retain: false, dup: dup)
+        )
+    }
+
+    /// The PUBLISHes of the messages with `seqs` (see ``message(seq:dup:)``), their packet
+    /// ids counting from `firstPacketID`.
+    private static func publishes(_ seqs: [Int], from firstPacketID: UInt16 = 1, dup: Bool = false) -> [MQTTPacket] {
+        zip(seqs, firstPacketID...).map { seq, packetID in publish(packetID: packetID, payload: "\(seq)", dup: dup) }
+    }
+
     /// The PUBLISHes an action sends: packet id and the seq named by the message id.
     private static func published(_ action: MQTTSessionStateMachine.Action) throws -> [(packetID: UInt16, seq: Int64)] {
         if case .none = action { return [] }
@@ -202,12 +181,6 @@ import Testing
             guard case .publish(let publish) = packet else { throw Unexpected(packet: "\(packet)") }
             return (try #require(publish.packetID), try #require(Int64(String(buffer: publish.payload))))
         }
-    }
-
-    /// nil: not an acknowledgement; .some(nil): acknowledged, position unmoved.
-    private static func ackedThrough(_ action: MQTTSessionStateMachine.Action) -> Int64?? {
-        guard case .acknowledged(_, let through, _, _) = action else { return nil }
-        return .some(through)
     }
 
     private struct Unexpected: Error {
