@@ -33,29 +33,25 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private var recordedSent: Int64 = 0
     /// Deliveries whose outcome someone waits for; `ticket` names the wait's deadline.
     private var waiters: [DeliveryKey: (receiver: OutcomeReceiver, ticket: UInt64)] = [:]
-    /// The silence after which the connection is closed: the CONNECT timeout, then the keepalive.
-    private var silenceLimit: Duration
-    private var lastHeard: NIODeadline = .now()
-    /// When the whole CONNECT must have arrived, counted from the connection's start (a
-    /// CONNECT trickled a byte at a time never fell silent for the timeout); nil once it has.
-    private var connectDeadline: NIODeadline?
-    private var unwritableSince: NIODeadline?
-    /// The credentials check under way, and when it began (it has ``GatewayConfiguration/authTimeout``).
-    private var authentication: (task: Task<Void, Never>, started: NIODeadline)?
+    /// The CONNECT timeout, the keepalive, the credentials check's time limit and the
+    /// slow-consumer rule, told the time by this handler (``NIODeadline/now()``) and asked
+    /// by ``sweep(now:)``.
+    private var timers: ConnectionTimers
+    /// The credentials check under way (it has ``GatewayConfiguration/authTimeout``).
+    private var authentication: Task<Void, Never>?
 
     init(context: GatewayContext) {
         self.context = context
         self.machine = MQTTSessionStateMachine(maxInFlight: context.configuration.maxInFlight, maxQueued: context.configuration.maxQueued)
         self.reader = MQTTPacketReader(maximumPacketSize: context.configuration.maxPacketSize)
-        self.silenceLimit = context.configuration.connectTimeout
+        self.timers = ConnectionTimers(openedAt: .now(), configuration: context.configuration)
     }
 
     // MARK: Channel events
 
     func handlerAdded(context channelContext: ChannelHandlerContext) {
         self.channelContext = channelContext
-        lastHeard = .now()
-        connectDeadline = lastHeard + TimeAmount(context.configuration.connectTimeout)
+        timers = ConnectionTimers(openedAt: .now(), configuration: context.configuration)
         let sweeper = context.sweeper(for: channelContext.eventLoop)
         sweeper.add(self)
         deadlines = sweeper.deadlines.value
@@ -75,7 +71,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
-        lastHeard = .now()
+        timers.heard(at: .now())
         reader.append(unwrapInboundIn(data))
         do {
             while machine.isOpen, let packet = try reader.next() {
@@ -107,10 +103,10 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
 
     func channelWritabilityChanged(context channelContext: ChannelHandlerContext) {
         if channelContext.channel.isWritable {
-            unwritableSince = nil
+            timers.becameWritable()
             perform(machine.resume())
-        } else if unwritableSince == nil {
-            unwritableSince = .now()
+        } else {
+            timers.becameUnwritable(at: .now())
         }
         channelContext.fireChannelWritabilityChanged()
     }
@@ -156,19 +152,15 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// Called about once a second by the loop's sweeper.
     func sweep(now: NIODeadline) {
         guard machine.isOpen else { return }
-        if let authentication, now - authentication.started > TimeAmount(context.configuration.authTimeout) {
+        switch timers.expired(at: now, sessionAccepted: machine.registrationID != nil, configuration: context.configuration) {
+        case nil:
+            break
+        case .authenticationTimedOut:
             // The database doesn't answer (an outage): the device hears so now and retries.
-            authentication.task.cancel()
+            authentication?.cancel()
             authenticationEnded(.refused(.serverUnavailable), clientID: "", address: nil)
-        } else if let connectDeadline, now > connectDeadline {
-            perform(machine.close(.connectTimeout))
-        } else if now - lastHeard > TimeAmount(silenceLimit) {
-            let reason: MQTTSessionStateMachine.CloseReason = machine.registrationID == nil ? .connectTimeout : .keepaliveExpired
+        case .close(let reason):
             perform(machine.close(reason))
-        } else if let since = unwritableSince,
-            now - since > TimeAmount(context.configuration.slowConsumerTimeout)
-        {
-            perform(machine.close(.slowConsumer))
         }
     }
 
@@ -180,8 +172,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         case .none:
             break
         case .authenticate(let clientID, let username, let password, let keepAlive):
-            connectDeadline = nil
-            silenceLimit = context.configuration.keepAliveDeadline(clientKeepAlive: keepAlive)
+            timers.connectReceived(keepAlive: keepAlive, configuration: context.configuration)
             authenticate(clientID: clientID, username: username, password: password, channel: channelContext.channel)
         case .acceptSession(let registrationID):
             startSession(registrationID, channel: channelContext.channel)
@@ -266,7 +257,8 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
                 handler.value.authenticationEnded(result, clientID: clientID, address: address)
             }
         }
-        authentication = (task, .now())
+        authentication = task
+        timers.authenticationStarted(at: .now())
     }
 
     /// The credentials were checked (or the check timed out, see ``sweep(now:)``). A
@@ -275,6 +267,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private func authenticationEnded(_ result: AuthResult, clientID: String, address: String?) {
         guard authentication != nil, let channelContext else { return }
         authentication = nil
+        timers.authenticationEnded()
         switch result {
         case .accepted(let device):
             self.device = device
