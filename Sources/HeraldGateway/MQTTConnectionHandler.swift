@@ -31,8 +31,8 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private var device: DeviceIdentity?
     /// The "sent through" last handed to the ack recorder.
     private var recordedSent: Int64 = 0
-    /// Deliveries whose outcome someone waits for; `ticket` names the wait's deadline.
-    private var waiters: [DeliveryKey: (receiver: OutcomeReceiver, ticket: UInt64)] = [:]
+    /// Deliveries whose outcome someone waits for, each with its deadline's ticket.
+    private var waits = AckWaits<OutcomeReceiver>()
     /// The CONNECT timeout, the keepalive, the credentials check's time limit and the
     /// slow-consumer rule, told the time by this handler (``NIODeadline/now()``) and asked
     /// by ``sweep(now:)``.
@@ -121,23 +121,19 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         }
         let key = DeliveryKey(message)
         let ticket = deadlines.add(.now() + TimeAmount(timeout), for: self, key: key)
-        if let previous = waiters.updateValue((receiver, ticket), forKey: key) {
-            previous.receiver.resolve(.noAcknowledgement)
-        }
+        waits.wait(for: key, receiver, ticket: ticket)?.resolve(.noAcknowledgement)
         context.metrics.deliveries.increment()
         perform(machine.deliver(message))
     }
 
     /// The deadline of a delivery's wait passed (``AckDeadlines``).
     func ackDeadlinePassed(_ key: DeliveryKey, ticket: UInt64) {
-        guard let waiter = waiters[key], waiter.ticket == ticket else { return }
-        waiters[key] = nil
-        waiter.receiver.resolve(.noAcknowledgement)
+        waits.deadlinePassed(key, ticket: ticket)?.resolve(.noAcknowledgement)
     }
 
     /// Whether the wait with this ticket is still open.
     func awaitsAcknowledgement(of key: DeliveryKey, ticket: UInt64) -> Bool {
-        waiters[key]?.ticket == ticket
+        waits.awaits(key, ticket: ticket)
     }
 
     /// Another connection for the same device took over.
@@ -244,7 +240,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
 
     /// Tells whoever waits for this message that the device acknowledged it.
     private func resolveWaiter(for outgoing: Outgoing) {
-        waiters.removeValue(forKey: DeliveryKey(outgoing))?.receiver.resolve(.acknowledged)
+        waits.acknowledged(DeliveryKey(outgoing))?.resolve(.acknowledged)
     }
 
     private func authenticate(clientID: String, username: String, password: String, channel: any Channel) {
@@ -369,9 +365,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
                 context.acks.disconnected(deviceID: device.deviceID)
             }
         }
-        let unresolved = waiters
-        waiters = [:]
-        for (_, waiter) in unresolved { waiter.receiver.resolve(.noAcknowledgement) }
+        for receiver in waits.removeAll() { receiver.resolve(.noAcknowledgement) }
         context.metrics.connections.record(context.registry.count)
     }
 }
