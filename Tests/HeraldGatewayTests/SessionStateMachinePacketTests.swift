@@ -97,7 +97,7 @@ import Testing
     }
 
     private static let connect = MQTTPacket.connect(.init(clientID: "rid", username: "app", password: ByteBuffer(string: "secret")))
-    private static let device = GatewayDevice(deviceID: 1, appID: 1, registrationID: "rid")
+    private static let device = DeviceIdentity(deviceID: 1, appID: 1, registrationID: "rid")
 
     private static func machine() -> MQTTSessionStateMachine {
         MQTTSessionStateMachine(maxInFlight: 8, maxQueued: 100)
