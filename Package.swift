@@ -47,6 +47,7 @@ let package = Package(
         .target(
             name: "HeraldCore",
             dependencies: [
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
