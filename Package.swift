@@ -67,6 +67,7 @@ let package = Package(
             name: "HeraldStore",
             dependencies: [
                 "HeraldCore",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -87,6 +88,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldStore",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -110,6 +112,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldMQTT",
                 "HeraldStore",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
@@ -179,6 +182,7 @@ let package = Package(
             name: "HeraldAPNs",
             dependencies: [
                 "HeraldCore",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -229,6 +233,7 @@ let package = Package(
             name: "HeraldCenter",
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldGateway", "HeraldAPNs",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldStore
 
 /// Settings of the HTTP API.
@@ -10,7 +11,7 @@ public struct APIConfiguration: Sendable {
     public var maxBodySize: Int
     /// Bearer token of the admin API.
     public var adminToken: String
-    /// How long after sending a message can be recalled.
+    /// How long after sending a message can be recalled (``NodeConfiguration/recallWindow``).
     public var recallWindow: Duration
     /// Where the message center sends APNs traffic, said wherever credentials are shown.
     public var apnsDestination: APNsDestination = .apple
@@ -33,9 +34,9 @@ public struct APIConfiguration: Sendable {
         port: Int = 8080,
         maxBodySize: Int = 1 << 20,
         adminToken: String,
-        recallWindow: Duration = .seconds(24 * 3600),
+        recallWindow: Duration = NodeConfiguration.defaultRecallWindow,
         databaseURL: DatabaseURL? = nil,
-        databaseWait: Duration = .seconds(5),
+        databaseWait: Duration = DatabaseConfiguration().wait,
         authFailures: AuthFailureBudgets = .init(),
         idleTimeout: Duration = .seconds(60),
         requestTimeout: Duration = .seconds(30)
