@@ -1,9 +1,11 @@
+import HeraldCore
+
 /// Settings of the MQTT gateway.
 public struct GatewayConfiguration: Sendable {
     /// Address and port of the plain TCP listener (port 0 picks a free one).
     public var host: String
     public var port: Int
-    /// This node's name in the presence table.
+    /// This node's name in the presence table (``NodeConfiguration/nodeID``).
     public var nodeID: String
     /// The CONNECT must arrive this soon after the TCP accept.
     public var connectTimeout: Duration
@@ -79,7 +81,7 @@ public struct GatewayConfiguration: Sendable {
     public init(
         host: String = "0.0.0.0",
         port: Int = 1883,
-        nodeID: String = "node-1",
+        nodeID: String = NodeConfiguration.defaultNodeID,
         connectTimeout: Duration = .seconds(5),
         minimumKeepAlive: Duration = .seconds(10),
         maximumKeepAlive: Duration = .seconds(1800),
