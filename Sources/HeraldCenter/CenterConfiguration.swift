@@ -3,8 +3,8 @@ import HeraldCore
 
 /// How the message center works.
 public struct CenterConfiguration: Sendable {
-    /// This node's name, recorded on the jobs it leases.
-    public var nodeID: String = "herald-1"
+    /// This node's name, recorded on the jobs it leases (``NodeConfiguration/nodeID``).
+    public var nodeID: String = NodeConfiguration.defaultNodeID
     /// Concurrent fan-out workers on this node.
     public var workers: Int = 4
     /// Jobs a worker claims at once; fresh pushes among them share their commits.
@@ -24,8 +24,8 @@ public struct CenterConfiguration: Sendable {
     /// How long a message and its delivery report are kept after it was sent; older ones
     /// are deleted every `inboxPurgeInterval`. Longer than any time to live (10 days).
     public var messageRetention: Duration = .seconds(30 * 86_400)
-    /// How long after sending a message can be recalled.
-    public var recallWindow: Duration = .seconds(24 * 3600)
+    /// How long after sending a message can be recalled (``NodeConfiguration/recallWindow``).
+    public var recallWindow: Duration = NodeConfiguration.defaultRecallWindow
     /// First APNs retry delay; doubles per attempt up to `apnsMaxRetryDelay`. A copy APNs
     /// can't take now (5xx, TooManyRequests, no answer) is retried until its time to live
     /// runs out, then expires.

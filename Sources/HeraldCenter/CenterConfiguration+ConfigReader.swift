@@ -1,0 +1,69 @@
+import Configuration
+import HeraldAPNs
+import HeraldCore
+
+extension CenterConfiguration {
+    /// Reads the message center's settings, its APNs side included, from Herald's
+    /// configuration. Durations are whole seconds unless the key says otherwise.
+    ///
+    /// Configuration keys:
+    /// - `center.workers` (int, default: 4, 1 to 64): concurrent fan-out workers.
+    /// - `center.claimBatch` (int, default: 64, 1 to 10000): jobs a worker claims at once.
+    /// - `center.batchSize` (int, default: 500, 1 to 100000): devices per fan-out batch (one
+    ///   transaction each); also due APNs retries claimed at once.
+    /// - `center.ackTimeout` (int, default: 10, 1 to 300): how long a connected device has to
+    ///   acknowledge before the notification goes to APNs.
+    /// - `center.lease` (int, default: 30, 3 to 3600): a worker's hold on a job, renewed every
+    ///   third of it; a job whose worker died is taken over after this.
+    /// - `center.pollIntervalMs` (int, milliseconds, default: 1000, 10 to 60000): how often idle
+    ///   workers look for jobs without a NOTIFY.
+    /// - `center.inboxPurgeInterval` (int, default: 60, 1 to 86400): how often expired inbox
+    ///   rows and messages past their retention are deleted.
+    /// - `center.messageRetentionDays` (int, days, default: 30, 11 to 3650): how long a message
+    ///   and its delivery report are kept.
+    /// - `apns.connections` (int, default: 2, 1 to 16): HTTP/2 connections per app and
+    ///   environment.
+    /// - `apns.retryDelay` (int, default: 5, 1 to 3600): first APNs retry delay, doubling per
+    ///   attempt.
+    /// - `apns.maxRetryDelay` (int, default: 300, 1 to 86400, at least `apns.retryDelay`): the
+    ///   longest wait between two APNs attempts of a copy.
+    /// - `apns.requestTimeout` (int, default: 10, 1 to 300): how long an APNs send may take.
+    /// - `apns.circuitBreaker.*`: see ``APNsCircuitBreaker/Configuration/init(reader:)``.
+    ///
+    /// Not read here: ``apns`` (where APNs traffic goes: the server decides, `apns.sandbox`).
+    ///
+    /// - Parameters:
+    ///   - reader: Herald's configuration (not scoped: the keys are at its root).
+    ///   - node: the node's shared settings; the center takes the node id and recall window.
+    /// - Throws: ``ConfigurationError`` naming the key of a value out of range.
+    public init(reader: ConfigReader, node: NodeConfiguration) throws {
+        let center = ConfigSection(reader, "center")
+        let apns = ConfigSection(reader, "apns")
+        self.init()
+        nodeID = node.nodeID
+        recallWindow = node.recallWindow
+        workers = try center.int("workers", default: workers, in: 1...64)
+        claimBatch = try center.int("claimBatch", default: claimBatch, in: 1...10_000)
+        batchSize = try center.int("batchSize", default: batchSize, in: 1...100_000)
+        ackTimeout = try center.seconds("ackTimeout", default: ackTimeout, in: 1...300)
+        lease = try center.seconds("lease", default: lease, in: 3...3600)
+        pollInterval = try center.milliseconds("pollIntervalMs", default: pollInterval, in: 10...60_000)
+        inboxPurgeInterval = try center.seconds("inboxPurgeInterval", default: inboxPurgeInterval, in: 1...86_400)
+        // Longer than the longest time to live (10 days) and recall window.
+        let retentionDays = try center.int(
+            "messageRetentionDays",
+            default: Int(messageRetention.components.seconds) / 86_400,
+            in: 11...3650,
+            unit: "days"
+        )
+        messageRetention = .seconds(retentionDays * 86_400)
+        apnsConnections = try apns.int("connections", default: apnsConnections, in: 1...16)
+        apnsRetryDelay = try apns.seconds("retryDelay", default: apnsRetryDelay, in: 1...3600)
+        apnsMaxRetryDelay = try apns.seconds("maxRetryDelay", default: apnsMaxRetryDelay, in: 1...86_400)
+        apnsRequestTimeout = try apns.seconds("requestTimeout", default: apnsRequestTimeout, in: 1...300)
+        apnsCircuitBreaker = try APNsCircuitBreaker.Configuration(reader: reader)
+        guard apnsRetryDelay <= apnsMaxRetryDelay else {
+            throw apns.error("retryDelay", "must not be more than \(apns.key("maxRetryDelay"))")
+        }
+    }
+}
