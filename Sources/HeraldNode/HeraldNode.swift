@@ -51,6 +51,7 @@ public struct HeraldNode: Sendable {
         logger: Logger
     ) {
         let database = configuration.database
+        let (api, gatewayConfiguration, centerConfiguration) = configuration.resolved
         let durable = DurablePool(
             url: database.url,
             maximumConnections: database.poolSize,
@@ -59,14 +60,14 @@ public struct HeraldNode: Sendable {
         )
         let delivery = DeliveryPool(
             url: database.url,
-            maximumConnections: database.poolSize,
+            maximumConnections: database.deliveryPoolSize,
             connectTimeout: database.connectTimeout,
             logger: logger
         )
         let stores = HeraldStores(durable: durable, delivery: delivery, sealer: sealer, logger: logger)
         let events = DeviceEvents()
         let gateway = Gateway(
-            configuration: configuration.gateway,
+            configuration: gatewayConfiguration,
             store: stores.gateway,
             onDeviceEvent: { device, payload in
                 onDeviceEvent?(device, payload)
@@ -75,15 +76,13 @@ public struct HeraldNode: Sendable {
             logger: logger
         )
         let center = MessageCenter(
-            configuration: configuration.center,
+            configuration: centerConfiguration,
             store: stores.center,
             gateway: gateway,
             events: events,
             faults: faults,
             logger: logger
         )
-        var api = configuration.api
-        if database.boundedWait { api.databaseURL = database.url }
         self.stores = stores
         self.gateway = gateway
         self.center = center

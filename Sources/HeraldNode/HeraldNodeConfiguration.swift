@@ -1,67 +1,71 @@
 import HeraldAPI
 import HeraldCenter
+import HeraldCore
 import HeraldGateway
 import HeraldStore
 
 /// The configuration of a whole node: each component's, and what they share.
 public struct HeraldNodeConfiguration: Sendable {
-    /// Where the database is and how the node's pools use it.
+    /// Where the database is and how the node's two pools use it.
     public struct Database: Sendable {
         public var url: DatabaseURL
-        /// Connections in each of the two pools (the API's; the gateway and center's).
+        /// Connections of the API's pool (durable commits).
         public var poolSize: Int
+        /// Connections of the gateway and message center's pool.
+        public var deliveryPoolSize: Int
         /// How long one connection attempt may take.
         public var connectTimeout: Duration
         /// Whether an API request stuck on a database that is down is answered 503 after
         /// ``APIConfiguration/databaseWait`` (checked with a fresh connection).
         public var boundedWait: Bool
 
-        public init(url: DatabaseURL, poolSize: Int = 20, connectTimeout: Duration = .seconds(5), boundedWait: Bool = true) {
+        public init(
+            url: DatabaseURL,
+            poolSize: Int = 20,
+            deliveryPoolSize: Int? = nil,
+            connectTimeout: Duration = .seconds(5),
+            boundedWait: Bool = true
+        ) {
             self.url = url
             self.poolSize = poolSize
+            self.deliveryPoolSize = deliveryPoolSize ?? poolSize
             self.connectTimeout = connectTimeout
             self.boundedWait = boundedWait
         }
     }
 
     public var database: Database
+    /// What the components share (node id, recall window): ``HeraldNode`` sets it on each
+    /// of them, whatever their own configuration says.
+    public var node: NodeConfiguration
     public var api: APIConfiguration
     public var gateway: GatewayConfiguration
     public var center: CenterConfiguration
 
-    /// This node's name: the jobs it leases and the connections it holds are recorded
-    /// under it. Set once here, for the gateway and the center.
-    public var nodeID: String {
-        get { center.nodeID }
-        set {
-            center.nodeID = newValue
-            gateway.nodeID = newValue
-        }
-    }
-
-    /// How long after sending a message can be recalled: the API refuses older recalls, the
-    /// center sends recall commands within it. Set once here, for both.
-    public var recallWindow: Duration {
-        get { center.recallWindow }
-        set {
-            center.recallWindow = newValue
-            api.recallWindow = newValue
-        }
-    }
-
     public init(
         database: Database,
+        node: NodeConfiguration = NodeConfiguration(),
         api: APIConfiguration,
         gateway: GatewayConfiguration = GatewayConfiguration(),
-        center: CenterConfiguration = CenterConfiguration(),
-        nodeID: String,
-        recallWindow: Duration = .seconds(24 * 3600)
+        center: CenterConfiguration = CenterConfiguration()
     ) {
         self.database = database
+        self.node = node
         self.api = api
         self.gateway = gateway
         self.center = center
-        self.nodeID = nodeID
-        self.recallWindow = recallWindow
+    }
+
+    /// The components' configurations with the shared settings applied.
+    var resolved: (api: APIConfiguration, gateway: GatewayConfiguration, center: CenterConfiguration) {
+        var api = api
+        var gateway = gateway
+        var center = center
+        gateway.nodeID = node.nodeID
+        center.nodeID = node.nodeID
+        api.recallWindow = node.recallWindow
+        center.recallWindow = node.recallWindow
+        if database.boundedWait { api.databaseURL = database.url }
+        return (api, gateway, center)
     }
 }

@@ -10,7 +10,7 @@ struct DatabaseSetup {
     /// usable (a clear error within seconds otherwise), and migrates it.
     static func prepare(_ configuration: HeraldConfiguration, dataDirectory: DataDirectory, logger: Logger) async throws -> DatabaseSetup {
         let setup: DatabaseSetup
-        if let configured = configuration.databaseURL {
+        if let configured = configuration.database.url {
             do {
                 setup = DatabaseSetup(url: try DatabaseURL(configured), embedded: nil)
             } catch {
@@ -18,7 +18,7 @@ struct DatabaseSetup {
             }
         } else {
             let embedded = try await EmbeddedPostgres.start(
-                .init(directory: dataDirectory.postgresDirectory, binDirectory: configuration.postgresBinDirectory),
+                .init(directory: dataDirectory.postgresDirectory, binDirectory: configuration.database.postgresBinDirectory),
                 logger: logger
             )
             setup = DatabaseSetup(url: embedded.url, embedded: embedded)

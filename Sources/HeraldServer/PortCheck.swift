@@ -1,3 +1,5 @@
+import HeraldAPI
+import HeraldGateway
 import NIOCore
 import NIOPosix
 
@@ -21,13 +23,16 @@ struct ListenPort: Sendable {
     /// Every port `configuration` listens on; port 0 (any free port) can't be taken.
     static func all(_ configuration: HeraldConfiguration) -> [ListenPort] {
         var ports = [
-            ListenPort(host: configuration.httpHost, port: configuration.httpPort, key: "http.port", remedy: "set HERALD_HTTP_PORT or --http-port"),
-            ListenPort(host: configuration.mqttHost, port: configuration.mqttPort, key: "mqtt.port", remedy: "set HERALD_MQTT_PORT or --mqtt-port"),
+            ListenPort(host: configuration.api.host, port: configuration.api.port, key: "http.port", remedy: "set HERALD_HTTP_PORT or --http-port"),
+            ListenPort(
+                host: configuration.gateway.host,
+                port: configuration.gateway.port,
+                key: "mqtt.port",
+                remedy: "set HERALD_MQTT_PORT or --mqtt-port"
+            ),
         ]
-        if configuration.mqttTLSCertificate != nil {
-            ports.append(
-                ListenPort(host: configuration.mqttHost, port: configuration.mqttTLSPort, key: "mqtt.tls.port", remedy: "set HERALD_MQTT_TLS_PORT")
-            )
+        if let tls = configuration.gateway.tls {
+            ports.append(ListenPort(host: tls.host, port: tls.port, key: "mqtt.tls.port", remedy: "set HERALD_MQTT_TLS_PORT"))
         }
         if configuration.apnsSandbox {
             let remedy = "or turn the sandbox off with HERALD_APNS_SANDBOX=off"

@@ -26,35 +26,19 @@ struct Serve: AsyncParsableCommand {
             let dataDirectory = try DataDirectory(path: configuration.dataDirectory)
             let adminToken = try configuration.adminToken ?? dataDirectory.secret(dataDirectory.adminTokenFile) { RandomToken.hex(byteCount: 24) }
             let sealer = try keyEncryptionKey(configuration, dataDirectory: dataDirectory, logger: logger)
-            let mqttTLS = try configuration.mqttTLSListener()
             for port in ListenPort.all(configuration) { try await port.ensureFree() }
 
             let database = try await DatabaseSetup.prepare(configuration, dataDirectory: dataDirectory, logger: logger)
             do {
-                var api = APIConfiguration(
-                    host: configuration.httpHost,
-                    port: configuration.httpPort,
-                    maxBodySize: configuration.httpMaxBodySize,
-                    adminToken: adminToken,
-                    databaseWait: .seconds(configuration.databaseWaitSeconds),
-                    authFailures: configuration.authFailures,
-                    idleTimeout: .seconds(configuration.httpIdleTimeoutSeconds),
-                    requestTimeout: .seconds(configuration.httpRequestTimeoutSeconds)
-                )
-                api.apnsDestination = configuration.apnsSandbox ? .sandbox : .apple
+                var api = configuration.api
+                api.adminToken = adminToken
                 var banner = Banner(
                     configuration: configuration,
                     dataDirectory: dataDirectory,
                     database: database,
                     adminTokenFromFile: configuration.adminToken == nil
                 )
-                var gateway = GatewayConfiguration(host: configuration.mqttHost, port: configuration.mqttPort)
-                gateway.tls = mqttTLS
-                var center = CenterConfiguration()
-                center.workers = configuration.centerWorkers
-                center.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
-                center.messageRetention = .seconds(configuration.messageRetentionDays * 86_400)
-                center.apnsConnections = configuration.apnsConnections
+                var center = configuration.center
                 var services: [any Service] = []
                 // Started before the gateway: a gateway that is made and never run would
                 // leave its listening promises unfulfilled (fatal in debug builds).
@@ -65,12 +49,15 @@ struct Serve: AsyncParsableCommand {
                     banner.sandbox = sandbox
                 }
                 let node = HeraldNodeConfiguration(
-                    database: .init(url: database.url, poolSize: configuration.databasePoolSize),
+                    database: .init(
+                        url: database.url,
+                        poolSize: configuration.database.poolSize,
+                        deliveryPoolSize: configuration.database.deliveryPoolSize
+                    ),
+                    node: configuration.node,
                     api: api,
-                    gateway: gateway,
-                    center: center,
-                    nodeID: configuration.nodeID,
-                    recallWindow: .seconds(configuration.recallWindowSeconds)
+                    gateway: configuration.gateway,
+                    center: center
                 )
                 let readyBanner = banner
                 let herald = HeraldNode(
@@ -98,7 +85,7 @@ struct Serve: AsyncParsableCommand {
             if let configured = configuration.keyEncryptionKey {
                 return try CredentialSealer(base64Key: configured)
             }
-            if configuration.databaseURL != nil {
+            if configuration.database.url != nil {
                 logger.warning(
                     "no key-encryption key configured; using one generated in the data directory. Every node must share it: set HERALD_KEY_ENCRYPTION_KEY",
                     metadata: ["herald.file": "\(dataDirectory.keyEncryptionKeyFile)"]
@@ -122,7 +109,7 @@ struct Banner: Sendable {
     var sandbox: LocalSandbox?
 
     func print(port: Int, mqttPort: Int) {
-        let host = ["0.0.0.0", "::", ""].contains(configuration.httpHost) ? "127.0.0.1" : configuration.httpHost
+        let host = ["0.0.0.0", "::", ""].contains(configuration.api.host) ? "127.0.0.1" : configuration.api.host
         let base = "http://\(host):\(port)"
         let databaseLine =
             database.embedded != nil
@@ -133,7 +120,7 @@ struct Banner: Sendable {
 
             Herald is running.
               API       \(base)   (description: \(base)/openapi.yaml)
-              Devices   mqtt://\(host):\(mqttPort)   (MQTT 3.1.1, see docs/protocol.md)\(configuration.mqttTLSCertificate == nil ? "" : "\n              Devices   mqtts://\(host):\(configuration.mqttTLSPort)   (MQTT over TLS)")
+              Devices   mqtt://\(host):\(mqttPort)   (MQTT 3.1.1, see docs/protocol.md)\(configuration.gateway.tls.map { "\n              Devices   mqtts://\(host):\($0.port)   (MQTT over TLS)" } ?? "")
               Database  \(databaseLine)
               APNs      \(sandbox.map { "local sandbox (no Apple credentials needed); deliveries at http://127.0.0.1:\($0.inspectPort)/notifications" } ?? "Apple (api.push.apple.com / api.sandbox.push.apple.com)")
               Admin     token \(adminTokenFromFile ? "in \(dataDirectory.adminTokenFile)" : "from HERALD_ADMIN_TOKEN")

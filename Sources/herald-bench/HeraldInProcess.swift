@@ -64,9 +64,9 @@ struct HeraldInProcess: Sendable {
             database: .init(url: postgres.url, poolSize: configuration.poolSize, boundedWait: configuration.databaseWait != nil),
             api: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: RandomToken.hex(byteCount: 16)),
             gateway: GatewayConfiguration(host: "127.0.0.1", port: 0),
-            center: center,
-            nodeID: "bench-1"
+            center: center
         )
+        node.node.nodeID = "bench-1"
         if let wait = configuration.databaseWait { node.api.databaseWait = wait }
         let (ports, portContinuation) = AsyncStream.makeStream(of: ListeningPorts.self)
         let herald = HeraldNode(

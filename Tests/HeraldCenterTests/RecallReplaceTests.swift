@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func recallAfterTheWindowIsAClearError() async throws {
-        let shortWindow: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.recallWindow = .seconds(1) }
+        let shortWindow: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.node.recallWindow = .seconds(1) }
         try await TestNode.run(configure: shortWindow) { test in
             _ = try await test.register(platform: "linux", alias: "late")
             let sent = try await test.push(["audience": ["alias": ["late"]], "message": ["msg_content": "x"]])

@@ -76,9 +76,9 @@ public struct TestNode: Sendable {
             database: .init(url: url, poolSize: 8, connectTimeout: .seconds(30)),
             api: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken),
             gateway: GatewayConfiguration(host: "127.0.0.1", port: 0),
-            center: center,
-            nodeID: "test-node"
+            center: center
         )
+        configuration.node.nodeID = "test-node"
         configure(&configuration)
         let deviceEvents = NIOLockedValueBox<[String]>([])
         let (ports, portsContinuation) = AsyncStream.makeStream(of: ListeningPorts.self)
