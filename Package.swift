@@ -479,6 +479,14 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "HeraldServerTests",
+            dependencies: [
+                "HeraldServer",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "HeraldCtlTests",
             dependencies: [
                 "HeraldNodeTesting", "HeraldNode",
