@@ -74,9 +74,9 @@ struct DeliveryRouter: Sendable {
     func prepare(_ message: MessageRecord, devicePayload: [UInt8]? = nil) -> Prepared {
         Prepared(
             message: message,
-            devicePayload: ByteBuffer(bytes: devicePayload ?? PushRendering.devicePayload(message.push, messageID: message.msgID)),
+            devicePayload: ByteBuffer(bytes: devicePayload ?? PushRendering.devicePayload(message.push, msgID: message.msgID)),
             // Only a notification ever goes to APNs.
-            apnsPayload: message.push.notification == nil ? [] : PushRendering.apnsPayload(message.push, messageID: message.msgID),
+            apnsPayload: message.push.notification == nil ? [] : PushRendering.apnsPayload(message.push, msgID: message.msgID),
             hasNotification: message.push.notification != nil,
             stored: message.push.timeToLive > 0
         )
@@ -105,7 +105,7 @@ struct DeliveryRouter: Sendable {
         for (index, (prepared, targets)) in batches.enumerated() {
             let message = prepared.message
             let gatewayMessage = GatewayMessage(
-                messageID: message.msgID,
+                msgID: message.msgID,
                 payload: prepared.devicePayload,
                 timeToLive: prepared.stored ? .seconds(max(1, Int64(message.expiresAt.timeIntervalSinceNow))) : .zero
             )
@@ -213,7 +213,7 @@ struct DeliveryRouter: Sendable {
         // The device's badge is part of the payload only when the push sets or changes it
         // (a retry or a taken-over job reads the device's badge whatever the push).
         let badge = push.notification?.ios?.badge == nil ? nil : target.badge
-        let payload = badge.map { PushRendering.apnsPayload(push, messageID: message.msgID, badge: $0) } ?? prepared.apnsPayload
+        let payload = badge.map { PushRendering.apnsPayload(push, msgID: message.msgID, badge: $0) } ?? prepared.apnsPayload
         let notification = APNsNotification(
             deviceToken: token,
             pushType: pushType,
@@ -317,7 +317,7 @@ extension DeliveryRouter {
         let environment: APNsEnvironment =
             push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
         guard let client = try? await apns.client(appID: appID, environment: environment) else { return false }
-        let commandID = Identifiers.newMessageID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
+        let commandID = Identifiers.newMsgID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
         let notification = APNsNotification(
             deviceToken: token,
             pushType: .background,

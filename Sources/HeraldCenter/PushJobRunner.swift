@@ -123,9 +123,9 @@ struct PushJobRunner: Sendable {
             guard let last = targets.last?.target.deviceID else { break }
             // Over the long connection: stored in each inbox, so an offline device gets it
             // on its next connection; sent now to those connected.
-            let commandID = Identifiers.newMessageID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
+            let commandID = Identifiers.newMsgID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
             let command = GatewayMessage(
-                messageID: commandID,
+                msgID: commandID,
                 payload: .init(bytes: PushRendering.deviceRecall(commandID: commandID, identifiers: [message.identifier])),
                 timeToLive: .seconds(Int64(remaining))
             )

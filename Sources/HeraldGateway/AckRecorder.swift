@@ -2,7 +2,7 @@ import HeraldStore
 import Logging
 import NIOConcurrencyHelpers
 
-/// Writes acknowledgements, what was sent, and presence to the store in batches.
+/// Writes acknowledgements and what was sent to the store in batches.
 ///
 /// MQTT requires PUBACKs in the order of the PUBLISHes, so one "acknowledged through"
 /// position per device is all there is to write; many PUBACKs become one row update, and
@@ -13,13 +13,10 @@ final class AckRecorder: Sendable {
     private struct Pending {
         var acks: [Int64: Int64] = [:]
         var sent: [Int64: Int64] = [:]
-        var connected: Set<Int64> = []
-        var disconnected: Set<Int64> = []
-        var isEmpty: Bool { acks.isEmpty && sent.isEmpty && connected.isEmpty && disconnected.isEmpty }
+        var isEmpty: Bool { acks.isEmpty && sent.isEmpty }
     }
 
     private let store: GatewayStore
-    private let nodeID: String
     private let interval: Duration
     private let logger: Logger
     private let pending = NIOLockedValueBox(Pending())
@@ -27,9 +24,8 @@ final class AckRecorder: Sendable {
     /// - Parameter interval: How often to write. Longer folds more of a device's PUBACKs
     ///   into one row update (a 10,000-device stored broadcast measured 20 % faster at
     ///   100 ms than at 20 ms); what a crash loses of it is replayed as DUP on reconnect.
-    init(store: GatewayStore, nodeID: String, interval: Duration = .milliseconds(100), logger: Logger) {
+    init(store: GatewayStore, interval: Duration = .milliseconds(100), logger: Logger) {
         self.store = store
-        self.nodeID = nodeID
         self.interval = interval
         self.logger = logger
     }
@@ -53,20 +49,6 @@ final class AckRecorder: Sendable {
         pending.withLockedValue { $0.sent[deviceID] }
     }
 
-    func connected(deviceID: Int64) {
-        pending.withLockedValue {
-            $0.disconnected.remove(deviceID)
-            $0.connected.insert(deviceID)
-        }
-    }
-
-    func disconnected(deviceID: Int64) {
-        pending.withLockedValue {
-            $0.connected.remove(deviceID)
-            $0.disconnected.insert(deviceID)
-        }
-    }
-
     /// Writes batches until cancelled. The owner calls ``flush()`` once more after it has
     /// closed every connection, so the last acknowledgements are written too.
     func flushPeriodically() async {
@@ -86,7 +68,6 @@ final class AckRecorder: Sendable {
         guard !batch.isEmpty else { return }
         do {
             try await store.acknowledge(batch.acks, sent: batch.sent)
-            try await store.updatePresence(connected: Array(batch.connected), disconnected: Array(batch.disconnected), nodeID: nodeID)
         } catch {
             if !(error is CancellationError) {
                 logger.error("cannot record acknowledgements; retrying", metadata: ["error": "\(String(reflecting: error))"])
@@ -94,8 +75,6 @@ final class AckRecorder: Sendable {
             pending.withLockedValue { pending in
                 for (device, seq) in batch.acks { pending.acks[device] = max(pending.acks[device] ?? 0, seq) }
                 for (device, seq) in batch.sent { pending.sent[device] = max(pending.sent[device] ?? 0, seq) }
-                pending.connected.formUnion(batch.connected.subtracting(pending.disconnected))
-                pending.disconnected.formUnion(batch.disconnected.subtracting(pending.connected))
             }
         }
     }

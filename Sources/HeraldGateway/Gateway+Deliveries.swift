@@ -30,7 +30,7 @@ extension Gateway {
         let stored = StoredDelivery(
             inbox: InboxBroadcast(
                 deviceIDs: devices.map(\.deviceID),
-                messageID: message.messageID,
+                msgID: message.msgID,
                 payload: Array(buffer: message.payload),
                 expiresAt: Date().addingTimeInterval(Double(message.timeToLive.components.seconds))
             ),

@@ -37,7 +37,7 @@ public final class Gateway: Service, Sendable {
             store: store,
             authenticator: DeviceAuthenticator(store: store, ttl: configuration.authCacheTTL),
             registry: ConnectionRegistry(),
-            acks: AckRecorder(store: store, nodeID: configuration.nodeID, logger: logger),
+            acks: AckRecorder(store: store, logger: logger),
             metrics: GatewayMetrics(),
             sweepers: sweepers,
             onDeviceEvent: onDeviceEvent,

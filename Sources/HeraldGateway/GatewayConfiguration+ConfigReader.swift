@@ -39,12 +39,10 @@ extension GatewayConfiguration {
     ///   `mqtt.auth.throttle.maximumKeys` (int, default: 100000, 1000 to 10000000): the brake
     ///   on failed CONNECTs (see ``AuthThrottle``).
     ///
-    /// - Parameters:
-    ///   - reader: Herald's configuration (not scoped: the keys are at its root).
-    ///   - node: the node's shared settings; the gateway takes the node id from it.
+    /// - Parameter reader: Herald's configuration (not scoped: the keys are at its root).
     /// - Throws: ``ConfigurationError`` naming the key of a value out of range, or of a TLS
     ///   file that can't be read.
-    public init(reader: ConfigReader, node: NodeConfiguration) throws {
+    public init(reader: ConfigReader) throws {
         let mqtt = ConfigSection(reader, "mqtt")
         let keepAlive = mqtt.section("keepAlive")
         let auth = mqtt.section("auth")
@@ -53,7 +51,6 @@ extension GatewayConfiguration {
         self.init(
             host: host,
             port: try mqtt.port("port", default: defaults.port),
-            nodeID: node.nodeID,
             connectTimeout: try mqtt.seconds("connectTimeout", default: defaults.connectTimeout, in: 1...300),
             minimumKeepAlive: try keepAlive.seconds("minimum", default: defaults.minimumKeepAlive, in: 1...86_400),
             maximumKeepAlive: try keepAlive.seconds("maximum", default: defaults.maximumKeepAlive, in: 1...86_400),
@@ -75,7 +72,7 @@ extension GatewayConfiguration {
 }
 
 extension GatewayConfiguration.AuthThrottle {
-    /// Reads the `mqtt.auth.throttle.*` keys listed at ``GatewayConfiguration/init(reader:node:)``.
+    /// Reads the `mqtt.auth.throttle.*` keys listed at ``GatewayConfiguration/init(reader:)``.
     init(section: ConfigSection) throws {
         let defaults = Self()
         self.init(

@@ -5,8 +5,6 @@ public struct GatewayConfiguration: Sendable {
     /// Address and port of the plain TCP listener (port 0 picks a free one).
     public var host: String
     public var port: Int
-    /// This node's name in the presence table (``NodeConfiguration/nodeID``).
-    public var nodeID: String
     /// The CONNECT must arrive this soon after the TCP accept.
     public var connectTimeout: Duration
     /// Keepalive bounds: a client's keepalive is enforced at 1.5× its value, within these.
@@ -81,7 +79,6 @@ public struct GatewayConfiguration: Sendable {
     public init(
         host: String = "0.0.0.0",
         port: Int = 1883,
-        nodeID: String = NodeConfiguration.defaultNodeID,
         connectTimeout: Duration = .seconds(5),
         minimumKeepAlive: Duration = .seconds(10),
         maximumKeepAlive: Duration = .seconds(1800),
@@ -98,7 +95,6 @@ public struct GatewayConfiguration: Sendable {
     ) {
         self.host = host
         self.port = port
-        self.nodeID = nodeID
         self.connectTimeout = connectTimeout
         self.minimumKeepAlive = minimumKeepAlive
         self.maximumKeepAlive = maximumKeepAlive

@@ -34,9 +34,9 @@ extension GatewayContext {
             guard let handle = handles[index] else { continue }
             let outgoing = Outgoing(
                 seq: delivery.seq,
-                messageID: delivery.message.messageID,
+                msgID: delivery.message.msgID,
                 payload: delivery.message.payload,
-                dup: mayHaveBeenSentBeforeStart(delivery.message.messageID),
+                dup: mayHaveBeenSentBeforeStart(delivery.message.msgID),
                 token: firstToken &+ UInt64(index)
             )
             batches[ObjectIdentifier(handle.eventLoop), default: (handle.eventLoop, [])].items.append((index, handle, outgoing))

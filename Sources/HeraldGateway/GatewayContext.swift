@@ -50,13 +50,13 @@ final class GatewayContext: Sendable {
         self.throttle = NIOLockedValueBox(ConnectThrottle(configuration: configuration.authThrottle))
     }
 
-    /// Whether a copy of `messageID` may have been sent before this gateway started: its
+    /// Whether a copy of `msgID` may have been sent before this gateway started: its
     /// id (time first, fixed width) sorts below the start. Ids that are not Herald's, as in
     /// some tests, never are. A few byte compares: it runs for every delivery.
-    func mayHaveBeenSentBeforeStart(_ messageID: String) -> Bool {
+    func mayHaveBeenSentBeforeStart(_ msgID: String) -> Bool {
         let started = startedMessageIDTime
-        let utf8 = messageID.utf8
-        guard utf8.count == Identifiers.messageIDLength else { return false }
+        let utf8 = msgID.utf8
+        guard utf8.count == Identifiers.msgIDLength else { return false }
         return utf8.withContiguousStorageIfAvailable { $0.prefix(started.count).lexicographicallyPrecedes(started) }
             ?? utf8.prefix(started.count).lexicographicallyPrecedes(started)
     }

@@ -5,15 +5,15 @@ import NIOCore
 /// A message for one device's long connection.
 public struct GatewayMessage: Sendable {
     /// The id the device deduplicates by (the push's `msg_id`).
-    public var messageID: String
+    public var msgID: String
     /// The PUBLISH payload.
     public var payload: ByteBuffer
     /// How long the message may wait for the device; zero means online devices only,
     /// sent without being stored.
     public var timeToLive: Duration
 
-    public init(messageID: String, payload: ByteBuffer, timeToLive: Duration) {
-        self.messageID = messageID
+    public init(msgID: String, payload: ByteBuffer, timeToLive: Duration) {
+        self.msgID = msgID
         self.payload = payload
         self.timeToLive = timeToLive
     }
@@ -33,7 +33,7 @@ public enum DeliveryOutcome: Sendable, Hashable {
 struct Outgoing: Sendable, Equatable {
     /// Position in the device's inbox; nil for a message that is not stored (TTL 0).
     var seq: Int64?
-    var messageID: String
+    var msgID: String
     var payload: ByteBuffer
     /// Sent before on an earlier connection (MQTT DUP).
     var dup: Bool

@@ -297,7 +297,6 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         if let previous = context.registry.register(registrationID, handle) {
             previous.eventLoop.execute { previous.handler.value.takenOver() }
         }
-        context.acks.connected(deviceID: device.deviceID)
         loadInbox(after: 0, channel: channel)
     }
 
@@ -322,9 +321,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
             let replay = (snapshot?.messages ?? []).filter { $0.seq > acked }.map {
                 Outgoing(
                     seq: $0.seq,
-                    messageID: $0.messageID,
+                    msgID: $0.msgID,
                     payload: ByteBuffer(bytes: $0.payload),
-                    dup: $0.wasSent || $0.seq <= sent || gateway.mayHaveBeenSentBeforeStart($0.messageID),
+                    dup: $0.wasSent || $0.seq <= sent || gateway.mayHaveBeenSentBeforeStart($0.msgID),
                     token: 0
                 )
             }
@@ -360,10 +359,6 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         context.sweeper(for: channelContext.eventLoop).remove(self)
         if let device {
             context.registry.remove(device.registrationID, id: ObjectIdentifier(self))
-            // After a takeover the device is still connected, through the new connection.
-            if context.registry.connection(device.registrationID) == nil {
-                context.acks.disconnected(deviceID: device.deviceID)
-            }
         }
         for receiver in waits.removeAll() { receiver.resolve(.noAcknowledgement) }
         context.metrics.connections.record(context.registry.count)

@@ -59,9 +59,7 @@ public struct HeraldNodeConfiguration: Sendable {
     /// The components' configurations with the shared settings applied.
     var resolved: (api: APIConfiguration, gateway: GatewayConfiguration, center: CenterConfiguration) {
         var api = api
-        var gateway = gateway
         var center = center
-        gateway.nodeID = node.nodeID
         center.nodeID = node.nodeID
         api.recallWindow = node.recallWindow
         center.recallWindow = node.recallWindow

@@ -48,7 +48,7 @@ struct HeraldConfiguration: Sendable {
             node = try NodeConfiguration(reader: reader)
             database = try DatabaseConfiguration(reader: reader)
             api = try APIConfiguration(reader: reader, node: node, database: database)
-            gateway = try GatewayConfiguration(reader: reader, node: node)
+            gateway = try GatewayConfiguration(reader: reader)
             center = try CenterConfiguration(reader: reader, node: node)
 
             let root = ConfigSection(reader)

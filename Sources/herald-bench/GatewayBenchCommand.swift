@@ -102,7 +102,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                 subscribe: nil
             )
             let targets = Array(fleet.prefix(devices))
-            // Let the gateway write the new connections' presence, then vacuum and analyse
+            // Let the gateway settle the new connections, then vacuum and analyse
             // what the seeding and the connections churned, as autovacuum would have done in
             // a database up for a while: otherwise that work lands in the phases measured.
             try await Task.sleep(for: .seconds(1))
@@ -113,7 +113,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                     for index in 0..<broadcasts {
                         group.addTask {
                             _ = try await gateway.deliver(
-                                GatewayMessage(messageID: "\(prefix)\(index)", payload: WallClock.stampedPayload(), timeToLive: timeToLive),
+                                GatewayMessage(msgID: "\(prefix)\(index)", payload: WallClock.stampedPayload(), timeToLive: timeToLive),
                                 to: targets,
                                 ackTimeout: .seconds(60)
                             )
@@ -133,7 +133,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             @Sendable func sendUnicast(_ prefix: String, _ indices: [Int]) async throws {
                 let deliveries = indices.map { index in
                     GatewayDelivery(
-                        message: GatewayMessage(messageID: "\(prefix)\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
+                        message: GatewayMessage(msgID: "\(prefix)\(index)", payload: WallClock.stampedPayload(), timeToLive: .zero),
                         device: targets[index % targets.count],
                         seq: nil
                     )

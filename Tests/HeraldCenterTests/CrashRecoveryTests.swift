@@ -30,7 +30,7 @@ import Testing
             #expect(report["waiting"].int == 45)
             let rows = try await test.stores.sql.query(
                 """
-                SELECT count(*), count(DISTINCT device_id) FROM device_messages WHERE message_id = \(sent.msgID)
+                SELECT count(*), count(DISTINCT device_id) FROM device_messages WHERE msg_id = \(sent.msgID)
                 """,
                 logger: TestDatabase.logger
             )

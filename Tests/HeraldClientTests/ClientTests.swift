@@ -18,7 +18,7 @@ extension TestNode {
     /// A notification as the gateway sends it, for a direct delivery.
     func notification(_ id: String, alert: String) -> GatewayMessage {
         GatewayMessage(
-            messageID: id,
+            msgID: id,
             payload: ByteBuffer(string: #"{"type":"notification","msg_id":"\#(id)","notification":{"alert":"\#(alert)"}}"#),
             timeToLive: .seconds(600)
         )

@@ -44,7 +44,7 @@ import Testing
         let fitting = try push(4096 - overhead).validated()
         #expect(PushRendering.apnsPayloadSizeBound(fitting) == 4096)
         // The bound is what the center sends at most: the rendering with a real id and badge.
-        let real = PushRendering.apnsPayload(fitting, messageID: Identifiers.newMessageID(milliseconds: 1), badge: 99)
+        let real = PushRendering.apnsPayload(fitting, msgID: Identifiers.newMsgID(milliseconds: 1), badge: 99)
         #expect(real.count <= 4096)
         #expect(throws: HeraldError.self) { try push(4096 - overhead + 1).validated() }
     }
@@ -86,7 +86,7 @@ import Testing
     @Test func aContentAvailableOnlyNotificationIsABackgroundPush() throws {
         let push = try request(#"{"audience":"all","notification":{"ios":{"content-available":true,"extras":{"k":"v"}}}}"#).validated()
         #expect(push.pushType == .background)
-        let payload = try JSONSerialization.jsonObject(with: Data(PushRendering.apnsPayload(push, messageID: "m"))) as? [String: Any]
+        let payload = try JSONSerialization.jsonObject(with: Data(PushRendering.apnsPayload(push, msgID: "m"))) as? [String: Any]
         #expect((payload?["aps"] as? [String: Any])?["content-available"] as? Int == 1)
         #expect((payload?["aps"] as? [String: Any])?["alert"] == nil)
     }

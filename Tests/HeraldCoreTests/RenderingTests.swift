@@ -15,7 +15,7 @@ import Testing
              "message":{"msg_content":"hello","title":"in-app","extras":{"a":"b"}},"options":{"identifier":"story-1"}}
             """
         )
-        let object = try Self.parse(PushRendering.devicePayload(push, messageID: "m1"))
+        let object = try Self.parse(PushRendering.devicePayload(push, msgID: "m1"))
         #expect(object["msg_id"] as? String == "m1")
         #expect(object["identifier"] as? String == "story-1")
         #expect(object["type"] as? String == "notification")
@@ -60,7 +60,7 @@ import Testing
             {"audience":"all","notification":{"ios":{"alert":"hi","badge":"+1","thread-id":"t","extras":{"z":"1","aps":"dropped"}}}}
             """
         )
-        let bytes = PushRendering.apnsPayload(push, messageID: "m2", badge: 7)
+        let bytes = PushRendering.apnsPayload(push, msgID: "m2", badge: 7)
         let object = try Self.parse(bytes)
         let aps = try #require(object["aps"] as? [String: Any])
         #expect(aps["alert"] as? String == "hi")

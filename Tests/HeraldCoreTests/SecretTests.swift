@@ -9,8 +9,8 @@ import Testing
             #expect(token.utf8.count == 2 * count)
             #expect(Hex.decode(token)?.count == count)
         }
-        let ids = (0..<1000).map { _ in Identifiers.newMessageID(milliseconds: 1_764_000_000_000) }
-        #expect(ids.allSatisfy(Identifiers.isMessageID))
+        let ids = (0..<1000).map { _ in Identifiers.newMsgID(milliseconds: 1_764_000_000_000) }
+        #expect(ids.allSatisfy(Identifiers.isMsgID))
         #expect(Set(ids).count == ids.count)
         #expect(Set(ids.map { $0.suffix(12) }).count == ids.count)
     }

@@ -50,7 +50,7 @@ import Testing
             // The order they arrived in is the order of their seqs in the store.
             #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 40 })
             let rows = try await test.store.sql.query(
-                "SELECT message_id FROM device_messages WHERE device_id = \(device.deviceID) ORDER BY seq",
+                "SELECT msg_id FROM device_messages WHERE device_id = \(device.deviceID) ORDER BY seq",
                 logger: TestDatabase.logger
             )
             var stored: [String] = []
@@ -73,7 +73,7 @@ import Testing
             let one = try #require(
                 try await test.store.gateway.enqueue(
                     deviceID: device.deviceID,
-                    messageID: "one",
+                    msgID: "one",
                     payload: Array("one".utf8),
                     expiresAt: .distantFuture
                 )
@@ -81,7 +81,7 @@ import Testing
             let two = try #require(
                 try await test.store.gateway.enqueue(
                     deviceID: device.deviceID,
-                    messageID: "two",
+                    msgID: "two",
                     payload: Array("two".utf8),
                     expiresAt: .distantFuture
                 )
@@ -113,7 +113,7 @@ import Testing
             }
             _ = try await test.store.gateway.enqueue(
                 deviceID: device.deviceID,
-                messageID: "old",
+                msgID: "old",
                 payload: Array("expired".utf8),
                 expiresAt: Date(timeIntervalSinceNow: -1)
             )
@@ -138,7 +138,7 @@ import Testing
             let count = 2_500
             let texts = (0..<count).map { "m\($0)" }
             _ = try await test.store.gateway.enqueue(
-                texts.map { InboxBroadcast(deviceIDs: [device.deviceID], messageID: $0, payload: Array($0.utf8), expiresAt: .distantFuture) }
+                texts.map { InboxBroadcast(deviceIDs: [device.deviceID], msgID: $0, payload: Array($0.utf8), expiresAt: .distantFuture) }
             )
             let client = try await test.connect(device, secret: secret)
             var received: [String] = []
@@ -182,7 +182,7 @@ import Testing
             while received.count < count, let publish = try await client.nextPublish() { received.append(String(buffer: publish.payload)) }
             #expect(try await client.nextPublish(timeout: .milliseconds(300)) == nil)
             let rows = try await test.store.sql.query(
-                "SELECT message_id FROM device_messages WHERE device_id = \(device.deviceID) ORDER BY seq",
+                "SELECT msg_id FROM device_messages WHERE device_id = \(device.deviceID) ORDER BY seq",
                 logger: TestDatabase.logger
             )
             var stored: [String] = []
@@ -224,8 +224,8 @@ import Testing
             // Accepted an hour ago (its id says when): a process before this one may have sent
             // it, and a crash may have lost the record. Accepted now: never sent.
             let now = UInt64(Date().timeIntervalSince1970 * 1000)
-            let old = Identifiers.newMessageID(milliseconds: now - 3_600_000)
-            let new = Identifiers.newMessageID(milliseconds: now + 1000)
+            let old = Identifiers.newMsgID(milliseconds: now - 3_600_000)
+            let new = Identifiers.newMsgID(milliseconds: now + 1000)
             #expect(try await test.gateway.deliver(test.message("old", id: old), to: device) == .notConnected)
             #expect(try await test.gateway.deliver(test.message("new", id: new), to: device) == .notConnected)
             let again = try await test.connect(device, secret: secret)
@@ -234,12 +234,12 @@ import Testing
             #expect(replayed.map(\.dup) == [true, false])
 
             // Routed to the connection (a job an earlier process left unfinished): the same.
-            async let routedOld = test.gateway.deliver(test.message("old again", id: Identifiers.newMessageID(milliseconds: now - 1000)), to: device)
+            async let routedOld = test.gateway.deliver(test.message("old again", id: Identifiers.newMsgID(milliseconds: now - 1000)), to: device)
             let live = try #require(try await again.nextPublish())
             #expect(String(buffer: live.payload) == "old again")
             #expect(live.dup)
             #expect(try await routedOld == .acknowledged)
-            async let routedNew = test.gateway.deliver(test.message("new again", id: Identifiers.newMessageID(milliseconds: now + 2000)), to: device)
+            async let routedNew = test.gateway.deliver(test.message("new again", id: Identifiers.newMsgID(milliseconds: now + 2000)), to: device)
             let fresh = try #require(try await again.nextPublish())
             #expect(String(buffer: fresh.payload) == "new again")
             #expect(!fresh.dup)
@@ -365,7 +365,7 @@ import Testing
             #expect(code == .accepted)
             for _ in 0..<200 where !gateway.isConnected(device.registrationID) { try await Task.sleep(for: .milliseconds(5)) }
             async let outcome = gateway.deliver(
-                GatewayMessage(messageID: "m", payload: ByteBuffer(string: "bye"), timeToLive: .seconds(60)),
+                GatewayMessage(msgID: "m", payload: ByteBuffer(string: "bye"), timeToLive: .seconds(60)),
                 to: device
             )
             _ = try await client.nextPublish()

@@ -81,7 +81,7 @@ struct GatewayTest: Sendable {
     }
 
     func message(_ text: String, id: String = UUID().uuidString, ttl: Duration = .seconds(3600)) -> GatewayMessage {
-        GatewayMessage(messageID: id, payload: ByteBuffer(string: text), timeToLive: ttl)
+        GatewayMessage(msgID: id, payload: ByteBuffer(string: text), timeToLive: ttl)
     }
 
     /// Polls until `condition` holds (acknowledgements are written in batches).
@@ -110,7 +110,6 @@ extension GatewayConfiguration {
         GatewayConfiguration(
             host: "127.0.0.1",
             port: 0,
-            nodeID: "test-node",
             connectTimeout: connectTimeout,
             minimumKeepAlive: minimumKeepAlive,
             maxInFlight: maxInFlight,

@@ -66,7 +66,7 @@ import Testing
         var machine = try Self.activeMachine(through: 0)
         #expect(machine.deliver(Self.message(seq: 2)) == .loadInbox(after: 0, sendFirst: []))
         // A TTL 0 message has no place in the order.
-        let onlineOnly = Outgoing(seq: nil, messageID: "ttl0", payload: ByteBuffer(string: "{}"), dup: false, token: 1)
+        let onlineOnly = Outgoing(seq: nil, msgID: "ttl0", payload: ByteBuffer(string: "{}"), dup: false, token: 1)
         #expect(machine.deliver(onlineOnly) == .send([Self.publish(packetID: 1, payload: "{}")]))
     }
 
@@ -154,7 +154,7 @@ import Testing
     }
 
     private static func message(seq: Int, dup: Bool = false) -> Outgoing {
-        Outgoing(seq: Int64(seq), messageID: "m\(seq)", payload: ByteBuffer(string: "\(seq)"), dup: dup, token: 0)
+        Outgoing(seq: Int64(seq), msgID: "m\(seq)", payload: ByteBuffer(string: "\(seq)"), dup: dup, token: 0)
     }
 
     /// The PUBLISH of `payload` the machine sends to "rid" with `packetID`.

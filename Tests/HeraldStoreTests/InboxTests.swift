@@ -16,9 +16,9 @@ import Testing
                 ids.append(try #require(try await store.gateway.device(registrationID: registered.registrationID)).deviceID)
             }
             // Device 0 already holds one message.
-            _ = try await store.gateway.enqueue(deviceID: ids[0], messageID: "before", payload: Array("before".utf8), expiresAt: .distantFuture)
+            _ = try await store.gateway.enqueue(deviceID: ids[0], msgID: "before", payload: Array("before".utf8), expiresAt: .distantFuture)
             func broadcast(_ name: String, _ devices: [Int64]) -> InboxBroadcast {
-                InboxBroadcast(deviceIDs: devices, messageID: name, payload: Array(name.utf8), expiresAt: .distantFuture)
+                InboxBroadcast(deviceIDs: devices, msgID: name, payload: Array(name.utf8), expiresAt: .distantFuture)
             }
             let seqs = try await store.gateway.enqueue([
                 broadcast("a", [ids[0], ids[1]]),
@@ -29,10 +29,10 @@ import Testing
             #expect(seqs == [[ids[0]: 2, ids[1]: 1], [ids[1]: 2, ids[2]: 1], [:], [ids[2]: 2, ids[0]: 3]])
             let inbox = try await store.gateway.pendingMessages(deviceID: ids[0])
             #expect(inbox.map(\.seq) == [1, 2, 3])
-            #expect(inbox.map(\.messageID) == ["before", "a", "c"])
+            #expect(inbox.map(\.msgID) == ["before", "a", "c"])
             #expect(inbox.map { String(decoding: $0.payload, as: UTF8.self) } == ["before", "a", "c"])
-            #expect(try await store.gateway.pendingMessages(deviceID: ids[1]).map(\.messageID) == ["a", "b"])
-            #expect(try await store.gateway.pendingMessages(deviceID: ids[2]).map(\.messageID) == ["b", "c"])
+            #expect(try await store.gateway.pendingMessages(deviceID: ids[1]).map(\.msgID) == ["a", "b"])
+            #expect(try await store.gateway.pendingMessages(deviceID: ids[2]).map(\.msgID) == ["b", "c"])
         }
     }
 
@@ -45,7 +45,7 @@ import Testing
             let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
             let device = try #require(try await store.gateway.device(registrationID: registered.registrationID)).deviceID
             _ = try await store.gateway.enqueue(
-                (1...5).map { InboxBroadcast(deviceIDs: [device], messageID: "m\($0)", payload: [], expiresAt: .distantFuture) }
+                (1...5).map { InboxBroadcast(deviceIDs: [device], msgID: "m\($0)", payload: [], expiresAt: .distantFuture) }
             )
             try await store.gateway.acknowledge([device: 1], sent: [device: 3])
             let first = try await store.gateway.pendingInbox(deviceID: device, after: 0, limit: 2)

@@ -23,7 +23,7 @@ import Testing
                 )
                 var names: [String] = []
                 for try await name in tables.decode(String.self) { names.append(name) }
-                let required: Set = ["apps", "device_tags", "devices", "device_messages", "device_presence", "herald_schema_migrations"]
+                let required: Set = ["apps", "device_tags", "devices", "device_messages", "herald_schema_migrations"]
                 #expect(required.isSubset(of: names), "missing tables: \(required.subtracting(names).sorted())")
 
                 let recorded = try await connection.query("SELECT version, checksum FROM herald_schema_migrations ORDER BY version", logger: logger)

@@ -48,7 +48,7 @@ struct PushRoutes {
     @Sendable func recall(_ request: Request, context: HeraldRequestContext) async throws -> RecallResponse {
         let app = try await auth.requireApp(request)
         let msgID = try context.parameter("msg_id")
-        guard Identifiers.isMessageID(msgID) else {
+        guard Identifiers.isMsgID(msgID) else {
             throw HeraldError(.messageNotFound, "msg_id: no message \(msgID) in this app")
         }
         let recalled = try await store.recall(appID: app.id, msgIDs: [msgID], window: recallWindow.timeInterval)

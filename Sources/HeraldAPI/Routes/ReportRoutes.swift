@@ -24,7 +24,7 @@ struct ReportRoutes {
         // A form-encoded query writes spaces as "+" (no message id contains one).
         let ids = list.replacingOccurrences(of: "+", with: " ").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         if ids.count > 100 { throw HeraldError.limit("msg_ids", "at most 100 per request (got \(ids.count))") }
-        for (index, id) in ids.enumerated() where !Identifiers.isMessageID(id) {
+        for (index, id) in ids.enumerated() where !Identifiers.isMsgID(id) {
             throw HeraldError.invalidField("msg_ids[\(index)]", "not a message id")
         }
         let reports = try await store.reports(appID: app.id, msgIDs: ids)
@@ -35,7 +35,7 @@ struct ReportRoutes {
     @Sendable func status(_ request: Request, context: HeraldRequestContext) async throws -> MessageStatusResponse {
         let app = try await auth.requireApp(request)
         let input = try await body.decode(StatusRequest.self, from: request)
-        guard Identifiers.isMessageID(input.msgID) else { throw HeraldError.invalidField("msg_id", "not a message id") }
+        guard Identifiers.isMsgID(input.msgID) else { throw HeraldError.invalidField("msg_id", "not a message id") }
         if input.registrationIDs.isEmpty { throw HeraldError.invalidField("registration_ids", "must not be empty") }
         let ids = try Validation.registrationIDs(input.registrationIDs, field: "registration_ids")
         guard let statuses = try await store.deliveryStatuses(appID: app.id, msgID: input.msgID, registrationIDs: ids) else {

@@ -5,8 +5,7 @@ import Foundation
 /// The gateway, the message center and the API each take these from here instead of having
 /// defaults of their own.
 public struct NodeConfiguration: Sendable, Hashable {
-    /// This node's name: in the device presence table (the gateway) and on the jobs it
-    /// leases (the message center).
+    /// This node's name, on the jobs it leases (the message center).
     public var nodeID: String
     /// How long after sending a message can be recalled (the API checks it, the center
     /// keeps APNs copies recallable that long).

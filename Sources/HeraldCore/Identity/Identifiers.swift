@@ -7,7 +7,7 @@ public enum Identifiers {
     public static let masterSecretLength = 40
     public static let registrationIDLength = 20
     public static let deviceSecretLength = 32
-    public static let messageIDLength = 24
+    public static let msgIDLength = 24
 
     public static func newAppKey() -> String { RandomToken.hex(byteCount: appKeyLength / 2) }
     public static func newMasterSecret() -> String { RandomToken.hex(byteCount: masterSecretLength / 2) }
@@ -16,7 +16,7 @@ public enum Identifiers {
 
     /// A message id: 48 bits of milliseconds since 1970, then 48 random bits, in hex, so
     /// ids sort by the time they were accepted.
-    public static func newMessageID(milliseconds: UInt64) -> String {
+    public static func newMsgID(milliseconds: UInt64) -> String {
         messageIDTime(milliseconds: milliseconds) + RandomToken.hex(byteCount: 6)
     }
 
@@ -31,7 +31,7 @@ public enum Identifiers {
     /// Whether `value` has the shape of a registration id.
     public static func isRegistrationID(_ value: String) -> Bool { isLowerHex(value, length: registrationIDLength) }
     /// Whether `value` has the shape of a message id.
-    public static func isMessageID(_ value: String) -> Bool { isLowerHex(value, length: messageIDLength) }
+    public static func isMsgID(_ value: String) -> Bool { isLowerHex(value, length: msgIDLength) }
 
     static func isLowerHex(_ value: String, length: Int) -> Bool {
         value.utf8.count == length

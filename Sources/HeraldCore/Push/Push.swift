@@ -24,7 +24,7 @@ public struct Push: Sendable, Hashable {
     }
 
     /// The identifier on the device for a message id.
-    public func identifier(messageID: String) -> String { replace ?? identifier ?? messageID }
+    public func identifier(msgID: String) -> String { replace ?? identifier ?? msgID }
 }
 
 extension PushNotification {

@@ -3,12 +3,12 @@
 public enum PushRendering {
     /// The long-connection payload of a push: a notification (or a replace command), an
     /// in-app message, or both in one object.
-    public static func devicePayload(_ push: Push, messageID: String) -> [UInt8] {
+    public static func devicePayload(_ push: Push, msgID: String) -> [UInt8] {
         // Written field by field (not through RenderedJSON's sorted dictionaries): every
         // copy stored for a device is rendered here.
         var json = JSONObjectWriter()
-        json.field("msg_id", messageID)
-        json.field("identifier", push.identifier(messageID: messageID))
+        json.field("msg_id", msgID)
+        json.field("identifier", push.identifier(msgID: msgID))
         if let notification = push.notification {
             json.field("type", push.replace != nil ? "replace" : "notification")
             json.object("notification") { $0.writeDeviceNotification(notification) }
@@ -28,7 +28,7 @@ public enum PushRendering {
 
     /// The APNs payload (`aps` plus extras plus Herald's own fields). `badge` is the
     /// device's resulting badge when the push sets or changes it.
-    public static func apnsPayload(_ push: Push, messageID: String, badge: Int? = nil) -> [UInt8] {
+    public static func apnsPayload(_ push: Push, msgID: String, badge: Int? = nil) -> [UInt8] {
         let notification = push.notification ?? PushNotification()
         let ios = notification.ios ?? IOSNotification()
         var aps: [String: RenderedJSON] = [:]
@@ -60,7 +60,7 @@ public enum PushRendering {
         var payload: [String: RenderedJSON] = [:]
         for (key, value) in ios.extras ?? [:] where key != "aps" && key != "herald" { payload[key] = .string(value) }
         payload["aps"] = .object(aps)
-        payload["herald"] = .object(["msg_id": messageID, "identifier": push.identifier(messageID: messageID)])
+        payload["herald"] = .object(["msg_id": msgID, "identifier": push.identifier(msgID: msgID)])
         return RenderedJSON.object(payload).bytes
     }
 
@@ -68,13 +68,13 @@ public enum PushRendering {
     /// a message id of full length and, when the push changes the badge, the largest badge
     /// a device can have.
     public static func apnsPayloadSizeBound(_ push: Push) -> Int {
-        let messageID = String(repeating: "f", count: Identifiers.messageIDLength)
+        let msgID = String(repeating: "f", count: Identifiers.msgIDLength)
         let badge: Int? =
             switch push.notification?.ios?.badge {
             case .change: Int(Int32.max)
             case .set, nil: nil
             }
-        return apnsPayload(push, messageID: messageID, badge: badge).count
+        return apnsPayload(push, msgID: msgID, badge: badge).count
     }
 
     /// A bound no rendering can exceed: every string byte escaped (6 bytes at most), plus
@@ -93,7 +93,7 @@ public enum PushRendering {
         bytes += ios?.interruptionLevel?.utf8.count ?? 0
         var extras = 0
         for (key, value) in ios?.extras ?? [:] { extras += key.utf8.count + value.utf8.count }
-        bytes += extras + PushLimits.maxIdentifierBytes + Identifiers.messageIDLength
+        bytes += extras + PushLimits.maxIdentifierBytes + Identifiers.msgIDLength
         // Keys, quotes, colons, commas and braces: at most 300 bytes, 6 per extra.
         return bytes * 6 + 300 + 6 * (ios?.extras?.count ?? 0)
     }

@@ -33,7 +33,7 @@ extension APIStore {
                             try await connection.query("UPDATE messages SET cid = NULL WHERE id = \(id)", logger: logger)
                         }
                     }
-                    let msgID = Identifiers.newMessageID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
+                    let msgID = Identifiers.newMsgID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
                     if let replace = push.replace {
                         try await supersede(appID: appID, identifier: replace, on: connection)
                     }
@@ -41,7 +41,7 @@ extension APIStore {
                     let rows = try await connection.query(
                         """
                         INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at)
-                        VALUES (\(msgID), \(appID), \(push.cid), \(json)::json, \(push.identifier(messageID: msgID)), \(push.replace),
+                        VALUES (\(msgID), \(appID), \(push.cid), \(json)::json, \(push.identifier(msgID: msgID)), \(push.replace),
                                 \(push.timeToLive), \(expiresAt), \(now))
                         RETURNING id
                         """,

@@ -113,7 +113,7 @@ extension CenterStore {
 
     /// The device reported it opened (or clicked) a message.
     public func markOpened(deviceID: Int64, msgID: String) async throws {
-        guard Identifiers.isMessageID(msgID) else { return }
+        guard Identifiers.isMsgID(msgID) else { return }
         try await client.query(
             """
             UPDATE deliveries dl SET opened_at = COALESCE(dl.opened_at, now()) FROM messages m

@@ -28,9 +28,9 @@ extension GatewayStore {
 
     /// Stores a message in a device's inbox under the device's next sequence number (nil:
     /// no such device).
-    public func enqueue(deviceID: Int64, messageID: String, payload: [UInt8], expiresAt: Date) async throws -> InboxMessage? {
-        let stored = try await enqueue([InboxBroadcast(deviceIDs: [deviceID], messageID: messageID, payload: payload, expiresAt: expiresAt)])
-        return stored[0][deviceID].map { InboxMessage(seq: $0, messageID: messageID, payload: payload, expiresAt: expiresAt) }
+    public func enqueue(deviceID: Int64, msgID: String, payload: [UInt8], expiresAt: Date) async throws -> InboxMessage? {
+        let stored = try await enqueue([InboxBroadcast(deviceIDs: [deviceID], msgID: msgID, payload: payload, expiresAt: expiresAt)])
+        return stored[0][deviceID].map { InboxMessage(seq: $0, msgID: msgID, payload: payload, expiresAt: expiresAt) }
     }
 
     /// Stores several messages, each in its devices' inboxes, with one statement: a device
@@ -54,7 +54,7 @@ extension GatewayStore {
                 FROM unnest(\(deviceIDs)::bigint[], \(indices)::integer[]) AS c(device_id, k)
             ), contents AS (
                 SELECT k, msg_id, payload, expires_at
-                FROM unnest(\(broadcasts.map(\.messageID))::text[], \(broadcasts.map { ByteBuffer(bytes: $0.payload) })::bytea[],
+                FROM unnest(\(broadcasts.map(\.msgID))::text[], \(broadcasts.map { ByteBuffer(bytes: $0.payload) })::bytea[],
                             \(broadcasts.map(\.expiresAt))::timestamptz[]) WITH ORDINALITY AS c(msg_id, payload, expires_at, k)
             ), \(unescaped: InboxCopies.ctes)
             -- Two arrays per broadcast rather than a row per copy: far less to decode.
@@ -100,10 +100,10 @@ extension GatewayStore {
         // a message committed in between would otherwise look covered but be missing.
         let rows = try await client.query(
             """
-            SELECT d.inbox_seq, m.seq, m.message_id, m.payload, m.expires_at, m.seq <= COALESCE(a.sent_seq, 0) FROM devices d
+            SELECT d.inbox_seq, m.seq, m.msg_id, m.payload, m.expires_at, m.seq <= COALESCE(a.sent_seq, 0) FROM devices d
             LEFT JOIN device_acks a ON a.device_id = d.id
             LEFT JOIN LATERAL (
-                SELECT seq, message_id, payload, expires_at FROM device_messages
+                SELECT seq, msg_id, payload, expires_at FROM device_messages
                 WHERE device_id = d.id AND seq > GREATEST(COALESCE(a.acked_seq, 0), \(after)) AND expires_at > \(now)
                 ORDER BY seq LIMIT \(limit)
             ) m ON true
@@ -113,13 +113,13 @@ extension GatewayStore {
         )
         var messages: [InboxMessage] = []
         var latest: Int64 = 0
-        for try await (inboxSeq, seq, messageID, payload, expiresAt, sent) in rows.decode(
+        for try await (inboxSeq, seq, msgID, payload, expiresAt, sent) in rows.decode(
             (Int64, Int64?, String?, ByteBuffer?, Date?, Bool?).self
         ) {
             latest = inboxSeq
-            guard let seq, let messageID, let payload, let expiresAt else { continue }
+            guard let seq, let msgID, let payload, let expiresAt else { continue }
             messages.append(
-                InboxMessage(seq: seq, messageID: messageID, payload: Array(buffer: payload), expiresAt: expiresAt, wasSent: sent ?? false)
+                InboxMessage(seq: seq, msgID: msgID, payload: Array(buffer: payload), expiresAt: expiresAt, wasSent: sent ?? false)
             )
         }
         let complete = messages.count < limit
@@ -166,32 +166,6 @@ extension GatewayStore {
             logger: logger
         )
         for try await seq in rows.decode(Int64.self) { return seq }
-        return nil
-    }
-
-    /// Records which node holds the connections of these devices (nil: none any more).
-    public func updatePresence(connected: [Int64], disconnected: [Int64], nodeID: String) async throws {
-        if !connected.isEmpty {
-            try await client.query(
-                """
-                INSERT INTO device_presence (device_id, node_id) SELECT id, \(nodeID) FROM unnest(\(connected)::bigint[]) AS id
-                ON CONFLICT (device_id) DO UPDATE SET node_id = EXCLUDED.node_id, connected_at = now()
-                """,
-                logger: logger
-            )
-        }
-        if !disconnected.isEmpty {
-            try await client.query(
-                "DELETE FROM device_presence WHERE device_id = ANY(\(disconnected)) AND node_id = \(nodeID)",
-                logger: logger
-            )
-        }
-    }
-
-    /// The node holding a device's connection, if any.
-    public func presence(deviceID: Int64) async throws -> String? {
-        let rows = try await client.query("SELECT node_id FROM device_presence WHERE device_id = \(deviceID)", logger: logger)
-        for try await node in rows.decode(String.self) { return node }
         return nil
     }
 

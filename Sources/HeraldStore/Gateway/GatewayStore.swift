@@ -2,7 +2,7 @@ import HeraldCore
 import Logging
 
 /// The store as the device gateway uses it, on the delivery pool: device credentials,
-/// inboxes and their replay, acknowledgements and presence.
+/// inboxes and their replay, acknowledgements.
 public struct GatewayStore: StoreFacade {
     let core: StoreCore
 

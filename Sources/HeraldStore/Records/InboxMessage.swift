@@ -5,7 +5,7 @@ public struct InboxMessage: Sendable, Hashable {
     /// Position in the device's sequence.
     public var seq: Int64
     /// The message id the device deduplicates by.
-    public var messageID: String
+    public var msgID: String
     /// What is sent to the device (the PUBLISH payload).
     public var payload: [UInt8]
     public var expiresAt: Date
@@ -13,9 +13,9 @@ public struct InboxMessage: Sendable, Hashable {
     /// "sent through"): sent again, it carries MQTT DUP.
     public var wasSent: Bool
 
-    public init(seq: Int64, messageID: String, payload: [UInt8], expiresAt: Date, wasSent: Bool = false) {
+    public init(seq: Int64, msgID: String, payload: [UInt8], expiresAt: Date, wasSent: Bool = false) {
         self.seq = seq
-        self.messageID = messageID
+        self.msgID = msgID
         self.payload = payload
         self.expiresAt = expiresAt
         self.wasSent = wasSent
@@ -25,13 +25,13 @@ public struct InboxMessage: Sendable, Hashable {
 /// One message for the inboxes of many devices (see ``GatewayStore/enqueue(_:)``).
 public struct InboxBroadcast: Sendable, Hashable {
     public var deviceIDs: [Int64]
-    public var messageID: String
+    public var msgID: String
     public var payload: [UInt8]
     public var expiresAt: Date
 
-    public init(deviceIDs: [Int64], messageID: String, payload: [UInt8], expiresAt: Date) {
+    public init(deviceIDs: [Int64], msgID: String, payload: [UInt8], expiresAt: Date) {
         self.deviceIDs = deviceIDs
-        self.messageID = messageID
+        self.msgID = msgID
         self.payload = payload
         self.expiresAt = expiresAt
     }

@@ -30,10 +30,10 @@ public final class PendingPush: Sendable {
     /// - Parameter fansOutHere: whether a center in this process takes the pushes fanned
     ///   out at acceptance.
     public init(_ request: PushRequest, push: Push, appID: Int64, now: Date, fansOutHere: Bool) {
-        msgID = Identifiers.newMessageID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
+        msgID = Identifiers.newMsgID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
         self.appID = appID
         json = String(decoding: request.storedJSON, as: UTF8.self)
-        identifier = push.identifier(messageID: msgID)
+        identifier = push.identifier(msgID: msgID)
         timeToLive = Int32(clamping: push.timeToLive)
         expiresAt = now.addingTimeInterval(TimeInterval(push.timeToLive))
         createdAt = now
@@ -44,7 +44,7 @@ public final class PendingPush: Sendable {
         self.path = path
         let fansOut = fansOutHere && path.fansOutAtAcceptance
         self.fansOut = fansOut
-        devicePayload = fansOut && push.timeToLive > 0 ? PushRendering.devicePayload(push, messageID: msgID) : nil
+        devicePayload = fansOut && push.timeToLive > 0 ? PushRendering.devicePayload(push, msgID: msgID) : nil
     }
 }
 

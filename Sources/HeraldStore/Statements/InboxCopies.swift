@@ -33,7 +33,7 @@ enum InboxCopies {
                    END AS seq
             FROM copies c JOIN locked l ON l.id = c.device_id LEFT JOIN bumped b ON b.id = c.device_id AND c.stored
         ), inboxed AS (
-            INSERT INTO device_messages (device_id, seq, message_id, payload, expires_at)
+            INSERT INTO device_messages (device_id, seq, msg_id, payload, expires_at)
             SELECT n.device_id, n.seq, ct.msg_id, ct.payload, ct.expires_at
             FROM numbered n JOIN contents ct ON ct.k = n.k WHERE n.seq IS NOT NULL
         )
