@@ -11,7 +11,7 @@ public struct CenterConfiguration: Sendable {
     public var claimBatch: Int = 64
     /// Devices per fan-out batch (one transaction each).
     public var batchSize: Int = 500
-    /// How long a device has to acknowledge over the long connection before the
+    /// How long a device has to acknowledge over the MQTT connection before the
     /// notification goes to APNs.
     public var ackTimeout: Duration = .seconds(10)
     /// A worker's hold on a job; a job whose worker died is taken over after this.

@@ -6,7 +6,7 @@ import HeraldStore
 import Logging
 import NIOCore
 
-/// Routes the copies of one message: over the long connection to devices connected here
+/// Routes the copies of one message: over the MQTT connection to devices connected here
 /// (and in the foreground), to APNs for notifications the connection didn't get
 /// acknowledged, otherwise left in the device's inbox for its next connection.
 struct DeliveryRouter: Sendable {
@@ -95,7 +95,7 @@ struct DeliveryRouter: Sendable {
     /// Routes the batches of several messages (the small pushes of a claimed batch of
     /// jobs) and returns, per message, what became of each copy.
     ///
-    /// The copies going over the long connection go to the gateway in one call (one hop
+    /// The copies going over the MQTT connection go to the gateway in one call (one hop
     /// per event loop for the lot, not per push). Copies for devices without a connection
     /// don't wait for it: they go to APNs, or stay in the inbox, at once.
     func outcomes(of batches: [(prepared: Prepared, targets: [FanOutTarget])]) async throws -> [[DeliveryUpdate]] {

@@ -10,7 +10,7 @@ extension PushJobRunner {
     /// share their commits: their messages are read with one query; pushes to explicit
     /// lists of devices are fanned out whole in one statement, the others' first batches
     /// in one transaction; all are routed together (one gateway call for their copies over
-    /// the long connection), their outcomes recorded with one statement and the jobs
+    /// the MQTT connection), their outcomes recorded with one statement and the jobs
     /// finished with one more. A job whose audience fills its
     /// first batch goes on alone from its cursor, batch by batch.
     ///

@@ -121,7 +121,7 @@ struct PushJobRunner: Sendable {
             if stopping() { return false }
             let targets = try await store.recallTargets(messageID: message.id, after: cursor, limit: configuration.batchSize, window: window)
             guard let last = targets.last?.target.deviceID else { break }
-            // Over the long connection: stored in each inbox, so an offline device gets it
+            // Over the MQTT connection: stored in each inbox, so an offline device gets it
             // on its next connection; sent now to those connected.
             let commandID = Identifiers.newMsgID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
             let command = GatewayMessage(
@@ -137,7 +137,7 @@ struct PushJobRunner: Sendable {
                 if outcome == .acknowledged {
                     try await store.recallsConfirmed(deviceID: target.target.deviceID, identifiers: [message.identifier])
                 } else {
-                    viaAPNs.append(target)  // iOS devices without a live connection
+                    viaAPNs.append(target)  // iOS devices without an MQTT connection
                 }
             }
             await router.sendRecalls(viaAPNs, appID: message.appID, push: message.push)

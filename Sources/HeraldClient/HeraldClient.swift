@@ -6,7 +6,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
-/// The device side of Herald: holds the long connection, reconnects with jittered
+/// The device side of Herald: holds the MQTT connection, reconnects with jittered
 /// backoff, acknowledges every delivery, and hands the app each message once.
 ///
 /// ```swift
@@ -81,7 +81,7 @@ public final class HeraldClient: Sendable {
     private let credentials: DeviceCredentials
     private let logger: Logger
     private let deduplicator = NIOLockedValueBox(MessageDeduplicator())
-    /// The live connection's writer, and the reports not yet acknowledged; a writer is set
+    /// The MQTT connection's writer, and the reports not yet acknowledged; a writer is set
     /// only once no report waits, so reports reach the server in the order made.
     private let reports = NIOLockedValueBox<(writer: NIOAsyncChannelOutboundWriter<MQTTPacket>?, queue: ReportQueue)>((nil, ReportQueue()))
 

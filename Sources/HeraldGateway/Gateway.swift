@@ -7,7 +7,7 @@ import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 
-/// The MQTT 3.1.1 gateway: devices hold long-lived connections here, and Herald delivers
+/// The MQTT 3.1.1 gateway: devices hold their MQTT connections here, and Herald delivers
 /// to them through ``deliver(_:to:ackTimeout:)``.
 ///
 /// Every stored message is in the device's inbox before it is sent; acknowledged ones are

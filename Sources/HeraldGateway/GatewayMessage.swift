@@ -2,7 +2,7 @@ import Foundation
 import HeraldStore
 import NIOCore
 
-/// A message for one device's long connection.
+/// A message for one device's MQTT connection.
 public struct GatewayMessage: Sendable {
     /// The id the device deduplicates by (the push's `msg_id`).
     public var msgID: String
@@ -19,7 +19,7 @@ public struct GatewayMessage: Sendable {
     }
 }
 
-/// What became of a delivery over the long connection.
+/// What became of a delivery over the MQTT connection.
 public enum DeliveryOutcome: Sendable, Hashable {
     /// The device acknowledged it (PUBACK).
     case acknowledged

@@ -50,7 +50,7 @@ struct PushCommand: AsyncParsableCommand {
     @Flag(help: "A VoIP push (PushKit).") var voip = false
     @Option(
         name: .customLong("message"),
-        help: ArgumentHelp("Send this in-app message (delivered over the long connection only).", valueName: "text")
+        help: ArgumentHelp("Send this in-app message (delivered over the MQTT connection only).", valueName: "text")
     )
     var messageContent: String?
     @Option(help: "The in-app message's title.") var messageTitle: String?

@@ -1,4 +1,4 @@
-/// Renders what goes down each channel: the JSON a device gets over the long connection
+/// Renders what goes down each channel: the JSON a device gets over the MQTT connection
 /// (docs/protocol.md) and the APNs payload. Pure functions of the push.
 public enum PushRendering {
     /// The long-connection payload of a push: a notification (or a replace command), an
@@ -21,7 +21,7 @@ public enum PushRendering {
         return json.finish()
     }
 
-    /// A recall command over the long connection.
+    /// A recall command over the MQTT connection.
     public static func deviceRecall(commandID: String, identifiers: [String]) -> [UInt8] {
         RenderedJSON.object(["type": .string("recall"), "msg_id": .string(commandID), "identifiers": .strings(identifiers)]).bytes
     }

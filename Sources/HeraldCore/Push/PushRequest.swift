@@ -129,7 +129,7 @@ public struct PushNotification: Sendable, Hashable, Codable {
     }
 }
 
-/// An in-app message: delivered over the long connection only, never shown by the system.
+/// An in-app message: delivered over the MQTT connection only, never shown by the system.
 public struct InAppMessage: Sendable, Hashable, Codable {
     public var msgContent: String
     public var title: String?

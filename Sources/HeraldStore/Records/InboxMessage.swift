@@ -1,6 +1,6 @@
 import Foundation
 
-/// A message waiting in a device's inbox for the long connection.
+/// A message waiting in a device's inbox for the MQTT connection.
 public struct InboxMessage: Sendable, Hashable {
     /// Position in the device's sequence.
     public var seq: Int64
