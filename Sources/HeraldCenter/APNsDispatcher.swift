@@ -13,8 +13,8 @@ import NIOConcurrencyHelpers
 /// to every client signing with that key: an app's production and sandbox clients send
 /// the same token (two tokens for one key in use at once read to Apple as token churn).
 ///
-/// `run()` owns every client's `run()`: clients are handed to it through a stream, so no
-/// task outlives the center.
+/// `run()` owns every client's `run()` and every read of credentials: both are handed to
+/// it through streams, so no task outlives the center.
 final class APNsDispatcher: Sendable {
     struct Key: Hashable, Sendable {
         var appID: Int64
@@ -37,15 +37,17 @@ final class APNsDispatcher: Sendable {
     private let store: CenterStore
     private let routing: APNsRouting
     private let logger: Logger
-    /// A key's client, or the credentials read that will decide it.
+    /// A key's client, or the callers waiting for the credentials read that will decide it.
     private enum Slot: Sendable {
         case ready(Entry)
-        case resolving(Task<APNsClient?, any Error>)
+        case resolving([CheckedContinuation<APNsClient?, any Error>])
     }
 
-    private enum Lookup {
-        case ready(APNsClient?)
-        case resolving(Task<APNsClient?, any Error>)
+    /// A read of a key's credentials, for ``run()`` to make.
+    private struct Resolution: Sendable {
+        var key: Key
+        var previous: Entry?
+        var now: ContinuousClock.Instant
     }
 
     private let entries = NIOLockedValueBox<[Key: Slot]>([:])
@@ -56,6 +58,8 @@ final class APNsDispatcher: Sendable {
     private let sandboxCredentials = NIOLockedValueBox<[Int64: APNsCredentials]>([:])
     private let launches: AsyncStream<(APNsClient, AsyncStream<Void>)>
     private let launch: AsyncStream<(APNsClient, AsyncStream<Void>)>.Continuation
+    private let resolutions: AsyncStream<Resolution>
+    private let requestResolution: AsyncStream<Resolution>.Continuation
     /// How long a client is trusted before its app's credentials are checked for changes.
     private let recheck: Duration = .seconds(5)
 
@@ -78,11 +82,19 @@ final class APNsDispatcher: Sendable {
         self.requestTimeout = requestTimeout
         self.logger = logger
         (launches, launch) = AsyncStream.makeStream()
+        (resolutions, requestResolution) = AsyncStream.makeStream()
     }
 
-    /// Runs every client until cancelled.
+    /// Runs every client, and the reads of credentials callers wait for, until cancelled.
     func run() async {
         await withDiscardingTaskGroup { group in
+            group.addTask {
+                await withDiscardingTaskGroup { reads in
+                    for await resolution in self.resolutions {
+                        reads.addTask { await self.resolve(resolution) }
+                    }
+                }
+            }
             for await (client, stop) in launches {
                 group.addTask {
                     await withDiscardingTaskGroup { inner in
@@ -98,58 +110,88 @@ final class APNsDispatcher: Sendable {
 
     func shutdown() {
         launch.finish()
-        entries.withLockedValue { slots in
-            for case .ready(let entry) in slots.values { entry.stop?.finish() }
+        requestResolution.finish()
+        let waiting = entries.withLockedValue { slots in
+            var waiting: [CheckedContinuation<APNsClient?, any Error>] = []
+            for slot in slots.values {
+                switch slot {
+                case .ready(let entry): entry.stop?.finish()
+                case .resolving(let waiters): waiting += waiters
+                }
+            }
             slots.removeAll()
+            return waiting
         }
+        for waiter in waiting { waiter.resume(throwing: APNsError.shutdown) }
     }
 
     /// The client for an app in an environment, or nil when the app has no usable
     /// credentials (none, or APNs refused them).
     ///
-    /// Single-flight per key: while one caller reads the app's credentials (first use, or
-    /// the periodic check for a change), the others wait for its answer. Two callers making
-    /// a client each used to replace one with the other, failing what the first had in
-    /// flight, which the center then sent again. The read runs in a task of its own (it
-    /// ends with the read), so a caller that is cancelled doesn't fail the others' answer.
+    /// Single-flight per key: while the app's credentials are read (first use, or the
+    /// periodic check for a change), every caller waits for that one read's answer. Two
+    /// callers making a client each used to replace one with the other, failing what the
+    /// first had in flight, which the center then sent again. The read runs in ``run()``,
+    /// not in a caller, so a caller that is cancelled doesn't fail the others' answer.
     func client(appID: Int64, environment: APNsEnvironment) async throws -> APNsClient? {
         let key = Key(appID: appID, environment: environment)
         let now = ContinuousClock.now
-        let lookup = entries.withLockedValue { slots -> Lookup in
-            var previous: Entry?
-            switch slots[key] {
-            case .ready(let entry) where now - entry.checkedAt < recheck:
-                return .ready(entry.client)
-            case .resolving(let resolution):
-                return .resolving(resolution)
-            case .ready(let entry):
-                previous = entry
-            case nil:
-                break
-            }
-            let resolution = Task { try await self.resolve(key, previous: previous, now: now) }
-            slots[key] = .resolving(resolution)
-            return .resolving(resolution)
+        let ready = entries.withLockedValue { slots -> APNsClient?? in
+            if case .ready(let entry) = slots[key], now - entry.checkedAt < recheck { return .some(entry.client) }
+            return nil
         }
-        switch lookup {
-        case .ready(let client): return client
-        case .resolving(let resolution): return try await resolution.value
+        if let ready { return ready }
+        return try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<APNsClient?, any Error>) in
+            let answer = entries.withLockedValue { slots -> Result<APNsClient?, any Error>? in
+                switch slots[key] {
+                case .ready(let entry) where now - entry.checkedAt < recheck:
+                    return .success(entry.client)
+                case .resolving(let waiters):
+                    slots[key] = .resolving(waiters + [waiter])
+                    return nil
+                case .ready(let entry):
+                    return startReading(Resolution(key: key, previous: entry, now: now), for: waiter, in: &slots)
+                case nil:
+                    return startReading(Resolution(key: key, previous: nil, now: now), for: waiter, in: &slots)
+                }
+            }
+            if let answer { waiter.resume(with: answer) }
         }
     }
 
-    /// Reads the app's credentials and keeps, makes or drops its client; the slot is
-    /// `.resolving` meanwhile and holds the answer (or what it held before, on an error).
-    private func resolve(_ key: Key, previous: Entry?, now: ContinuousClock.Instant) async throws -> APNsClient? {
-        let entry: Entry
+    /// Asks ``run()`` to read a key's credentials for `waiter` (and whoever comes meanwhile);
+    /// nil then, as the read answers. Shut down: nothing will read, so the answer is that.
+    private func startReading(
+        _ resolution: Resolution,
+        for waiter: CheckedContinuation<APNsClient?, any Error>,
+        in slots: inout [Key: Slot]
+    ) -> Result<APNsClient?, any Error>? {
+        guard case .enqueued = requestResolution.yield(resolution) else { return .failure(APNsError.shutdown) }
+        slots[resolution.key] = .resolving([waiter])
+        return nil
+    }
+
+    /// Reads the app's credentials and keeps, makes or drops its client, then answers every
+    /// caller waiting for it (on an error, the slot goes back to what it held before).
+    private func resolve(_ resolution: Resolution) async {
+        let key = resolution.key
+        let previous = resolution.previous
+        let result: Result<Entry, any Error>
         do {
-            entry = try await freshEntry(key, previous: previous, now: now)
+            result = .success(try await freshEntry(key, previous: previous, now: resolution.now))
         } catch {
-            entries.withLockedValue { $0[key] = previous.map(Slot.ready) }
-            throw error
+            result = .failure(error)
         }
-        entries.withLockedValue { $0[key] = .ready(entry) }
-        if let previous, previous.client !== entry.client { previous.stop?.finish() }
-        return entry.client
+        let waiters = entries.withLockedValue { slots -> [CheckedContinuation<APNsClient?, any Error>] in
+            guard case .resolving(let waiters) = slots[key] else { return [] }  // shut down meanwhile
+            switch result {
+            case .success(let entry): slots[key] = .ready(entry)
+            case .failure: slots[key] = previous.map(Slot.ready)
+            }
+            return waiters
+        }
+        if case .success(let entry) = result, let previous, previous.client !== entry.client { previous.stop?.finish() }
+        for waiter in waiters { waiter.resume(with: result.map(\.client)) }
     }
 
     /// The entry the app's stored credentials call for: the previous one when they did not

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HeraldCore
 import HeraldGateway
@@ -27,6 +28,7 @@ public final class MessageCenter: Service, Sendable {
     /// Pushes this process's API fanned out when it accepted them (``receive(_:)``).
     private let accepted = AsyncStream.makeStream(of: [FannedOutPush].self)
     private let stopping = NIOLockedValueBox(false)
+    private let metrics: CenterMetrics
     private let logger: Logger
 
     public init(
@@ -42,6 +44,7 @@ public final class MessageCenter: Service, Sendable {
         self.events = events
         self.logger = logger
         let metrics = CenterMetrics()
+        self.metrics = metrics
         let dispatcher = APNsDispatcher(
             store: store,
             routing: configuration.apns,
@@ -115,6 +118,7 @@ public final class MessageCenter: Service, Sendable {
                     break
                 }
                 guard !jobs.isEmpty else { break }
+                metrics.jobsClaimed.increment(by: jobs.count)
                 await runner.run(claimed: jobs, logger: logger) { [stopping] in stopping.withLockedValue { $0 } }
             }
         } while await wakeUps.first(where: { _ in true }) != nil && !isStopping

@@ -122,6 +122,7 @@ public final class Gateway: Service, Sendable {
 
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await context.acks.flushPeriodically() }
+            group.addTask { await context.tasks.run() }
             try? await gracefulShutdown()
             // Stop accepting, close every connection, then let the recorder write the last acks.
             try? await server.close()
@@ -134,6 +135,7 @@ public final class Gateway: Service, Sendable {
                 try? await Task.sleep(for: .milliseconds(20))
             }
             for sweep in sweeps { sweep.cancel() }
+            context.tasks.finish()
             group.cancelAll()
         }
         await context.acks.flush()

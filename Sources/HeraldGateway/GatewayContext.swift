@@ -13,6 +13,8 @@ final class GatewayContext: Sendable {
     let authenticator: DeviceAuthenticator
     let registry: ConnectionRegistry
     let acks: AckRecorder
+    /// Work off the event loops, run by the gateway's `run()`.
+    let tasks = GatewayTasks()
     let metrics: GatewayMetrics
     let sweepers: [ObjectIdentifier: LoopSweeper]
     let onDeviceEvent: @Sendable (DeviceIdentity, ByteBuffer) -> Void

@@ -38,7 +38,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// by ``sweep(now:)``.
     private var timers: ConnectionTimers
     /// The credentials check under way (it has ``GatewayConfiguration/authTimeout``).
-    private var authentication: Task<Void, Never>?
+    private var authentication: CancellationSignal?
 
     init(context: GatewayContext) {
         self.context = context
@@ -247,13 +247,14 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         let authenticator = context.authenticator
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
         let address = channel.remoteAddress?.ipAddress
-        let task = Task {
+        let signal = CancellationSignal()
+        context.tasks.submit(cancelledBy: signal) {
             let result = await authenticator.authenticate(clientID: clientID, username: username, password: password)
             channel.eventLoop.execute {
                 handler.value.authenticationEnded(result, clientID: clientID, address: address)
             }
         }
-        authentication = task
+        authentication = signal
         timers.authenticationStarted(at: .now())
     }
 
@@ -310,7 +311,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         let pageSize = max(1, min(context.configuration.replayPageSize, context.configuration.maxQueued))
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
         let gateway = context
-        Task {
+        context.tasks.submit {
             // Read before the load too: a batch written meanwhile is in neither otherwise.
             let sentBefore = acks.pendingSent(deviceID: device.deviceID) ?? 0
             let snapshot = try? await store.pendingInbox(deviceID: device.deviceID, after: after, limit: pageSize)

@@ -52,24 +52,13 @@ struct APNsFanOutCommand: AsyncParsableCommand {
                 appKey: app.appKey,
                 masterSecret: app.masterSecret
             )
-            defer { Task { await load.close() } }
-            let meter = CPUMeter(postmasterPIDFile: herald.postmasterPIDFile, loadPIDs: [])
-            var rates: [Double] = []
-            for round in 1...pushes {
-                let before = meter.sample()
-                let started = ContinuousClock.now
-                let outcome = await load.run(count: 1, using: 1) { _, _ in
-                    ByteBuffer(string: #"{"audience":{"tag":["\#(app.tag)"]},"notification":{"ios":{"alert":"round \#(round)","badge":"+1"}}}"#)
-                }
-                guard outcome.accepted == 1 else { throw BenchError("push refused: \(outcome.firstProblem ?? "")") }
-                let recorded = try await Self.waitForOutcomes(herald, expected: devices, timeout: .seconds(timeout))
-                let elapsed = started.duration(to: .now)
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                rates.append(Double(recorded) / seconds)
-                say(
-                    "  push \(round): \(recorded)/\(devices) outcomes recorded in \(Stats.format(seconds * 1000)) ms "
-                        + "(\(Stats.format(Double(recorded) / seconds)) copies/s); \(meter.usage(from: before, to: meter.sample()))"
-                )
+            let rates: [Double]
+            do {
+                rates = try await Self.rounds(herald, app: app, load: load, devices: devices, pushes: pushes, timeout: timeout)
+                await load.close()
+            } catch {
+                await load.close()
+                throw error
             }
             let median = rates.sorted()[rates.count / 2]
             say("apns-fanout: median \(Stats.format(median)) copies/s over \(pushes) pushes of \(devices) devices")
@@ -93,4 +82,35 @@ struct APNsFanOutCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(20))
         }
     }
+
+    /// Sends `pushes` pushes to every device one after the other; each one's rate of recorded outcomes.
+    private static func rounds(
+        _ herald: HeraldInProcess,
+        app: SeededApp,
+        load: PushLoad,
+        devices: Int,
+        pushes: Int,
+        timeout: Double
+    ) async throws -> [Double] {
+        let meter = CPUMeter(postmasterPIDFile: herald.postmasterPIDFile, loadPIDs: [])
+        var rates: [Double] = []
+        for round in 1...pushes {
+            let before = meter.sample()
+            let started = ContinuousClock.now
+            let outcome = await load.run(count: 1, using: 1) { _, _ in
+                ByteBuffer(string: #"{"audience":{"tag":["\#(app.tag)"]},"notification":{"ios":{"alert":"round \#(round)","badge":"+1"}}}"#)
+            }
+            guard outcome.accepted == 1 else { throw BenchError("push refused: \(outcome.firstProblem ?? "")") }
+            let recorded = try await Self.waitForOutcomes(herald, expected: devices, timeout: .seconds(timeout))
+            let elapsed = started.duration(to: .now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            rates.append(Double(recorded) / seconds)
+            say(
+                "  push \(round): \(recorded)/\(devices) outcomes recorded in \(Stats.format(seconds * 1000)) ms "
+                    + "(\(Stats.format(Double(recorded) / seconds)) copies/s); \(meter.usage(from: before, to: meter.sample()))"
+            )
+        }
+        return rates
+    }
+
 }
