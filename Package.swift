@@ -358,6 +358,7 @@ let package = Package(
                 "HeraldNode",
                 "HeraldStore",
                 "HeraldTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -462,6 +463,7 @@ let package = Package(
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [
+                "HeraldNodeTesting",
                 "HeraldAPI",
                 "HeraldCore",
                 "HeraldStore",

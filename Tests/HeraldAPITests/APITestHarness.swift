@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldAPI
 import HeraldCore
+import HeraldNodeTesting
 import HeraldStore
 import HeraldTestSupport
 import Hummingbird
@@ -46,18 +47,9 @@ struct APITest: Sendable {
         _ body: @Sendable @escaping (APITest, DatabaseURL) async throws -> Void
     ) async throws {
         try await TestDatabase.withDatabase { url in
-            let (stores, pools) = TestDatabase.makeStores(url)
             var configuration = APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken)
             configure(&configuration, url)
-            let app = buildApplication(
-                configuration: configuration,
-                store: stores.api,
-                registry: PrometheusCollectorRegistry(),
-                services: pools,
-                logger: TestDatabase.logger
-            )
-            try await TestDatabase.withClient(url) { sql in
-                let store = TestStores(api: stores.api, center: stores.center, gateway: stores.gateway, sql: sql)
+            try await TestAPI.withApplication(url, configuration: configuration) { app, store in
                 try await app.test(mode) { testClient in
                     try await body(APITest(client: testClient, store: store), url)
                 }

@@ -23,16 +23,8 @@ struct CtlTest: Sendable {
 
     static func run(_ body: @Sendable @escaping (CtlTest) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { databaseURL in
-            let (stores, pools) = TestDatabase.makeStores(databaseURL)
-            let app = buildApplication(
-                configuration: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken),
-                store: stores.api,
-                registry: PrometheusCollectorRegistry(),
-                services: pools,
-                logger: TestDatabase.logger
-            )
-            try await TestDatabase.withClient(databaseURL) { sql in
-                let store = TestStores(api: stores.api, center: stores.center, gateway: stores.gateway, sql: sql)
+            let configuration = APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken)
+            try await TestAPI.withApplication(databaseURL, configuration: configuration) { app, store in
                 try await app.test(.live) { http in
                     try await withHome { home in
                         try await body(CtlTest(url: "http://127.0.0.1:\(try #require(http.port))", store: store, home: home))
