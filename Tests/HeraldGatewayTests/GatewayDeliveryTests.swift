@@ -21,8 +21,8 @@ import Testing
             #expect(String(buffer: publish.payload) == "hello")
             #expect(try await outcome == .acknowledged)
             #expect(try await client.nextPublish(timeout: .milliseconds(300)).map { _ in true } == nil)
-            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 1 })
-            #expect(try await test.store.gateway.pendingMessages(deviceID: device.deviceID).isEmpty)
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.store.pendingMessages(deviceID: device.deviceID).isEmpty)
         }
     }
 
@@ -48,7 +48,7 @@ import Testing
             #expect(Set(received).count == 40)
             #expect(try await client.nextPublish(timeout: .milliseconds(300)) == nil)
             // The order they arrived in is the order of their seqs in the store.
-            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 40 })
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 40 })
             let rows = try await test.store.sql.query(
                 "SELECT msg_id FROM device_messages WHERE device_id = \(device.deviceID) ORDER BY seq",
                 logger: TestDatabase.logger
@@ -94,12 +94,12 @@ import Testing
             await client.close()
             let outcome = try await outcomes
             #expect(outcome == [.noAcknowledgement] || outcome == [.notConnected])
-            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
 
             let again = try await test.connect(device, secret: secret)
             let replayed = [try await again.nextPublish(), try await again.nextPublish()].compactMap { $0 }
             #expect(replayed.map { String(buffer: $0.payload) } == ["one", "two"])
-            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 3 })
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 3 })
         }
     }
 
@@ -126,7 +126,7 @@ import Testing
                 received.append(String(buffer: publish.payload))
             }
             #expect(received == ["one", "two", "three", "four"])
-            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 5 })
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 5 })
         }
     }
 
@@ -148,7 +148,7 @@ import Testing
             #expect(received.elementsEqual(texts))
             #expect(try await client.nextPublish(timeout: .milliseconds(300)) == nil)
             #expect(client.channel.isActive)
-            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == Int64(count) })
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == Int64(count) })
         }
     }
 
@@ -204,7 +204,7 @@ import Testing
             #expect(String(buffer: first.payload) == "sent")
             #expect(!first.dup)
             #expect(try await outcome == .noAcknowledgement)
-            #expect(try await test.eventually { try await test.store.gateway.sentSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.eventually { try await test.store.sentSeq(deviceID: device.deviceID) == 1 })
             await client.close()
             #expect(try await test.eventually { !test.gateway.isConnected(device.registrationID) })
             #expect(try await test.gateway.deliver(test.message("unsent", id: "unsent"), to: device) == .notConnected)
@@ -260,7 +260,7 @@ import Testing
             let replayed = try #require(try await again.nextPublish())
             #expect(String(buffer: replayed.payload) == "ack me")
             #expect(replayed.dup)
-            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
         }
     }
 
@@ -374,7 +374,7 @@ import Testing
             await group.triggerGracefulShutdown()
             try await running.value
             #expect(try await client.waitForClose())
-            #expect(try await store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 1)
+            #expect(try await store.acknowledgedSeq(deviceID: device.deviceID) == 1)
         }
     }
 }

@@ -24,7 +24,7 @@ struct InteroperabilityTests {
             let result = try await subscriber.finish()
             #expect(result.status == 0, "\(result.output)")
             #expect(result.output.contains(#"{"alert":"hello from herald"}"#))
-            #expect(try await test.eventually { try await test.store.gateway.acknowledgedSeq(deviceID: device.deviceID) == 1 })
+            #expect(try await test.eventually { try await test.store.acknowledgedSeq(deviceID: device.deviceID) == 1 })
         }
     }
 

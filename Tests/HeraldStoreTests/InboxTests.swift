@@ -27,12 +27,12 @@ import Testing
                 broadcast("c", [ids[2], ids[0], 999_999]),  // no such device: no copy
             ])
             #expect(seqs == [[ids[0]: 2, ids[1]: 1], [ids[1]: 2, ids[2]: 1], [:], [ids[2]: 2, ids[0]: 3]])
-            let inbox = try await store.gateway.pendingMessages(deviceID: ids[0])
+            let inbox = try await store.pendingMessages(deviceID: ids[0])
             #expect(inbox.map(\.seq) == [1, 2, 3])
             #expect(inbox.map(\.msgID) == ["before", "a", "c"])
             #expect(inbox.map { String(decoding: $0.payload, as: UTF8.self) } == ["before", "a", "c"])
-            #expect(try await store.gateway.pendingMessages(deviceID: ids[1]).map(\.msgID) == ["a", "b"])
-            #expect(try await store.gateway.pendingMessages(deviceID: ids[2]).map(\.msgID) == ["b", "c"])
+            #expect(try await store.pendingMessages(deviceID: ids[1]).map(\.msgID) == ["a", "b"])
+            #expect(try await store.pendingMessages(deviceID: ids[2]).map(\.msgID) == ["b", "c"])
         }
     }
 
@@ -63,8 +63,8 @@ import Testing
             #expect(last.isComplete)
             // Neither position moves back.
             try await store.gateway.acknowledge([device: 0], sent: [device: 2])
-            #expect(try await store.gateway.acknowledgedSeq(deviceID: device) == 1)
-            #expect(try await store.gateway.sentSeq(deviceID: device) == 3)
+            #expect(try await store.acknowledgedSeq(deviceID: device) == 1)
+            #expect(try await store.sentSeq(deviceID: device) == 3)
         }
     }
 }

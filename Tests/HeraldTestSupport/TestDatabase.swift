@@ -200,3 +200,29 @@ public struct TestStores: Sendable {
         self.sql = sql
     }
 }
+
+extension TestStores {
+    /// A device's unacknowledged, unexpired messages, oldest first (its inbox's first page).
+    public func pendingMessages(deviceID: Int64) async throws -> [InboxMessage] {
+        try await gateway.pendingInbox(deviceID: deviceID).messages
+    }
+
+    /// The seq a device has acknowledged through (0: none), nil for no such device.
+    public func acknowledgedSeq(deviceID: Int64) async throws -> Int64? {
+        try await position("acked_seq", deviceID: deviceID)
+    }
+
+    /// The seq a device was sent through (0: none), nil for no such device.
+    public func sentSeq(deviceID: Int64) async throws -> Int64? {
+        try await position("sent_seq", deviceID: deviceID)
+    }
+
+    private func position(_ column: String, deviceID: Int64) async throws -> Int64? {
+        let rows = try await sql.query(
+            "SELECT COALESCE(a.\(unescaped: column), 0) FROM devices d LEFT JOIN device_acks a ON a.device_id = d.id WHERE d.id = \(deviceID)",
+            logger: TestDatabase.logger
+        )
+        for try await seq in rows.decode(Int64.self) { return seq }
+        return nil
+    }
+}

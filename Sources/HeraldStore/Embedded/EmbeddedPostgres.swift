@@ -131,7 +131,7 @@ public struct EmbeddedPostgres: Sendable {
     }
 
     /// Creates `name` on the server unless it exists.
-    public static func createDatabaseIfMissing(_ name: String, on connection: PostgresConnection, logger: Logger) async throws {
+    private static func createDatabaseIfMissing(_ name: String, on connection: PostgresConnection, logger: Logger) async throws {
         let rows = try await connection.query("SELECT 1 FROM pg_database WHERE datname = \(name)", logger: logger)
         for try await _ in rows { return }
         try await connection.query(

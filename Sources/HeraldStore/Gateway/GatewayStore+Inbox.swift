@@ -71,11 +71,6 @@ extension GatewayStore {
         return seqs
     }
 
-    /// Unacknowledged, unexpired messages of a device, oldest first.
-    public func pendingMessages(deviceID: Int64, limit: Int = 1000, now: Date = Date()) async throws -> [InboxMessage] {
-        try await pendingInbox(deviceID: deviceID, limit: limit, now: now).messages
-    }
-
     /// Up to `limit` unacknowledged, unexpired messages of a device after seq `after`,
     /// oldest first, and the seq through which that list is complete: a connection reads
     /// its device's inbox a page at a time, each page after the last.
@@ -147,26 +142,6 @@ extension GatewayStore {
             """,
             logger: logger
         )
-    }
-
-    /// The highest sequence number a device was sent (what ``acknowledge(_:sent:)`` recorded).
-    public func sentSeq(deviceID: Int64) async throws -> Int64? {
-        let rows = try await client.query(
-            "SELECT COALESCE(a.sent_seq, 0) FROM devices d LEFT JOIN device_acks a ON a.device_id = d.id WHERE d.id = \(deviceID)",
-            logger: logger
-        )
-        for try await seq in rows.decode(Int64.self) { return seq }
-        return nil
-    }
-
-    /// The sequence number a device has acknowledged through.
-    public func acknowledgedSeq(deviceID: Int64) async throws -> Int64? {
-        let rows = try await client.query(
-            "SELECT COALESCE(a.acked_seq, 0) FROM devices d LEFT JOIN device_acks a ON a.device_id = d.id WHERE d.id = \(deviceID)",
-            logger: logger
-        )
-        for try await seq in rows.decode(Int64.self) { return seq }
-        return nil
     }
 
     /// The device id of a registration id (any app).
