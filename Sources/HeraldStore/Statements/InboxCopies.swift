@@ -16,23 +16,22 @@ enum InboxCopies {
     /// its inbox number (null when not stored). A device deleted meanwhile gets nothing:
     /// rows of the inbox and deliveries carry no foreign key (migration 0005). The lock is
     /// NO KEY UPDATE, as the UPDATE itself takes: rows that only reference a device take
-    /// KEY SHARE and don't conflict with it. A stored copy is numbered from its device's
-    /// updated row alone (one join, as the gateway's statement was before this was shared);
-    /// only copies that are not stored need the lock's rows.
+    /// KEY SHARE and don't conflict with it.
     static let ctes = """
-        counts AS (
-            SELECT device_id, count(*) FILTER (WHERE stored) AS n FROM copies GROUP BY device_id
-        ), locked AS (
-            SELECT d.id FROM devices d JOIN counts c ON c.device_id = d.id ORDER BY d.id FOR NO KEY UPDATE OF d
+        locked AS (
+            SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM copies) ORDER BY d.id FOR NO KEY UPDATE
+        ), counts AS (
+            SELECT c.device_id, count(*) AS n FROM copies c JOIN locked l ON l.id = c.device_id WHERE c.stored
+            GROUP BY c.device_id
         ), bumped AS (
-            UPDATE devices d SET inbox_seq = d.inbox_seq + c.n FROM counts c, locked l
-            WHERE d.id = c.device_id AND l.id = d.id AND c.n > 0
+            UPDATE devices d SET inbox_seq = d.inbox_seq + c.n FROM counts c WHERE d.id = c.device_id
             RETURNING d.id, d.inbox_seq - c.n AS before
         ), numbered AS (
-            SELECT c.k, c.device_id, b.before + row_number() OVER (PARTITION BY c.device_id ORDER BY c.k) AS seq
-            FROM copies c JOIN bumped b ON b.id = c.device_id WHERE c.stored
-            UNION ALL
-            SELECT c.k, c.device_id, NULL::bigint FROM copies c JOIN locked l ON l.id = c.device_id WHERE NOT c.stored
+            SELECT c.k, c.device_id,
+                   CASE WHEN c.stored THEN
+                       b.before + row_number() OVER (PARTITION BY c.device_id, c.stored ORDER BY c.k)
+                   END AS seq
+            FROM copies c JOIN locked l ON l.id = c.device_id LEFT JOIN bumped b ON b.id = c.device_id AND c.stored
         ), inboxed AS (
             INSERT INTO device_messages (device_id, seq, msg_id, payload, expires_at)
             SELECT n.device_id, n.seq, ct.msg_id, ct.payload, ct.expires_at
