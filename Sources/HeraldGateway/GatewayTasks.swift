@@ -40,51 +40,47 @@ final class GatewayTasks: Sendable {
     }
 }
 
-/// Cancels one piece of work from outside its task: ``run(_:)`` runs it and cancels it when
-/// ``cancel()`` is called (before or while it runs).
+/// Cancels one piece of work from outside its task: the work's task registers itself while
+/// it runs (``run(_:)``), and ``cancel()`` cancels it then, or makes it skip its work if it
+/// hasn't started. No task is added for this: a credentials check is one child task, as a
+/// connect storm of thousands of checks needs.
 final class CancellationSignal: Sendable {
     private enum State {
         case idle
-        case waiting(CheckedContinuation<Void, Never>)
-        case fired
+        /// The work's task, while it runs: valid until `run` clears it, under the lock.
+        case running(UnsafeCurrentTask)
+        case cancelled
+        case finished
     }
 
-    private let state = NIOLockedValueBox(State.idle)
+    // UnsafeCurrentTask isn't Sendable; it is only touched under this lock, and only while
+    // its task is inside `run`.
+    private nonisolated(unsafe) let state = NIOLockedValueBox(State.idle)
 
     init() {}
 
     func cancel() {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            defer { state = .fired }
-            if case .waiting(let waiter) = state { return waiter }
-            return nil
-        }
-        waiter?.resume()
-    }
-
-    /// Runs `work` until it ends, or until the signal fires (then `work` is cancelled).
-    func run(_ work: @escaping @Sendable () async -> Void) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await work() }
-            group.addTask { await self.fired() }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    /// Returns once the signal fires or this task is cancelled.
-    private func fired() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLockedValue { state -> Bool in
-                    guard case .idle = state else { return true }
-                    state = .waiting(waiter)
-                    return false
-                }
-                if resumeNow { waiter.resume() }
+        state.withLockedValue { state in
+            switch state {
+            case .idle: state = .cancelled
+            case .running(let task): task.cancel()
+            case .cancelled, .finished: break
             }
-        } onCancel: {
-            cancel()
         }
+    }
+
+    /// Runs `work` in the current task, cancelling that task if ``cancel()`` comes while it
+    /// runs; skips it if ``cancel()`` came before.
+    func run(_ work: @Sendable () async -> Void) async {
+        let start = withUnsafeCurrentTask { task -> Bool in
+            state.withLockedValue { state in
+                guard case .idle = state, let task else { return false }
+                state = .running(task)
+                return true
+            }
+        }
+        guard start else { return }
+        await work()
+        state.withLockedValue { $0 = .finished }
     }
 }
