@@ -44,7 +44,7 @@ struct DatabaseOutageTests {
             )
             let sql = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: TestDatabase.poolLogger)
             try await app.test(.live) { client in
-                let api = APITest(client: client, store: TestStores(api: stores.api, center: stores.center, gateway: stores.gateway, sql: sql))
+                let api = APITest(client: client, store: TestStores(stores, sql: sql))
                 let created = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "Before"}"#)
                 #expect(created.status == 201)
 

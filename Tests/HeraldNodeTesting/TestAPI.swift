@@ -24,7 +24,7 @@ public enum TestAPI {
             logger: TestDatabase.logger
         )
         return try await TestDatabase.withClient(url) { sql in
-            try await body(app, TestStores(api: stores.api, center: stores.center, gateway: stores.gateway, sql: sql))
+            try await body(app, TestStores(stores, sql: sql))
         }
     }
 }

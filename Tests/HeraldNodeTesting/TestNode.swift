@@ -104,7 +104,7 @@ public struct TestNode: Sendable {
                 tasks.addTask { try await services.run() }
                 do {
                     guard let listening = await ports.first(where: { _ in true }) else { throw TestFailure("the node stopped before it listened") }
-                    let stores = TestStores(api: node.stores.api, center: node.stores.center, gateway: node.stores.gateway, sql: sql)
+                    let stores = TestStores(node.stores, sql: sql)
                     let test = TestNode(
                         apiURL: URL(string: "http://127.0.0.1:\(listening.http)")!,
                         gateway: node.gateway,

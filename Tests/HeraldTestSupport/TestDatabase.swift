@@ -92,15 +92,12 @@ public enum TestDatabase {
         maximumConnections: Int = 4,
         _ body: @Sendable (TestStores) async throws -> Result
     ) async throws -> Result {
-        let durable = DurablePool(url: url, maximumConnections: maximumConnections, connectTimeout: .seconds(30), logger: poolLogger)
-        let delivery = DeliveryPool(url: url, maximumConnections: maximumConnections, connectTimeout: .seconds(30), logger: poolLogger)
-        let stores = HeraldStores(durable: durable, delivery: delivery, sealer: sealer, logger: logger)
+        let (stores, pools) = makeStores(url, maximumConnections: maximumConnections)
         return try await withClient(url) { client in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await durable.run() }
-                group.addTask { await delivery.run() }
+                for pool in pools { group.addTask { try await pool.run() } }
                 defer { group.cancelAll() }
-                return try await body(TestStores(api: stores.api, center: stores.center, gateway: stores.gateway, sql: client))
+                return try await body(TestStores(stores, sql: client))
             }
         }
     }
@@ -193,10 +190,11 @@ public struct TestStores: Sendable {
     public let gateway: GatewayStore
     public let sql: PostgresClient
 
-    public init(api: APIStore, center: CenterStore, gateway: GatewayStore, sql: PostgresClient) {
-        self.api = api
-        self.center = center
-        self.gateway = gateway
+    /// A node's facades, and the test's own client.
+    public init(_ stores: HeraldStores, sql: PostgresClient) {
+        api = stores.api
+        center = stores.center
+        gateway = stores.gateway
         self.sql = sql
     }
 }
