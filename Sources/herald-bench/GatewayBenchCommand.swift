@@ -102,10 +102,11 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                 subscribe: nil
             )
             let targets = Array(fleet.prefix(devices))
-            // Let the gateway settle the new connections, then vacuum and analyse
-            // what the seeding and the connections churned, as autovacuum would have done in
-            // a database up for a while: otherwise that work lands in the phases measured.
-            try await Task.sleep(for: .seconds(1))
+            // Let the gateway settle the new connections (their replays are over when the
+            // database is quiet), then vacuum and analyse what the seeding and the
+            // connections churned, as autovacuum would have done in a database up for a
+            // while: otherwise that work lands in the phases measured.
+            try await client.waitUntilQuiet()
             try await client.query("VACUUM ANALYZE")
             // `broadcasts` broadcasts to every device at once, each through one deliver call.
             @Sendable func broadcast(_ prefix: String, timeToLive: Duration) async throws {
@@ -124,6 +125,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             }
             for (phase, name, timeToLive) in [("fanout", "herald TTL 0", Duration.zero), ("stored", "herald TTL 1h (stored)", .seconds(3600))]
             where runs(phase) {
+                try await client.waitUntilQuiet()
                 results.fanout[name] = try await measure(load, server: getpid(), expected: devices * broadcasts) {
                     try await broadcast(phase, timeToLive: timeToLive)
                 }
@@ -141,6 +143,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                 _ = try await gateway.send(deliveries)
             }
             if runs("unicast") {
+                try await client.waitUntilQuiet()
                 let unicast = try await measure(load, server: getpid(), expected: unicastMessages) {
                     try await Self.batched(count: unicastMessages, rate: nil) { try await sendUnicast("u", $0) }
                 }
