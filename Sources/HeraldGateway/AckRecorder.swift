@@ -13,6 +13,8 @@ final class AckRecorder: Sendable {
     private struct Pending {
         var acks: [Int64: Int64] = [:]
         var sent: [Int64: Int64] = [:]
+        /// The epoch of the connection that recorded each device's positions.
+        var epochs: [Int64: Int64] = [:]
         var isEmpty: Bool { acks.isEmpty && sent.isEmpty }
     }
 
@@ -30,8 +32,13 @@ final class AckRecorder: Sendable {
         self.logger = logger
     }
 
-    func acknowledged(deviceID: Int64, through seq: Int64) {
-        pending.withLockedValue { $0.acks[deviceID] = max($0.acks[deviceID] ?? 0, seq) }
+    /// `epoch`: the session of the connection that got the acknowledgement; positions a
+    /// connection records after a newer one claimed its device are not written.
+    func acknowledged(deviceID: Int64, epoch: Int64, through seq: Int64) {
+        pending.withLockedValue {
+            $0.acks[deviceID] = max($0.acks[deviceID] ?? 0, seq)
+            $0.epochs[deviceID] = max($0.epochs[deviceID] ?? 0, epoch)
+        }
     }
 
     /// An acknowledgement recorded but not yet written, so a replay doesn't resend it.
@@ -40,8 +47,11 @@ final class AckRecorder: Sendable {
     }
 
     /// A connection sent the device its stored messages through `seq`.
-    func sent(deviceID: Int64, through seq: Int64) {
-        pending.withLockedValue { $0.sent[deviceID] = max($0.sent[deviceID] ?? 0, seq) }
+    func sent(deviceID: Int64, epoch: Int64, through seq: Int64) {
+        pending.withLockedValue {
+            $0.sent[deviceID] = max($0.sent[deviceID] ?? 0, seq)
+            $0.epochs[deviceID] = max($0.epochs[deviceID] ?? 0, epoch)
+        }
     }
 
     /// A "sent through" recorded but not yet written, so a replay marks those copies DUP.
@@ -67,7 +77,7 @@ final class AckRecorder: Sendable {
         }
         guard !batch.isEmpty else { return }
         do {
-            try await store.acknowledge(batch.acks, sent: batch.sent)
+            try await store.acknowledge(batch.acks, sent: batch.sent, epochs: batch.epochs)
         } catch {
             if !(error is CancellationError) {
                 logger.error("cannot record acknowledgements; retrying", metadata: ["error": "\(String(reflecting: error))"])
@@ -75,6 +85,7 @@ final class AckRecorder: Sendable {
             pending.withLockedValue { pending in
                 for (device, seq) in batch.acks { pending.acks[device] = max(pending.acks[device] ?? 0, seq) }
                 for (device, seq) in batch.sent { pending.sent[device] = max(pending.sent[device] ?? 0, seq) }
+                for (device, epoch) in batch.epochs { pending.epochs[device] = max(pending.epochs[device] ?? 0, epoch) }
             }
         }
     }

@@ -7,6 +7,8 @@ struct ConnectionHandle: Sendable {
     let deviceID: Int64
     let eventLoop: any EventLoop
     let handler: NIOLoopBound<MQTTConnectionHandler>
+    /// The epoch of the device's session, once the connection has claimed it.
+    var epoch: Int64?
 }
 
 /// Which device holds which connection on this node. A new connection for a device
@@ -27,6 +29,13 @@ final class ConnectionRegistry: Sendable {
     func remove(_ registrationID: String, id: ObjectIdentifier) {
         connections.withLockedValue { connections in
             if connections[registrationID]?.id == id { connections[registrationID] = nil }
+        }
+    }
+
+    /// Notes the epoch the connection `id` claimed for its device.
+    func claimed(_ registrationID: String, id: ObjectIdentifier, epoch: Int64) {
+        connections.withLockedValue { connections in
+            if connections[registrationID]?.id == id { connections[registrationID]?.epoch = epoch }
         }
     }
 

@@ -38,6 +38,7 @@ public final class Gateway: Service, Sendable {
             authenticator: DeviceAuthenticator(store: store, ttl: configuration.authCacheTTL),
             registry: ConnectionRegistry(),
             acks: AckRecorder(store: store, logger: logger),
+            sessions: SessionBook(store: store, node: configuration.nodeID, logger: logger),
             metrics: GatewayMetrics(),
             sweepers: sweepers,
             onDeviceEvent: onDeviceEvent,
@@ -60,6 +61,37 @@ public final class Gateway: Service, Sendable {
     /// Whether a device is connected to this node.
     public func isConnected(_ registrationID: String) -> Bool {
         context.registry.connection(registrationID) != nil
+    }
+
+    /// Another node claimed the session of `registrationID` with `epoch` (its NOTIFY): the
+    /// connection here closes, unless it is newer.
+    public func sessionClaimedElsewhere(registrationID: String, epoch: Int64) {
+        guard let handle = context.registry.connection(registrationID) else { return }
+        handle.eventLoop.execute { handle.handler.value.sessionClaimedElsewhere(epoch: epoch) }
+    }
+
+    /// Closes the connections whose devices a newer connection has claimed since: the
+    /// check that doesn't depend on the NOTIFY of ``sessionClaimedElsewhere(registrationID:epoch:)``
+    /// arriving. Returns how many it closed.
+    @discardableResult
+    public func closeSupersededSessions() async throws -> Int {
+        var handles: [Int64: ConnectionHandle] = [:]
+        for handle in context.registry.all() where handle.epoch != nil { handles[handle.deviceID] = handle }
+        guard !handles.isEmpty else { return 0 }
+        let superseded = try await context.store.supersededSessions(handles.values.map { SessionEpoch(deviceID: $0.deviceID, epoch: $0.epoch!) })
+        for session in superseded {
+            guard let handle = handles[session.deviceID] else { continue }
+            handle.eventLoop.execute { handle.handler.value.sessionClaimedElsewhere(epoch: session.epoch) }
+        }
+        return superseded.count
+    }
+
+    /// Closes every connection at once: this node was declared dead (it stopped, then woke
+    /// up), and its devices belong to other nodes now, or will when they reconnect. What
+    /// the connections write as they close names their epochs, so it changes nothing about
+    /// a device claimed since.
+    public func closeAllFenced() async {
+        for sweeper in context.sweepers.values { _ = try? await sweeper.closeAll().get() }
     }
 
     /// The address of the TLS listener, once it listens (only when TLS is configured).

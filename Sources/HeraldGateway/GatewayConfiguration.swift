@@ -2,6 +2,9 @@ import HeraldCore
 
 /// Settings of the MQTT gateway.
 public struct GatewayConfiguration: Sendable {
+    /// This node's name, on the sessions of the devices connected here
+    /// (``NodeConfiguration/nodeID``).
+    public var nodeID: String = NodeConfiguration.defaultNodeID
     /// Address and port of the plain TCP listener (port 0 picks a free one).
     public var host: String
     public var port: Int

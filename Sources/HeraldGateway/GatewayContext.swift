@@ -13,6 +13,8 @@ final class GatewayContext: Sendable {
     let authenticator: DeviceAuthenticator
     let registry: ConnectionRegistry
     let acks: AckRecorder
+    /// The cluster's record of which node holds each device.
+    let sessions: SessionBook
     /// Work off the event loops, run by the gateway's `run()`.
     let tasks = GatewayTasks()
     let metrics: GatewayMetrics
@@ -35,6 +37,7 @@ final class GatewayContext: Sendable {
         authenticator: DeviceAuthenticator,
         registry: ConnectionRegistry,
         acks: AckRecorder,
+        sessions: SessionBook,
         metrics: GatewayMetrics,
         sweepers: [ObjectIdentifier: LoopSweeper],
         onDeviceEvent: @escaping @Sendable (DeviceIdentity, ByteBuffer) -> Void,
@@ -45,6 +48,7 @@ final class GatewayContext: Sendable {
         self.authenticator = authenticator
         self.registry = registry
         self.acks = acks
+        self.sessions = sessions
         self.metrics = metrics
         self.sweepers = sweepers
         self.onDeviceEvent = onDeviceEvent

@@ -29,6 +29,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     private var flushes: LoopFlushes?
     private var flushPending = false
     private var device: DeviceIdentity?
+    /// The epoch of the device's session in the cluster, once this connection claimed it
+    /// (before its first inbox load).
+    private var epoch: Int64?
     /// The "sent through" last handed to the ack recorder.
     private var recordedSent: Int64 = 0
     /// Deliveries whose outcome someone waits for, each with its deadline's ticket.
@@ -191,7 +194,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         case .acknowledged(let outgoing, let ackedThrough, let next, let loadAfter):
             context.metrics.acknowledgements.increment()
             resolveWaiter(for: outgoing)
-            if let ackedThrough, let device { context.acks.acknowledged(deviceID: device.deviceID, through: ackedThrough) }
+            if let ackedThrough, let device { context.acks.acknowledged(deviceID: device.deviceID, epoch: epoch ?? 0, through: ackedThrough) }
             if !next.isEmpty { send(next, channelContext) }
             if let loadAfter { loadInbox(after: loadAfter, channel: channelContext.channel) }
         case .alreadyAcknowledged(let outgoing):
@@ -209,7 +212,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         channelContext.write(wrapOutboundOut(bytes), promise: nil)
         if machine.sentThrough > recordedSent, let device {
             recordedSent = machine.sentThrough
-            context.acks.sent(deviceID: device.deviceID, through: recordedSent)
+            context.acks.sent(deviceID: device.deviceID, epoch: epoch ?? 0, through: recordedSent)
         }
         if !flushPending {
             flushPending = true
@@ -302,8 +305,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     }
 
     /// Loads a page of the device's unacknowledged messages after seq `after` and hands it
-    /// to the session. A load that fails closes the connection: the device reconnects and
-    /// its replay loads again.
+    /// to the session; the first load claims the device's session in the cluster before it
+    /// reads (``SessionBook``). A claim or load that fails closes the connection: the
+    /// device reconnects and its replay loads again.
     private func loadInbox(after: Int64, channel: any Channel) {
         guard let device else { return }
         let store = context.store
@@ -311,10 +315,17 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         let pageSize = max(1, min(context.configuration.replayPageSize, context.configuration.maxQueued))
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
         let gateway = context
+        let claiming = epoch == nil
+        let id = ObjectIdentifier(self)
         context.tasks.submit {
+            var claim: SessionClaim?
+            if claiming {
+                claim = try? await gateway.sessions.claim(device)
+                if let claim { gateway.registry.claimed(device.registrationID, id: id, epoch: claim.epoch) }
+            }
             // Read before the load too: a batch written meanwhile is in neither otherwise.
             let sentBefore = acks.pendingSent(deviceID: device.deviceID) ?? 0
-            let snapshot = try? await store.pendingInbox(deviceID: device.deviceID, after: after, limit: pageSize)
+            let snapshot = claiming && claim == nil ? nil : try? await store.pendingInbox(deviceID: device.deviceID, after: after, limit: pageSize)
             let acked = acks.pendingAcknowledgement(deviceID: device.deviceID) ?? 0
             // DUP on what an earlier connection sent (recorded, or about to be), and on what a
             // process before this one may have sent; not on the rest.
@@ -330,6 +341,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
             }
             channel.eventLoop.execute {
                 let handler = handler.value
+                if let claim {
+                    handler.claimed(claim, device: device)
+                }
                 guard let snapshot else {
                     handler.perform(handler.machine.close(.storeUnavailable))
                     return
@@ -338,6 +352,30 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
                 handler.perform(handler.machine.replayLoaded(replay, through: snapshot.through, complete: snapshot.isComplete))
             }
         }
+    }
+
+    /// The device's session is this connection's from `claim.epoch` on. A connection that
+    /// closed while it claimed gives the session back at once.
+    private func claimed(_ claim: SessionClaim, device: DeviceIdentity) {
+        epoch = claim.epoch
+        if let previous = claim.previousNode {
+            logger.debug("device taken over from another node", metadata: metadata(["herald.previous_node": "\(previous)"]))
+        }
+        if !machine.isOpen { releaseSession() }
+    }
+
+    /// Tells the cluster the device is offline, unless a newer connection claimed it.
+    private func releaseSession() {
+        guard let device, let epoch else { return }
+        let sessions = context.sessions
+        context.tasks.submit { await sessions.release(SessionEpoch(deviceID: device.deviceID, epoch: epoch)) }
+    }
+
+    /// Another node claimed the device with `newer`: this connection closes, unless it is
+    /// itself the newer one (its claim came later) or still claiming.
+    func sessionClaimedElsewhere(epoch newer: Int64) {
+        guard let epoch, epoch < newer else { return }
+        perform(machine.close(.takenOver))
     }
 
     private func recordClose(_ reason: MQTTSessionStateMachine.CloseReason) {
@@ -361,6 +399,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         if let device {
             context.registry.remove(device.registrationID, id: ObjectIdentifier(self))
         }
+        releaseSession()
         for receiver in waits.removeAll() { receiver.resolve(.noAcknowledgement) }
         context.metrics.connections.record(context.registry.count)
     }

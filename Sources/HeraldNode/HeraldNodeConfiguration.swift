@@ -60,7 +60,9 @@ public struct HeraldNodeConfiguration: Sendable {
     var resolved: (api: APIConfiguration, gateway: GatewayConfiguration, center: CenterConfiguration) {
         var api = api
         var center = center
+        var gateway = gateway
         center.nodeID = node.nodeID
+        gateway.nodeID = node.nodeID
         api.recallWindow = node.recallWindow
         center.recallWindow = node.recallWindow
         if database.boundedWait { api.databaseURL = database.url }

@@ -47,7 +47,9 @@ import Testing
             _ = try await store.gateway.enqueue(
                 (1...5).map { InboxBroadcast(deviceIDs: [device], msgID: "m\($0)", payload: [], expiresAt: .distantFuture) }
             )
-            try await store.gateway.acknowledge([device: 1], sent: [device: 3])
+            let identity = DeviceIdentity(deviceID: device, appID: app.app.id, registrationID: registered.registrationID)
+            let epoch = try await store.gateway.claimSessions([identity], node: "n1")[0].epoch
+            try await store.gateway.acknowledge([device: 1], sent: [device: 3], epochs: [device: epoch])
             let first = try await store.gateway.pendingInbox(deviceID: device, after: 0, limit: 2)
             #expect(first.messages.map(\.seq) == [2, 3])
             #expect(first.messages.map(\.wasSent) == [true, true])
@@ -62,7 +64,7 @@ import Testing
             #expect(last.through == 5)
             #expect(last.isComplete)
             // Neither position moves back.
-            try await store.gateway.acknowledge([device: 0], sent: [device: 2])
+            try await store.gateway.acknowledge([device: 0], sent: [device: 2], epochs: [device: epoch])
             #expect(try await store.acknowledgedSeq(deviceID: device) == 1)
             #expect(try await store.sentSeq(deviceID: device) == 3)
         }

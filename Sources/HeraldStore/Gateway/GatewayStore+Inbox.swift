@@ -125,17 +125,23 @@ extension GatewayStore {
     /// in `positions` and was sent it through the seq in `sent` (neither moves back). Only
     /// the gateway's acknowledgements write `device_acks`, in device id order, so two nodes
     /// writing at once don't deadlock, and pushes, which lock devices to number their
-    /// inboxes, never wait for it (migration 0006). A device deleted meanwhile gets no row.
-    public func acknowledge(_ positions: [Int64: Int64], sent: [Int64: Int64] = [:]) async throws {
+    /// inboxes, never wait for it (migration 0006). A device deleted meanwhile gets no row,
+    /// nor does one whose session (`epochs`: device id → its connection's epoch) a newer
+    /// connection claimed: a node that lost the device changes nothing about it.
+    public func acknowledge(_ positions: [Int64: Int64], sent: [Int64: Int64] = [:], epochs: [Int64: Int64]) async throws {
         guard !positions.isEmpty || !sent.isEmpty else { return }
         let ids = Set(positions.keys).union(sent.keys).sorted()
         let seqs = ids.map { positions[$0] ?? 0 }
         let sentSeqs = ids.map { max(sent[$0] ?? 0, positions[$0] ?? 0) }
+        // Fenced: only the connection that holds the device's session writes its positions.
         try await client.query(
             """
             INSERT INTO device_acks (device_id, acked_seq, sent_seq)
-            SELECT v.id, v.seq, v.sent FROM unnest(\(ids)::bigint[], \(seqs)::bigint[], \(sentSeqs)::bigint[]) AS v(id, seq, sent)
-            WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id) ORDER BY v.id
+            SELECT v.id, v.seq, v.sent
+            FROM unnest(\(ids)::bigint[], \(seqs)::bigint[], \(sentSeqs)::bigint[], \(ids.map { epochs[$0] ?? 0 })::bigint[]) AS v(id, seq, sent, epoch)
+            WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id)
+              AND EXISTS (SELECT 1 FROM device_sessions s WHERE s.device_id = v.id AND s.epoch = v.epoch)
+            ORDER BY v.id
             ON CONFLICT (device_id) DO UPDATE
             SET acked_seq = GREATEST(device_acks.acked_seq, EXCLUDED.acked_seq), sent_seq = GREATEST(device_acks.sent_seq, EXCLUDED.sent_seq)
             WHERE device_acks.acked_seq < EXCLUDED.acked_seq OR device_acks.sent_seq < EXCLUDED.sent_seq

@@ -1,0 +1,126 @@
+import HeraldCore
+import PostgresNIO
+
+/// A device's connection as the cluster knows it: the epoch its claim took.
+public struct SessionEpoch: Sendable, Hashable {
+    public var deviceID: Int64
+    public var epoch: Int64
+
+    public init(deviceID: Int64, epoch: Int64) {
+        self.deviceID = deviceID
+        self.epoch = epoch
+    }
+}
+
+/// What claiming a device's session answered: the connection's epoch, and the node that
+/// held the device before, if another one did (it is told to close its connection).
+public struct SessionClaim: Sendable, Hashable {
+    public var epoch: Int64
+    public var previousNode: String?
+
+    public init(epoch: Int64, previousNode: String?) {
+        self.epoch = epoch
+        self.previousNode = previousNode
+    }
+}
+
+extension GatewayStore {
+    /// Claims the sessions of newly connected devices for `node`, in one transaction: each
+    /// device's row is locked (in id order), its epoch bumped, and the node that held it
+    /// before is sent a NOTIFY naming the new epoch and the device, so it closes its
+    /// connection now rather than at its next check (``supersededSessions(_:)``). A device twice in `devices` gets
+    /// two epochs, in order (the later connection wins). Returns one claim per entry.
+    public func claimSessions(_ devices: [DeviceIdentity], node: String) async throws -> [SessionClaim] {
+        guard !devices.isEmpty else { return [] }
+        var counts: [Int64: Int64] = [:]
+        var registrations: [Int64: String] = [:]
+        for device in devices {
+            counts[device.deviceID, default: 0] += 1
+            registrations[device.deviceID] = device.registrationID
+        }
+        let ids = counts.keys.sorted()
+        let numbers = ids.map { counts[$0]! }
+        let registrationIDs = ids.map { registrations[$0]! }
+        // Two statements: a row the upsert changed is invisible to a lock taken later in
+        // the same statement, so the holder before the claim is read (and locked, in id
+        // order, the latest version) first.
+        let latest = try await transaction { connection in
+            var previous: [Int64: String] = [:]
+            let held = try await connection.query(
+                """
+                SELECT device_id, node_id FROM device_sessions WHERE device_id = ANY(\(ids)::bigint[])
+                ORDER BY device_id FOR UPDATE
+                """,
+                logger: logger
+            )
+            for try await (deviceID, holder) in held.decode((Int64, String?).self) {
+                if let holder, holder != node { previous[deviceID] = holder }
+            }
+            let rows = try await connection.query(
+                """
+                WITH v AS (
+                    SELECT id, n, registration_id, NULLIF(previous, '') AS previous FROM unnest(\(ids)::bigint[], \(numbers)::bigint[], \(registrationIDs)::text[], \(ids.map { previous[$0] ?? "" })::text[])
+                        AS v(id, n, registration_id, previous)
+                ), claimed AS (
+                    INSERT INTO device_sessions AS s (device_id, epoch, node_id, connected_at, last_seen_at)
+                    SELECT v.id, v.n, \(node), now(), now() FROM v WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id) ORDER BY v.id
+                    ON CONFLICT (device_id) DO UPDATE
+                    SET epoch = s.epoch + EXCLUDED.epoch, node_id = EXCLUDED.node_id, connected_at = now(), last_seen_at = now()
+                    RETURNING s.device_id, s.epoch
+                )
+                SELECT c.device_id, c.epoch, v.previous,
+                       CASE WHEN v.previous IS NOT NULL
+                            THEN pg_notify(\(unescaped: ClusterChannel.sql("v.previous")), 't:' || c.epoch || ':' || v.registration_id)::text END
+                FROM claimed c JOIN v ON v.id = c.device_id
+                """,
+                logger: logger
+            )
+            var latest: [Int64: (epoch: Int64, previous: String?)] = [:]
+            for try await (deviceID, epoch, previous, _) in rows.decode((Int64, Int64, String?, String?).self) {
+                latest[deviceID] = (epoch, previous)
+            }
+            return latest
+        }
+        // The entries of one device get its epochs in order, the last the newest.
+        var seen: [Int64: Int64] = [:]
+        return devices.map { device in
+            guard let (epoch, previous) = latest[device.deviceID] else { return SessionClaim(epoch: 0, previousNode: nil) }
+            let index = seen[device.deviceID, default: 0]
+            seen[device.deviceID] = index + 1
+            return SessionClaim(epoch: epoch - counts[device.deviceID]! + 1 + index, previousNode: previous)
+        }
+    }
+
+    /// Marks devices offline, each only if its session is still the one named (a newer
+    /// connection, here or on another node, is left alone).
+    public func releaseSessions(_ sessions: [SessionEpoch]) async throws {
+        guard !sessions.isEmpty else { return }
+        let sorted = sessions.sorted { $0.deviceID < $1.deviceID }
+        try await client.query(
+            """
+            UPDATE device_sessions s SET node_id = NULL, last_seen_at = now()
+            FROM unnest(\(sorted.map(\.deviceID))::bigint[], \(sorted.map(\.epoch))::bigint[]) AS v(id, epoch)
+            WHERE s.device_id = v.id AND s.epoch = v.epoch AND s.node_id IS NOT NULL
+            """,
+            logger: logger
+        )
+    }
+
+    /// The sessions among `sessions` that a newer connection has claimed since, each with
+    /// the newer epoch: their connections are to be closed.
+    public func supersededSessions(_ sessions: [SessionEpoch]) async throws -> [SessionEpoch] {
+        guard !sessions.isEmpty else { return [] }
+        let rows = try await client.query(
+            """
+            SELECT v.id, s.epoch FROM unnest(\(sessions.map(\.deviceID))::bigint[], \(sessions.map(\.epoch))::bigint[]) AS v(id, epoch)
+            JOIN device_sessions s ON s.device_id = v.id WHERE s.epoch > v.epoch
+            """,
+            logger: logger
+        )
+        var superseded: [SessionEpoch] = []
+        for try await (deviceID, epoch) in rows.decode((Int64, Int64).self) {
+            superseded.append(SessionEpoch(deviceID: deviceID, epoch: epoch))
+        }
+        return superseded
+    }
+}
