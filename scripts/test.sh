@@ -10,6 +10,9 @@ scripts/install-deps.sh --test
 echo "==> swift format lint"
 swift format lint --strict -r Sources Tests Plugins Fuzz Package.swift
 
+echo "==> deployment files (scripts/check-deploy.sh)"
+scripts/check-deploy.sh
+
 echo "==> swift build --build-tests"
 swift build --build-tests
 
