@@ -11,7 +11,8 @@ public func buildRouter(
     configuration: APIConfiguration,
     store: APIStore,
     registry: PrometheusCollectorRegistry,
-    fannedOutPushes sink: (any FannedOutPushSink)? = nil
+    fannedOutPushes sink: (any FannedOutPushSink)? = nil,
+    draining: @escaping @Sendable () -> Bool = { false }
 ) -> (router: Router<HeraldRequestContext>, routes: RouteTable) {
     let router = Router(context: HeraldRequestContext.self)
     var routes = RouteRegistrar(router: router, table: RouteTable())
@@ -26,7 +27,7 @@ public func buildRouter(
     router.add(middleware: AuthThrottleMiddleware(configuration: configuration.authFailures))
     router.add(middleware: ErrorMiddleware(routes: table))
 
-    OperationsRoutes(store: store, registry: registry).register(on: &routes)
+    OperationsRoutes(store: store, registry: registry, draining: draining).register(on: &routes)
     AdminRoutes(store: store, auth: auth, body: body, apnsDestination: configuration.apnsDestination).register(on: &routes)
     DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
     AliasRoutes(store: store, auth: auth).register(on: &routes)
@@ -55,10 +56,11 @@ public func buildApplication(
     registry: PrometheusCollectorRegistry,
     services: [any Service] = [],
     fannedOutPushes sink: (any FannedOutPushSink)? = nil,
+    draining: @escaping @Sendable () -> Bool = { false },
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
-    let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry, fannedOutPushes: sink)
+    let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry, fannedOutPushes: sink, draining: draining)
     var responder = AnyResponder(router.buildResponder())
     var services = services
     if let url = configuration.databaseURL {

@@ -9,6 +9,8 @@ struct CenterMetrics: Sendable {
     let jobsClaimed = Counter(label: "herald_center_jobs_claimed_total")
     let jobsTakenOver = Counter(label: "herald_center_jobs_taken_over_total")
     let fannedOut = Counter(label: "herald_center_fanned_out_total")
+    /// Copies routed to the node that holds their device's connection.
+    let routedToPeers = Counter(label: "herald_center_routed_to_peers_total")
     let tcp = Counter(label: "herald_center_delivered_total", dimensions: [("channel", "tcp")])
     let apns = Counter(label: "herald_center_delivered_total", dimensions: [("channel", "apns")])
     let recallCommands = Counter(label: "herald_center_recall_commands_total")

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HeraldAPNs
 import HeraldCore
@@ -7,8 +8,10 @@ import Logging
 import NIOCore
 
 /// Routes the copies of one message: over the MQTT connection to devices connected here
-/// (and in the foreground), to APNs for notifications the connection didn't get
-/// acknowledged, otherwise left in the device's inbox for its next connection.
+/// (and in the foreground), to the node that holds the connection of a device connected
+/// elsewhere in the cluster (``NodeRouteWorker`` there does the rest), to APNs for
+/// notifications no connection got acknowledged, otherwise left in the device's inbox for
+/// its next connection.
 struct DeliveryRouter: Sendable {
     let store: CenterStore
     let gateway: Gateway
@@ -16,6 +19,8 @@ struct DeliveryRouter: Sendable {
     let configuration: CenterConfiguration
     let metrics: CenterMetrics
     let logger: Logger
+    /// This node's cluster, when it has one: where devices not connected here are.
+    let cluster: ClusterMembership?
     /// Records APNs outcomes as they come: those answered while a write is under way go
     /// together in the next one. True when the outcome was recorded.
     let recorder: GroupCommit<(messageID: Int64, update: DeliveryUpdate), Bool>
@@ -28,8 +33,10 @@ struct DeliveryRouter: Sendable {
         apns: APNsDispatcher,
         configuration: CenterConfiguration,
         metrics: CenterMetrics,
+        cluster: ClusterMembership?,
         logger: Logger
     ) {
+        self.cluster = cluster
         self.store = store
         self.gateway = gateway
         self.apns = apns
@@ -98,7 +105,12 @@ struct DeliveryRouter: Sendable {
     /// The copies going over the MQTT connection go to the gateway in one call (one hop
     /// per event loop for the lot, not per push). Copies for devices without a connection
     /// don't wait for it: they go to APNs, or stay in the inbox, at once.
-    func outcomes(of batches: [(prepared: Prepared, targets: [FanOutTarget])]) async throws -> [[DeliveryUpdate]] {
+    ///
+    /// Copies for devices connected to another node are routed there, and not among the
+    /// outcomes: they stay pending until that node records theirs. `hops`: the nodes these
+    /// copies came through already (a device that keeps moving is followed ``maxHops``
+    /// times, then falls back here).
+    func outcomes(of batches: [(prepared: Prepared, targets: [FanOutTarget])], hops: Int = 0) async throws -> [[DeliveryUpdate]] {
         var deliveries: [GatewayDelivery] = []
         var owners: [(batch: Int, target: FanOutTarget)] = []
         var elsewhere: [[FanOutTarget]] = Array(repeating: [], count: batches.count)
@@ -119,6 +131,7 @@ struct DeliveryRouter: Sendable {
                 }
             }
         }
+        try await routeToPeers(batches, &elsewhere, hops: hops)
         return try await withThrowingTaskGroup(of: (Int, [DeliveryUpdate]).self) { group in
             for (index, targets) in elsewhere.enumerated() where !targets.isEmpty {
                 let prepared = batches[index].prepared
@@ -142,6 +155,38 @@ struct DeliveryRouter: Sendable {
             for try await (index, batchUpdates) in group { updates[index] += batchUpdates }
             return updates
         }
+    }
+
+    /// Copies routed through more nodes than this fall back where they are.
+    static let maxHops = 3
+
+    /// Takes out of `elsewhere` the copies whose devices another live node holds, and
+    /// routes them there (one statement for the lot). A notification for a device in the
+    /// background stays: it goes to APNs from here, as it would from its node.
+    private func routeToPeers(_ batches: [(prepared: Prepared, targets: [FanOutTarget])], _ elsewhere: inout [[FanOutTarget]], hops: Int) async throws
+    {
+        guard let cluster, cluster.hasPeers, hops < Self.maxHops else { return }
+        func mayBeElsewhere(_ target: FanOutTarget, _ index: Int) -> Bool {
+            !(batches[index].prepared.hasNotification && target.inBackground)
+        }
+        var candidates: [Int64] = []
+        for (index, targets) in elsewhere.enumerated() {
+            for target in targets where mayBeElsewhere(target, index) { candidates.append(target.deviceID) }
+        }
+        guard !candidates.isEmpty else { return }
+        let holders = try await store.holders(of: candidates, except: cluster.node, deadAfter: cluster.configuration.deadAfter)
+        guard !holders.isEmpty else { return }
+        var remote: [RemoteCopy] = []
+        for index in elsewhere.indices {
+            let messageID = batches[index].prepared.message.id
+            elsewhere[index].removeAll { target in
+                guard mayBeElsewhere(target, index), let holder = holders[target.deviceID] else { return false }
+                remote.append(RemoteCopy(node: holder, messageID: messageID, deviceID: target.deviceID))
+                return true
+            }
+        }
+        try await store.route(remote, hops: hops + 1)
+        metrics.routedToPeers.increment(by: remote.count)
     }
 
     /// What became of copies given the gateway's outcomes (none for a device it didn't

@@ -24,6 +24,8 @@ public final class MessageCenter: Service, Sendable {
     private let dispatcher: APNsDispatcher
     private let runner: PushJobRunner
     private let router: DeliveryRouter
+    private let cluster: ClusterMembership?
+    private let nodeRoutes: NodeRouteWorker?
     private let wake = WakeSignal()
     /// Pushes this process's API fanned out when it accepted them (``receive(_:)``).
     private let accepted = AsyncStream.makeStream(of: [FannedOutPush].self)
@@ -37,9 +39,11 @@ public final class MessageCenter: Service, Sendable {
         gateway: Gateway,
         events: DeviceEvents,
         faults: CenterFaults = CenterFaults(),
+        cluster: ClusterMembership? = nil,
         logger: Logger
     ) {
         self.configuration = configuration
+        self.cluster = cluster
         self.store = store
         self.events = events
         self.logger = logger
@@ -60,9 +64,11 @@ public final class MessageCenter: Service, Sendable {
             apns: dispatcher,
             configuration: configuration,
             metrics: metrics,
+            cluster: cluster,
             logger: logger
         )
         self.router = router
+        self.nodeRoutes = cluster.map { NodeRouteWorker(store: store, router: router, node: $0.node, logger: logger) }
         self.runner = PushJobRunner(
             store: store,
             gateway: gateway,
@@ -85,6 +91,11 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.purgeExpired() }
                 await withDiscardingTaskGroup { workers in
                     workers.addTask { await self.routeAccepted() }
+                    if let nodeRoutes, let cluster {
+                        let wakeUps = cluster.routeWakeUps.subscribe()
+                        let stopping = self.stopping
+                        workers.addTask { await nodeRoutes.run(wakeUps: wakeUps) { stopping.withLockedValue { $0 } } }
+                    }
                     for index in 0..<max(1, configuration.workers) {
                         let wakeUps = wake.subscribe()
                         workers.addTask { await self.work(index: index, wakeUps: wakeUps) }
@@ -97,6 +108,7 @@ public final class MessageCenter: Service, Sendable {
         } onGracefulShutdown: {
             self.stopping.withLockedValue { $0 = true }
             self.wake.finish()
+            self.cluster?.routeWakeUps.finish()
             self.accepted.continuation.finish()
         }
     }
@@ -160,15 +172,18 @@ public final class MessageCenter: Service, Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.pollInterval)
             wake.signal()
+            cluster?.routeWakeUps.signal()
         }
     }
 
     /// Every `inboxPurgeInterval`, deletes expired inbox rows, then messages older than
-    /// `messageRetention` with their deliveries, in batches until none are left (any node
-    /// may run it; batches skip rows another node is deleting).
+    /// `messageRetention` with their deliveries, in batches until none are left. In a
+    /// cluster, the node holding the `purge` lease does it (batches would skip rows another
+    /// node is deleting, but the scans would be repeated on every node).
     private func purgeExpired() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.inboxPurgeInterval)
+            if let cluster, await !cluster.holds("purge", lease: configuration.inboxPurgeInterval * 3) { continue }
             do {
                 let inboxBatch = 10_000
                 while try await store.purgeExpiredInbox(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}

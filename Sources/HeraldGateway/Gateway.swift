@@ -22,14 +22,18 @@ public final class Gateway: Service, Sendable {
     private let tlsListening: EventLoopPromise<SocketAddress>
     /// Where ``deliver(_:to:ackTimeout:)`` stores messages with a time to live.
     let inbox: InboxWriter
+    /// Awaited before the gateway listens (the node joining its cluster).
+    private let beforeListening: @Sendable () async -> Void
 
     public init(
         configuration: GatewayConfiguration,
         store: GatewayStore,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         onDeviceEvent: @escaping @Sendable (DeviceIdentity, ByteBuffer) -> Void = { _, _ in },
+        beforeListening: @escaping @Sendable () async -> Void = {},
         logger: Logger
     ) {
+        self.beforeListening = beforeListening
         var sweepers: [ObjectIdentifier: LoopSweeper] = [:]
         for loop in eventLoopGroup.makeIterator() { sweepers[ObjectIdentifier(loop)] = LoopSweeper(eventLoop: loop) }
         self.context = GatewayContext(
@@ -94,6 +98,23 @@ public final class Gateway: Service, Sendable {
         for sweeper in context.sweepers.values { _ = try? await sweeper.closeAll().get() }
     }
 
+    /// Closes every connection, about `rate` a second: a tenth of a second's worth at a
+    /// time, spread over the event loops.
+    private func drain(rate: Int) async {
+        let sweepers = Array(context.sweepers.values)
+        let perTick = max(1, rate / 10 / max(1, sweepers.count))
+        let clock = ContinuousClock()
+        var next = clock.now
+        while true {
+            var closed = 0
+            for sweeper in sweepers { closed += (try? await sweeper.close(atMost: perTick).get()) ?? 0 }
+            if closed == 0 { return }
+            context.logger.debug("draining", metadata: ["herald.closed": "\(closed)", "herald.open": "\(context.registry.count)"])
+            next = next.advanced(by: .milliseconds(100))
+            try? await clock.sleep(until: next)
+        }
+    }
+
     /// The address of the TLS listener, once it listens (only when TLS is configured).
     public var tlsLocalAddress: SocketAddress {
         get async throws { try await tlsListening.futureResult.get() }
@@ -126,6 +147,7 @@ public final class Gateway: Service, Sendable {
         let configuration = context.configuration
         let server: any Channel
         var tlsServer: (any Channel)?
+        await beforeListening()
         do {
             server = try await bind(host: configuration.host, port: configuration.port, tls: nil)
             if let tls = configuration.tls {
@@ -156,10 +178,12 @@ public final class Gateway: Service, Sendable {
             group.addTask { await context.acks.flushPeriodically() }
             group.addTask { await context.tasks.run() }
             try? await gracefulShutdown()
-            // Stop accepting, close every connection, then let the recorder write the last acks.
+            // Stop accepting, close every connection (at `drainRate` a second, so the devices
+            // reconnect to other nodes without a thundering herd), then let the recorder
+            // write the last acks.
             try? await server.close()
             try? await tlsServer?.close()
-            for sweeper in context.sweepers.values { _ = try? await sweeper.closeAll().get() }
+            await drain(rate: configuration.drainRate)
             for _ in 0..<50 {
                 var open = 0
                 for sweeper in context.sweepers.values { open += (try? await sweeper.count().get()) ?? 0 }

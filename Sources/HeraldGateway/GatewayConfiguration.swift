@@ -5,6 +5,8 @@ public struct GatewayConfiguration: Sendable {
     /// This node's name, on the sessions of the devices connected here
     /// (``NodeConfiguration/nodeID``).
     public var nodeID: String = NodeConfiguration.defaultNodeID
+    /// Connections closed per second when the gateway stops (``ClusterConfiguration/drainRate``).
+    public var drainRate: Int = ClusterConfiguration().drainRate
     /// Address and port of the plain TCP listener (port 0 picks a free one).
     public var host: String
     public var port: Int

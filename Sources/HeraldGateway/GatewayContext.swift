@@ -110,6 +110,15 @@ final class LoopSweeper: Sendable {
         }
     }
 
+    /// Closes up to `limit` of the loop's connections; returns how many it closed.
+    func close(atMost limit: Int) -> EventLoopFuture<Int> {
+        eventLoop.submit {
+            let handlers = Array(self.connections.value.values.lazy.filter(\.isOpen).prefix(limit))
+            for handler in handlers { handler.shutdown() }
+            return handlers.count
+        }
+    }
+
     /// Connections still open on the loop.
     func count() -> EventLoopFuture<Int> {
         eventLoop.submit { self.connections.value.count }

@@ -144,6 +144,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         perform(machine.close(.takenOver))
     }
 
+    /// Not closed yet (nor closing).
+    var isOpen: Bool { machine.isOpen }
+
     func shutdown() {
         perform(machine.close(.serverShutdown))
     }

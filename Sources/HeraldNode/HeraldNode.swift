@@ -29,8 +29,16 @@ public struct HeraldNode: Sendable {
     public let stores: HeraldStores
     public let gateway: Gateway
     public let center: MessageCenter
+    /// The node's part in its cluster.
+    public let membership: ClusterMembership
     /// The HTTP application, with every other service of the node.
     public let application: any ApplicationProtocol
+    /// Fails the node's readiness when it is told to stop, before anything stops.
+    public let drainGate: DrainGate
+
+    /// What to run: the application (and through it every other service), then the drain
+    /// gate, whose graceful shutdown comes first.
+    public var services: [any Service] { [application, drainGate] }
 
     /// Wires a node. Nothing runs until ``application`` does.
     /// - Parameters:
@@ -66,6 +74,7 @@ public struct HeraldNode: Sendable {
         )
         let stores = HeraldStores(durable: durable, delivery: delivery, sealer: sealer, logger: logger)
         let events = DeviceEvents()
+        let joined = AsyncStream.makeStream(of: Void.self)
         let gateway = Gateway(
             configuration: gatewayConfiguration,
             store: stores.gateway,
@@ -73,6 +82,15 @@ public struct HeraldNode: Sendable {
                 onDeviceEvent?(device, payload)
                 events.receive(device, payload)
             },
+            beforeListening: { for await _ in joined.stream {} },
+            logger: logger
+        )
+        let membership = ClusterMembership(
+            node: configuration.node.nodeID,
+            configuration: configuration.node.cluster,
+            store: stores.cluster,
+            gateway: gateway,
+            joined: joined.continuation,
             logger: logger
         )
         let center = MessageCenter(
@@ -81,17 +99,23 @@ public struct HeraldNode: Sendable {
             gateway: gateway,
             events: events,
             faults: faults,
+            cluster: membership,
             logger: logger
         )
         self.stores = stores
+        self.membership = membership
+        self.drainGate = DrainGate(membership: membership, delay: configuration.node.cluster.drainDelay, logger: logger)
         self.gateway = gateway
         self.center = center
         self.application = buildApplication(
             configuration: api,
             store: stores.api,
             registry: registry,
-            services: [durable, delivery, gateway] + services + [center],
+            // Shut down in reverse: the center finishes what it claimed, the gateway closes
+            // its connections, the node leaves the cluster, the pools close.
+            services: [durable, delivery, membership, gateway] + services + [center],
             fannedOutPushes: center,
+            draining: { membership.isDraining },
             onServerRunning: { channel in
                 let http = channel.localAddress?.port ?? configuration.api.port
                 let mqtt = (try? await gateway.localAddress.port) ?? configuration.gateway.port

@@ -63,6 +63,7 @@ public struct HeraldNodeConfiguration: Sendable {
         var gateway = gateway
         center.nodeID = node.nodeID
         gateway.nodeID = node.nodeID
+        gateway.drainRate = node.cluster.drainRate
         api.recallWindow = node.recallWindow
         center.recallWindow = node.recallWindow
         if database.boundedWait { api.databaseURL = database.url }

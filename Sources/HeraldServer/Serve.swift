@@ -69,7 +69,7 @@ struct Serve: AsyncParsableCommand {
                     logger: logger
                 )
                 let group = ServiceGroup(
-                    configuration: .init(services: [herald.application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                    configuration: .init(services: herald.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
                 )
                 try await group.run()
             } catch {

@@ -9,11 +9,14 @@ public struct HeraldStores: Sendable {
     public let api: APIStore
     public let center: CenterStore
     public let gateway: GatewayStore
+    /// The node's membership of the cluster (delivery pool).
+    public let cluster: ClusterStore
 
     public init(durable: DurablePool, delivery: DeliveryPool, sealer: CredentialSealer, logger: Logger) {
         let recentPushes = RecentPushes()
         api = APIStore(pool: durable, sealer: sealer, recentPushes: recentPushes, logger: logger)
         center = CenterStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, logger: logger)
         gateway = GatewayStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, logger: logger)
+        cluster = ClusterStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, logger: logger)
     }
 }

@@ -9,6 +9,8 @@ import Prometheus
 struct OperationsRoutes {
     let store: APIStore
     let registry: PrometheusCollectorRegistry
+    /// Whether the node drains (SIGTERM): it is not ready, so a load balancer sends it nothing new.
+    let draining: @Sendable () -> Bool
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/healthz", use: health)
@@ -21,8 +23,9 @@ struct OperationsRoutes {
         StatusResponse(status: "ok")
     }
 
-    /// Ready when the database answers within two seconds.
+    /// Ready when the node isn't draining and the database answers within two seconds.
     @Sendable func ready(_ request: Request, context: HeraldRequestContext) async throws -> StatusResponse {
+        guard !draining() else { throw HeraldError(.unavailable, "the node is draining") }
         let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 do {

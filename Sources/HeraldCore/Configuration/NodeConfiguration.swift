@@ -1,24 +1,36 @@
 import Configuration
 import Foundation
 
-/// What several components of one Herald node share: its name and the recall window.
+/// What several components of one Herald node share: its name, the recall window and its
+/// part in a cluster.
 /// The gateway, the message center and the API each take these from here instead of having
 /// defaults of their own.
 public struct NodeConfiguration: Sendable, Hashable {
-    /// This node's name, on the jobs it leases (the message center).
+    /// This node's name in the cluster: on its row in `nodes`, the sessions of the devices
+    /// connected to it, the jobs it leases.
     public var nodeID: String
     /// How long after sending a message can be recalled (the API checks it, the center
     /// keeps APNs copies recallable that long).
     public var recallWindow: Duration
+    /// Heartbeat, liveness timeout and drain rate.
+    public var cluster: ClusterConfiguration
 
-    /// The default node name: the host name.
-    public static let defaultNodeID: String = ProcessInfo.processInfo.hostName
+    /// The default node name: the host name and a suffix drawn when the process starts, so
+    /// a restarted node is a new node (what the old one held is not mistaken for its).
+    public static let defaultNodeID: String =
+        "\(ProcessInfo.processInfo.hostName)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+
     /// The default recall window: a day.
     public static let defaultRecallWindow: Duration = .seconds(86_400)
 
-    public init(nodeID: String = defaultNodeID, recallWindow: Duration = defaultRecallWindow) {
+    public init(
+        nodeID: String = defaultNodeID,
+        recallWindow: Duration = defaultRecallWindow,
+        cluster: ClusterConfiguration = ClusterConfiguration()
+    ) {
         self.nodeID = nodeID
         self.recallWindow = recallWindow
+        self.cluster = cluster
     }
 }
 
@@ -26,7 +38,8 @@ extension NodeConfiguration {
     /// Reads the node's settings from Herald's configuration.
     ///
     /// Configuration keys:
-    /// - `nodeID` (string, default: the host name): this node's name.
+    /// - `nodeID` (string, default: the host name and a per-start suffix): this node's name.
+    /// - `cluster.*`: see ``ClusterConfiguration/init(reader:)``.
     /// - `center.recallWindow` (int, seconds, default: 86400, 60 to 864000): how long after
     ///   sending a message can be recalled.
     ///
@@ -36,7 +49,8 @@ extension NodeConfiguration {
         let root = ConfigSection(reader)
         self.init(
             nodeID: root.string("nodeID", default: Self.defaultNodeID),
-            recallWindow: try root.section("center").seconds("recallWindow", default: Self.defaultRecallWindow, in: 60...864_000)
+            recallWindow: try root.section("center").seconds("recallWindow", default: Self.defaultRecallWindow, in: 60...864_000),
+            cluster: try ClusterConfiguration(reader: reader)
         )
     }
 }

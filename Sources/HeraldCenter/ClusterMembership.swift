@@ -1,0 +1,193 @@
+import Foundation
+import HeraldCore
+import HeraldGateway
+import HeraldStore
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+
+/// This node's part in the cluster: it registers before its gateway listens, heartbeats,
+/// declares dead the nodes that stopped heartbeating (clearing their devices' sessions and
+/// taking what was routed to them), knows its live peers (the center routes copies to
+/// them), and listens on its NOTIFY channel for devices taken over by another node and for
+/// copies routed to it.
+///
+/// A node that was stopped for longer than ``ClusterConfiguration/deadAfter`` (or finds its
+/// row deleted) was declared dead: its devices are other nodes' now. It closes all its
+/// connections before anything else and registers again. What those connections write as
+/// they close is fenced by their sessions' epochs.
+public final class ClusterMembership: Service, Sendable {
+    public let node: String
+    let configuration: ClusterConfiguration
+    private let store: ClusterStore
+    private let gateway: Gateway
+    private let logger: Logger
+    private let state = NIOLockedValueBox(State())
+    /// Wakes the worker that routes copies routed to this node (``NodeRouteWorker``).
+    let routeWakeUps = WakeSignal()
+    /// Finished once the node has joined: the gateway waits for it before it listens.
+    private let joined: AsyncStream<Void>.Continuation
+
+    private struct State {
+        var peers: Set<String> = []
+        var draining = false
+        var lastHeartbeat: ContinuousClock.Instant?
+    }
+
+    /// - Parameter joined: finished once the node has joined (the gateway's wait).
+    public init(
+        node: String,
+        configuration: ClusterConfiguration,
+        store: ClusterStore,
+        gateway: Gateway,
+        joined: AsyncStream<Void>.Continuation,
+        logger: Logger
+    ) {
+        self.joined = joined
+        self.node = node
+        self.configuration = configuration
+        self.store = store
+        self.gateway = gateway
+        self.logger = logger
+    }
+
+    /// Whether other live nodes are known: only then does the center look up where a device
+    /// not connected here is connected.
+    var hasPeers: Bool { state.withLockedValue { !$0.peers.isEmpty } }
+
+    /// Whether the node drains (SIGTERM): readiness fails, and the row says so.
+    public var isDraining: Bool { state.withLockedValue { $0.draining } }
+
+    public func startDraining() {
+        state.withLockedValue { $0.draining = true }
+    }
+
+    /// Registers the node, retrying every second until the database answers or the task
+    /// is cancelled. The gateway listens only after this: a device connected here is then
+    /// always on a registered node, which its peers route copies to.
+    public func join() async throws {
+        while true {
+            do {
+                try await store.register(node: node, mqttAddress: nil, httpAddress: nil)
+                state.withLockedValue { $0.lastHeartbeat = .now }
+                try await refreshPeers()
+                logger.info(
+                    "joined the cluster",
+                    metadata: ["herald.node": "\(node)", "herald.peers": "\(state.withLockedValue { $0.peers.count })"]
+                )
+                return
+            } catch {
+                try Task.checkCancellation()
+                logger.warning("cannot register the node; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Joins, then heartbeats and listens until the graceful shutdown, then leaves. Run it
+    /// before the gateway (which waits for the join) and stop it after: the node leaves once
+    /// its devices are gone.
+    public func run() async throws {
+        try await join()
+        joined.finish()
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.heartbeats() }
+                group.addTask { await self.listen() }
+            }
+        }
+        await leave()
+    }
+
+    /// The node leaves the cluster: its devices' sessions are cleared and its row deleted.
+    func leave() async {
+        do {
+            try await store.leave(node: node)
+        } catch {
+            logger.warning("cannot leave the cluster; the node is declared dead after its heartbeats stop", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Whether this node holds the lease on the cluster-wide task `name` (the purges) for
+    /// `lease`; false when another node does, or the database doesn't answer.
+    func holds(_ name: String, lease: Duration) async -> Bool {
+        (try? await store.holdTask(name, node: node, lease: lease)) ?? false
+    }
+
+    private func heartbeats() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: configuration.heartbeatInterval)
+            guard !Task.isCancelled else { return }
+            await beat()
+        }
+    }
+
+    /// One heartbeat: renew (or find the node declared dead and start over), sweep dead
+    /// nodes, refresh the peers, and close connections whose devices another node took.
+    func beat() async {
+        let started = ContinuousClock.now
+        if let last = state.withLockedValue({ $0.lastHeartbeat }), started - last > configuration.deadAfter {
+            // Stopped (or cut off from the database) for longer than a peer waits: its
+            // devices may have moved. Nothing more is delivered to them from here.
+            await fence(reason: "no heartbeat for \(started - last)")
+        }
+        do {
+            if try await !store.heartbeat(node: node, draining: isDraining) {
+                await fence(reason: "declared dead by another node")
+                try await store.register(node: node, mqttAddress: nil, httpAddress: nil)
+            }
+            state.withLockedValue { $0.lastHeartbeat = started }
+            let (dead, adopted) = try await store.sweepDeadNodes(deadAfter: configuration.deadAfter, by: node)
+            if !dead.isEmpty {
+                logger.warning(
+                    "declared nodes dead",
+                    metadata: ["herald.nodes": "\(dead.joined(separator: ","))", "herald.routes_taken": "\(adopted)"]
+                )
+            }
+            if adopted > 0 { routeWakeUps.signal() }
+            try await refreshPeers()
+            if hasPeers { try await gateway.closeSupersededSessions() }
+        } catch {
+            if !Task.isCancelled { logger.warning("heartbeat failed", metadata: ["error": "\(String(reflecting: error))"]) }
+        }
+    }
+
+    private func fence(reason: String) async {
+        logger.warning("closing every device connection: this node may have been declared dead", metadata: ["herald.reason": "\(reason)"])
+        await gateway.closeAllFenced()
+    }
+
+    private func refreshPeers() async throws {
+        let live = try await store.nodes(deadAfter: configuration.deadAfter).filter { $0.nodeID != node && $0.alive }
+        state.withLockedValue { $0.peers = Set(live.map(\.nodeID)) }
+    }
+
+    /// LISTEN on the cluster's and this node's channels; reconnects every second. What a
+    /// lost notification would have said is found by the heartbeat's checks and the route
+    /// worker's poll.
+    private func listen() async {
+        while !Task.isCancelled {
+            do {
+                let routeWakeUps = routeWakeUps
+                try await store.listen(
+                    node: node,
+                    listening: { routeWakeUps.signal() },
+                    receive: { [self] notice in
+                        switch notice {
+                        case .joined(let peer):
+                            if peer != node { state.withLockedValue { _ = $0.peers.insert(peer) } }
+                        case .sessionClaimed(let registrationID, let epoch):
+                            gateway.sessionClaimedElsewhere(registrationID: registrationID, epoch: epoch)
+                        case .routes:
+                            routeWakeUps.signal()
+                        }
+                    }
+                )
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("cluster LISTEN connection lost; reconnecting", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+}
