@@ -435,6 +435,17 @@ let package = Package(
             ],
             swiftSettings: testSwiftSettings
         ),
+        // A cluster of `herald serve` processes on one database.
+        .testTarget(
+            name: "HeraldClusterTests",
+            dependencies: [
+                "HeraldNodeTesting", "HeraldClient", "HeraldMQTT", "HeraldStore", "HeraldTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "HeraldCenterTests",
             dependencies: [

@@ -1,0 +1,121 @@
+import Foundation
+import HeraldNodeTesting
+import HeraldTestSupport
+import NIOCore
+import NIOPosix
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One `herald serve` process of a test cluster: the built binary, on the cluster's
+/// database, with ports of its own on 127.0.0.1; its output goes to a log file the test
+/// prints when it fails.
+final class ClusterNode: @unchecked Sendable {
+    let name: String
+    let httpPort: Int
+    let mqttPort: Int
+    let log: URL
+    private let process = Process()
+
+    var apiURL: URL { URL(string: "http://127.0.0.1:\(httpPort)")! }
+    var mqttAddress: SocketAddress { try! SocketAddress(ipAddress: "127.0.0.1", port: mqttPort) }
+    var pid: Int32 { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+
+    /// Starts `herald serve` named `name` (its node id) with `environment` added to the
+    /// cluster's settings.
+    init(name: String, databaseURL: String, directory: URL, environment extra: [String: String]) throws {
+        guard let binary = HeraldBinary.url else { throw TestFailure("herald binary not found; build it first or set HERALD_BINARY") }
+        self.name = name
+        let ports = try Self.freePorts(2)
+        (httpPort, mqttPort) = (ports[0], ports[1])
+        let data = directory.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        log = directory.appendingPathComponent("\(name).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment.merge(
+            [
+                "HERALD_NODE_ID": name,
+                "HERALD_DATABASE_URL": databaseURL,
+                "HERALD_DATA_DIR": data.path,
+                "HERALD_ADMIN_TOKEN": TestCluster.adminToken,
+                "HERALD_KEY_ENCRYPTION_KEY": TestCluster.keyEncryptionKey,
+                "HERALD_HTTP_HOST": "127.0.0.1",
+                "HERALD_HTTP_PORT": "\(httpPort)",
+                "HERALD_MQTT_HOST": "127.0.0.1",
+                "HERALD_MQTT_PORT": "\(mqttPort)",
+                "HERALD_APNS_SANDBOX": "off",
+                "HERALD_DATABASE_POOL_SIZE": "4",
+                "HERALD_DATABASE_DELIVERY_POOL_SIZE": "6",
+                "HERALD_CLUSTER_HEARTBEAT_INTERVAL": "1",
+                "HERALD_CLUSTER_DEAD_AFTER": "3",
+                "HERALD_CLUSTER_DRAIN_DELAY": "0",
+                "HERALD_CENTER_ACK_TIMEOUT": "3",
+                "HERALD_LOG_LEVEL": "info",
+            ]
+        ) { $1 }
+        environment.merge(extra) { $1 }
+        process.executableURL = binary
+        process.arguments = ["serve"]
+        process.environment = environment
+        let output = try FileHandle(forWritingTo: log)
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+    }
+
+    /// Waits until the node answers `/readyz` and its gateway accepts connections.
+    func waitUntilReady(timeout: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else { throw TestFailure("\(name) exited: \(output())") }
+            if (try? await status("/readyz")) == 200, await acceptsMQTT() { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestFailure("\(name) not ready within \(timeout): \(output())")
+    }
+
+    private func status(_ path: String) async throws -> Int {
+        let (_, response) = try await URLSession.shared.data(from: apiURL.appendingPathComponent(path))
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    private func acceptsMQTT() async -> Bool {
+        guard let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(to: mqttAddress).get() else {
+            return false
+        }
+        try? await channel.close()
+        return true
+    }
+
+    /// Sends `signal` (SIGTERM, SIGKILL, SIGSTOP, SIGCONT).
+    func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for the process to exit; kills it after `timeout`.
+    func waitForExit(timeout: Duration = .seconds(30)) async {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning {
+            send(SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// The node's log so far.
+    func output() -> String {
+        (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    }
+
+    /// `count` different ports free now (held open together while they are picked).
+    private static func freePorts(_ count: Int) throws -> [Int] {
+        let channels = try (0..<count).map { _ in
+            try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+        }
+        defer { for channel in channels { try? channel.close().wait() } }
+        return channels.map { $0.localAddress!.port! }
+    }
+}
