@@ -167,6 +167,7 @@ struct DeviceResponse: ResponseEncodable {
 
     enum CodingKeys: String, CodingKey {
         case registrationId, platform, alias, tags, apnsToken, apnsEnvironment, voipToken, tokenValid, createdAt, updatedAt
+        case online, node, lastOnlineAt
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -181,5 +182,8 @@ struct DeviceResponse: ResponseEncodable {
         try container.encode(device.tokenValid, forKey: .tokenValid)
         try container.encode(device.createdAt, forKey: .createdAt)
         try container.encode(device.updatedAt, forKey: .updatedAt)
+        try container.encode(device.node != nil, forKey: .online)
+        try container.encode(device.node, forKey: .node)
+        try container.encode(device.lastOnlineAt, forKey: .lastOnlineAt)
     }
 }

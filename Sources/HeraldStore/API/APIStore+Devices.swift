@@ -256,12 +256,16 @@ extension APIStore {
             """
             SELECT d.registration_id, d.platform, d.alias, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
                 d.created_at, d.updated_at,
-                COALESCE((SELECT array_agg(t.tag ORDER BY t.tag) FROM device_tags t WHERE t.device_id = d.id), '{}')
-            FROM devices d WHERE d.app_id = \(appID) AND d.registration_id = \(registrationID)
+                COALESCE((SELECT array_agg(t.tag ORDER BY t.tag) FROM device_tags t WHERE t.device_id = d.id), '{}'),
+                n.node_id, CASE WHEN n.node_id IS NOT NULL THEN now() ELSE s.last_seen_at END
+            FROM devices d
+            LEFT JOIN device_sessions s ON s.device_id = d.id
+            LEFT JOIN nodes n ON n.node_id = s.node_id
+            WHERE d.app_id = \(appID) AND d.registration_id = \(registrationID)
             """,
             logger: logger
         )
-        for try await row in rows.decode((String, String, String?, String?, String?, String?, Bool, Date, Date, [String]).self) {
+        for try await row in rows.decode((String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?).self) {
             return DeviceRecord(
                 registrationID: row.0,
                 platform: Platform(rawValue: row.1) ?? .linux,
@@ -272,7 +276,9 @@ extension APIStore {
                 voipToken: row.5,
                 tokenValid: row.6,
                 createdAt: row.7,
-                updatedAt: row.8
+                updatedAt: row.8,
+                node: row.10,
+                lastOnlineAt: row.11
             )
         }
         return nil

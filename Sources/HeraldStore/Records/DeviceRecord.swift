@@ -13,6 +13,12 @@ public struct DeviceRecord: Sendable, Hashable {
     public var tokenValid: Bool
     public var createdAt: Date
     public var updatedAt: Date
+    /// The node that holds the device's MQTT connection, while it is connected (to a node
+    /// not declared dead).
+    public var node: String?
+    /// When the device was last online: now while it is, else when its connection closed.
+    /// Nil for a device that never connected.
+    public var lastOnlineAt: Date?
 }
 
 /// The result of a registration: the device's identity and a fresh secret.
