@@ -98,18 +98,25 @@ public final class Gateway: Service, Sendable {
         for sweeper in context.sweepers.values { _ = try? await sweeper.closeAll().get() }
     }
 
-    /// Closes every connection, about `rate` a second: a tenth of a second's worth at a
-    /// time, spread over the event loops.
+    /// Closes every connection, `rate` a second: a tenth of a second's worth at a time,
+    /// taken from the event loops in turn.
     private func drain(rate: Int) async {
         let sweepers = Array(context.sweepers.values)
-        let perTick = max(1, rate / 10 / max(1, sweepers.count))
         let clock = ContinuousClock()
         var next = clock.now
+        var allowance = 0.0
         while true {
-            var closed = 0
-            for sweeper in sweepers { closed += (try? await sweeper.close(atMost: perTick).get()) ?? 0 }
-            if closed == 0 { return }
-            context.logger.debug("draining", metadata: ["herald.closed": "\(closed)", "herald.open": "\(context.registry.count)"])
+            allowance += Double(rate) / 10
+            var budget = Int(allowance)
+            allowance -= Double(budget)
+            var open = 0
+            for sweeper in sweepers {
+                let (closed, left) = (try? await sweeper.close(atMost: budget).get()) ?? (0, 0)
+                budget -= closed
+                open += left
+            }
+            if open == 0 { return }
+            context.logger.debug("draining", metadata: ["herald.open": "\(open)"])
             next = next.advanced(by: .milliseconds(100))
             try? await clock.sleep(until: next)
         }

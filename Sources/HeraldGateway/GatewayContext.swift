@@ -110,12 +110,14 @@ final class LoopSweeper: Sendable {
         }
     }
 
-    /// Closes up to `limit` of the loop's connections; returns how many it closed.
-    func close(atMost limit: Int) -> EventLoopFuture<Int> {
+    /// Closes up to `limit` of the loop's open connections; returns how many it closed and
+    /// how many are left open.
+    func close(atMost limit: Int) -> EventLoopFuture<(closed: Int, open: Int)> {
         eventLoop.submit {
-            let handlers = Array(self.connections.value.values.lazy.filter(\.isOpen).prefix(limit))
-            for handler in handlers { handler.shutdown() }
-            return handlers.count
+            let open = self.connections.value.values.filter(\.isOpen)
+            for handler in open.prefix(max(0, limit)) { handler.shutdown() }
+            let closed = min(max(0, limit), open.count)
+            return (closed, open.count - closed)
         }
     }
 

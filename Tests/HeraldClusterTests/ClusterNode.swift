@@ -24,11 +24,11 @@ final class ClusterNode: @unchecked Sendable {
     var isRunning: Bool { process.isRunning }
 
     /// Starts `herald serve` named `name` (its node id) with `environment` added to the
-    /// cluster's settings.
-    init(name: String, databaseURL: String, directory: URL, environment extra: [String: String]) throws {
+    /// cluster's settings, on `ports` (HTTP, MQTT) or free ones.
+    init(name: String, databaseURL: String, directory: URL, environment extra: [String: String], ports: [Int]? = nil) throws {
         guard let binary = HeraldBinary.url else { throw TestFailure("herald binary not found; build it first or set HERALD_BINARY") }
         self.name = name
-        let ports = try Self.freePorts(2)
+        let ports = try ports ?? Self.freePorts(2)
         (httpPort, mqttPort) = (ports[0], ports[1])
         let data = directory.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)

@@ -71,9 +71,10 @@ struct TestCluster: Sendable {
         }
     }
 
-    /// Starts another node (a restart: a new process, a new node id).
-    func start(name: String, environment: [String: String] = [:]) async throws -> ClusterNode {
-        let node = try ClusterNode(name: name, databaseURL: databaseURL.urlString, directory: directory, environment: environment)
+    /// Starts another node (a restart: a new process, a new node id), on `ports` (HTTP,
+    /// MQTT) or free ones. The caller stops it.
+    func start(name: String, environment: [String: String] = [:], ports: [Int]? = nil) async throws -> ClusterNode {
+        let node = try ClusterNode(name: name, databaseURL: databaseURL.urlString, directory: directory, environment: environment, ports: ports)
         try await node.waitUntilReady()
         return node
     }
