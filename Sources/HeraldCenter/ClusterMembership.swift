@@ -180,6 +180,8 @@ public final class ClusterMembership: Service, Sendable {
                             gateway.sessionClaimedElsewhere(registrationID: registrationID, epoch: epoch)
                         case .routes:
                             routeWakeUps.signal()
+                        case .inboxChanged(let registrationID):
+                            gateway.inboxChanged(registrationID: registrationID)
                         }
                     }
                 )

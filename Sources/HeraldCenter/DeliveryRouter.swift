@@ -189,6 +189,15 @@ struct DeliveryRouter: Sendable {
         metrics.routedToPeers.increment(by: remote.count)
     }
 
+    /// Tells the nodes holding any of `targets` (devices not connected here) that their
+    /// inboxes changed, so their connections load what this node stored there.
+    func inboxesChanged(_ targets: [FanOutTarget]) async throws {
+        guard let cluster, cluster.hasPeers, !targets.isEmpty else { return }
+        let holders = try await store.holders(of: targets.map(\.deviceID), except: cluster.node, deadAfter: cluster.configuration.deadAfter)
+        let devices = targets.compactMap { target in holders[target.deviceID].map { (node: $0, registrationID: target.registrationID) } }
+        try await store.inboxesChanged(devices)
+    }
+
     /// What became of copies given the gateway's outcomes (none for a device it didn't
     /// try): acknowledged over the connection, else to APNs for a notification the device
     /// can get there, else waiting in the inbox (or expired, for a message not stored).

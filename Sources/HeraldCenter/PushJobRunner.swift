@@ -140,6 +140,8 @@ struct PushJobRunner: Sendable {
                     viaAPNs.append(target)  // iOS devices without an MQTT connection
                 }
             }
+            // Devices connected to another node load the command from their inboxes now.
+            try await router.inboxesChanged(viaAPNs.map(\.target))
             await router.sendRecalls(viaAPNs, appID: message.appID, push: message.push)
             try await store.advanceJob(job, cursor: last, lease: configuration.lease)
             cursor = last

@@ -74,6 +74,13 @@ public final class Gateway: Service, Sendable {
         handle.eventLoop.execute { handle.handler.value.sessionClaimedElsewhere(epoch: epoch) }
     }
 
+    /// Another node stored messages in the inbox of `registrationID` (a recall command):
+    /// its connection here, if any, loads them.
+    public func inboxChanged(registrationID: String) {
+        guard let handle = context.registry.connection(registrationID) else { return }
+        handle.eventLoop.execute { handle.handler.value.inboxChanged() }
+    }
+
     /// Closes the connections whose devices a newer connection has claimed since: the
     /// check that doesn't depend on the NOTIFY of ``sessionClaimedElsewhere(registrationID:epoch:)``
     /// arriving. Returns how many it closed.

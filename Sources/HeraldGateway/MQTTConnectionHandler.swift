@@ -144,6 +144,11 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         perform(machine.close(.takenOver))
     }
 
+    /// Messages were stored in the device's inbox by another node.
+    func inboxChanged() {
+        perform(machine.storeChanged())
+    }
+
     /// Not closed yet (nor closing).
     var isOpen: Bool { machine.isOpen }
 

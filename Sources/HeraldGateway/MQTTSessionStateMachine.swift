@@ -300,6 +300,30 @@ struct MQTTSessionStateMachine {
         return packets.isEmpty ? .none : .send(packets)
     }
 
+    /// Another node stored messages in the device's inbox (a recall command): they are
+    /// loaded as the window allows; a load under way may have read before them, so it is
+    /// followed by another.
+    mutating func storeChanged() -> Action {
+        switch phase {
+        case .replaying:
+            var session = takeSession()
+            session.storeAhead = true
+            state = .replaying(session)
+            return .none
+        case .active:
+            var session = takeSession()
+            session.storeAhead = true
+            if let after = nextLoad(&session) {
+                state = .replaying(session)
+                return .loadInbox(after: after, sendFirst: [])
+            }
+            state = .active(session)
+            return .none
+        default:
+            return .none
+        }
+    }
+
     /// Sends queued messages the in-flight window allows (after the channel became writable again).
     mutating func resume() -> Action {
         guard phase == .active else { return .none }

@@ -117,4 +117,20 @@ struct ClusterDeliveryTests {
             for (_, mqtt) in attempts { await mqtt.close() }
         }
     }
+
+    @Test func aRecallThroughOneNodeReachesADeviceConnectedToAnother() async throws {
+        try await TestCluster.with(nodes: 2) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            let device = try await cluster.register(on: a)
+            let mqtt = try await cluster.connect(device, to: b)
+            let msgID = try await cluster.push(via: a, message("to recall", to: [device]))
+            #expect(try await mqtt.messageIDs(1) == [msgID])
+            let recalled = try await cluster.call(a, "DELETE", "/v3/push/\(msgID)")
+            #expect(recalled.status == 200)
+            let command = try #require(try await mqtt.nextPublish(timeout: .seconds(5)))
+            let object = try JSONSerialization.jsonObject(with: Data(buffer: command.payload)) as? [String: Any]
+            #expect(object?["type"] as? String == "recall")
+            await mqtt.close()
+        }
+    }
 }

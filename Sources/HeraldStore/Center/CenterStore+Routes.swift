@@ -64,6 +64,20 @@ extension CenterStore {
         )
     }
 
+    /// Tells the nodes holding these devices that their inboxes changed (a recall command
+    /// stored by this node), so their connections load it now. A lost notification only
+    /// delays it: the next load of the inbox (a reconnect, a later message) brings it.
+    public func inboxesChanged(_ devices: [(node: String, registrationID: String)]) async throws {
+        guard !devices.isEmpty else { return }
+        try await client.query(
+            """
+            SELECT pg_notify(\(unescaped: ClusterChannel.sql("v.node")), 'i:' || v.registration_id)::text
+            FROM unnest(\(devices.map(\.node))::text[], \(devices.map(\.registrationID))::text[]) AS v(node, registration_id)
+            """,
+            logger: logger
+        )
+    }
+
     /// The route rows addressed to `node`, oldest first, but those in `excluding` (being
     /// routed already). Rows taken over from a dead node keep their ids, so this reads
     /// from the first row each time rather than after a cursor; the rows are few, each

@@ -187,11 +187,18 @@ public enum ClusterNotice: Sendable, Hashable {
     case sessionClaimed(registrationID: String, epoch: Int64)
     /// Copies were routed to this node (``node_routes``).
     case routes
+    /// Another node stored messages in the inbox of a device this node may hold.
+    case inboxChanged(registrationID: String)
 
-    /// Parses a payload of the node's own channel: `t:<epoch>:<registration id>` or `r`.
+    /// Parses a payload of the node's own channel: `t:<epoch>:<registration id>`, `r` or
+    /// `i:<registration id>`.
     init?(nodePayload payload: String) {
         if payload == "r" {
             self = .routes
+            return
+        }
+        if payload.hasPrefix("i:") {
+            self = .inboxChanged(registrationID: String(payload.dropFirst(2)))
             return
         }
         let parts = payload.split(separator: ":", maxSplits: 2)
