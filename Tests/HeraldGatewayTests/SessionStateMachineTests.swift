@@ -56,6 +56,19 @@ import Testing
         #expect(rest == .send(Self.publishes([2, 3], from: 2, dup: true)))
     }
 
+    /// Another node stored a message (a recall command) in the device's inbox: the
+    /// connection loads what follows what it knows; a change told while a load is under way
+    /// is followed by another load, since that one may have read before it.
+    @Test func anInboxChangedElsewhereIsLoaded() throws {
+        var machine = try Self.activeMachine(through: 2)
+        #expect(machine.storeChanged() == .loadInbox(after: 2, sendFirst: []))
+        #expect(machine.storeChanged() == .none)
+        let loaded = machine.replayLoaded([], through: 2, complete: true)
+        #expect(loaded == .loadInbox(after: 2, sendFirst: []))
+        let command = machine.replayLoaded([Self.message(seq: 3)], through: 3, complete: true)
+        #expect(command == .send(Self.publishes([3])))
+    }
+
     @Test func aSecondCopyOfAQueuedOrSentSeqIsDropped() throws {
         var machine = try Self.activeMachine(through: 2)
         #expect(machine.deliver(Self.message(seq: 3)) == .send(Self.publishes([3])))
