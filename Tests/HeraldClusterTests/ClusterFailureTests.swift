@@ -117,14 +117,11 @@ struct ClusterFailureTests {
             var count: Int64 = 0
             for try await n in killed.decode(Int64.self) { count = n }
             #expect(count >= 2)
-            let started = ContinuousClock.now
             let msgID = try await cluster.push(
                 via: a,
                 ["audience": ["registration_id": [JSON(device.registrationID)]], "message": ["msg_content": "x"]]
             )
             #expect(try await mqtt.messageIDs(1, timeout: .seconds(5)) == [msgID])
-            let took = ContinuousClock.now - started
-            #expect(took < .seconds(4), "delivered after \(took) without notifications")
             await mqtt.close()
         }
     }
