@@ -31,7 +31,8 @@ public final class ClusterMembership: Service, Sendable {
     private struct State {
         var peers: Set<String> = []
         var draining = false
-        var lastHeartbeat: ContinuousClock.Instant?
+        /// When the last heartbeat was begun, whether it succeeded or not.
+        var lastAttempt: ContinuousClock.Instant?
     }
 
     /// - Parameter joined: finished once the node has joined (the gateway's wait).
@@ -69,7 +70,7 @@ public final class ClusterMembership: Service, Sendable {
         while true {
             do {
                 try await store.register(node: node, mqttAddress: nil, httpAddress: nil)
-                state.withLockedValue { $0.lastHeartbeat = .now }
+                state.withLockedValue { $0.lastAttempt = .now }
                 try await refreshPeers()
                 logger.info(
                     "joined the cluster",
@@ -126,17 +127,25 @@ public final class ClusterMembership: Service, Sendable {
     /// nodes, refresh the peers, and close connections whose devices another node took.
     func beat() async {
         let started = ContinuousClock.now
-        if let last = state.withLockedValue({ $0.lastHeartbeat }), started - last > configuration.deadAfter {
-            // Stopped (or cut off from the database) for longer than a peer waits: its
-            // devices may have moved. Nothing more is delivered to them from here.
-            await fence(reason: "no heartbeat for \(started - last)")
+        let last = state.withLockedValue { state in
+            defer { state.lastAttempt = started }
+            return state.lastAttempt
+        }
+        if let last, started - last > configuration.deadAfter {
+            // The process didn't run for longer than a peer waits (it was stopped, or
+            // starved): its devices may have moved. Nothing more is delivered to them from
+            // here. (A database outage doesn't count: heartbeats are still attempted, and
+            // the connections stay up through it.)
+            await fence(reason: "no heartbeat attempted for \(started - last)")
         }
         do {
             if try await !store.heartbeat(node: node, draining: isDraining) {
-                await fence(reason: "declared dead by another node")
+                // Declared dead: registering clears the sessions naming this node, so the
+                // connections open now (some may have come since the fence) are closed
+                // after it, and reconnect to claim their devices again.
                 try await store.register(node: node, mqttAddress: nil, httpAddress: nil)
+                await fence(reason: "declared dead by another node")
             }
-            state.withLockedValue { $0.lastHeartbeat = started }
             let (dead, adopted) = try await store.sweepDeadNodes(deadAfter: configuration.deadAfter, by: node)
             if !dead.isEmpty {
                 logger.warning(
