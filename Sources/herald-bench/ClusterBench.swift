@@ -15,6 +15,8 @@ struct ClusterBench: Sendable {
         var flatOutDuration: Duration
         var tagPushes: Int
         var broadcasts: Int
+        /// How long a device stays on node 1 (once its session is held there) before it moves.
+        var takeoverSettle: Duration
         var drainTimeout: Duration
         var phases: Set<ClusterBenchCommand.Phase>
     }
@@ -61,8 +63,16 @@ struct ClusterBench: Sendable {
         }
         if options.phases.contains(.flatOut) {
             try await drain(into: &run)
+            // The same moves again, a second into the load: takeover on busy nodes.
+            let moving = options.phases.contains(.takeover) && !app.takeoverIDs.isEmpty
+            async let moves = movesUnderLoad(moving ? app.takeoverIDs : [])
             run.flatOut = try await unicast(rate: nil, duration: options.flatOutDuration)
+            run.takeoversUnderLoad = try await moves
             say("  flat out: \(run.flatOut!)")
+            let sorted = run.takeoversUnderLoad.sorted()
+            if !sorted.isEmpty {
+                say("  takeover while flat out: p50 \(Stats.format(sorted[sorted.count / 2], 1)) ms, max \(Stats.format(sorted.last!, 1)) ms")
+            }
         }
         return run
     }
@@ -80,10 +90,22 @@ struct ClusterBench: Sendable {
         try await drain(into: &ignored)
     }
 
+    private func movesUnderLoad(_ devices: [String]) async throws -> [Double] {
+        guard !devices.isEmpty else { return [] }
+        try await Task.sleep(for: .seconds(1))
+        return try await takeovers()
+    }
+
     /// Moves of the takeover app's devices from the first node to the second (on a single
     /// node, to itself), one at a time; ms each.
     private func takeovers() async throws -> [Double] {
-        let probe = TakeoverProbe(sql: sql, username: app.takeoverAppKey, password: ClusterApp.deviceSecret, timeout: .seconds(10))
+        let probe = TakeoverProbe(
+            sql: sql,
+            username: app.takeoverAppKey,
+            password: ClusterApp.deviceSecret,
+            settle: options.takeoverSettle,
+            timeout: .seconds(10)
+        )
         let (from, to) = (nodes[0], nodes[min(1, nodes.count - 1)])
         var samples: [Double] = []
         for registrationID in app.takeoverIDs {
@@ -129,10 +151,12 @@ struct ClusterBench: Sendable {
     private func unicast(rate: Double?, duration: Duration) async throws -> ClusterUnicast {
         say("  sending \(rate.map { "\(Stats.format($0, 0))/s" } ?? "flat out") for \(duration)")
         let before = meter.sample()
+        let transactionsBefore = try await transactions()
         let (load, body) = (self.load, unicastBody)
         let (outcome, backends) = try await BackendProfile.sampling(sql) { await load.run(duration: duration, rate: rate, body: body) }
         let sent = meter.sample()
         let receipts = try await collect(expected: outcome.accepted)
+        let transactions = try await transactions() - transactionsBefore
         let latencies = receipts.samples.sorted()
         let received = receipts.copies.distinct > 0
         return ClusterUnicast(
@@ -144,7 +168,8 @@ struct ClusterBench: Sendable {
             max: Double(latencies.last ?? 0) / 1e6,
             deliveredPerSecond: received ? Double(receipts.copies.distinct) / (Double(max(receipts.lastReceipt - outcome.started, 1)) / 1e9) : 0,
             cpuSending: meter.usage(from: before, to: sent),
-            backendsSending: backends
+            backendsSending: backends,
+            transactionsPerPush: Double(transactions) / Double(max(outcome.accepted, 1))
         )
     }
 
@@ -225,6 +250,14 @@ struct ClusterBench: Sendable {
         if late != CopyTally() { say("  late, after the phase before: \(late)") }
         run.late.add(late)
         run.abandoned += pending
+    }
+
+    /// Transactions committed in the database so far (each statement outside a
+    /// transaction counts as one), the benchmark's own looks included.
+    private func transactions() async throws -> Int {
+        let rows = try await sql.query("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
     }
 
     /// Push jobs and node_routes rows.

@@ -42,6 +42,7 @@ struct ClusterBenchCommand: AsyncParsableCommand {
     @Option(help: "Tag pushes to every device, one after another.") var tagPushes = 3
     @Option(help: "Broadcasts (audience all) sent together.") var broadcasts = 3
     @Option(help: "Devices moved from node 1 to node 2, one after another.") var takeovers = 20
+    @Option(help: "Milliseconds a device stays on node 1, once its session is held there, before it moves.") var takeoverSettle = 0
     @Option(help: "Seconds to wait for a phase's copies, and for the work it left.") var drainTimeout = 60.0
     @Option(help: "The herald executable (default: the one beside herald-bench).") var herald: String?
     @Option(parsing: .upToNextOption, help: "Setups to run, each after the other.") var setups: [Setup] = Setup.allCases
@@ -104,6 +105,7 @@ struct ClusterBenchCommand: AsyncParsableCommand {
             flatOutDuration: .seconds(flatOutDuration),
             tagPushes: tagPushes,
             broadcasts: broadcasts,
+            takeoverSettle: .milliseconds(takeoverSettle),
             drainTimeout: .seconds(drainTimeout),
             phases: Set(phases)
         )
@@ -178,6 +180,8 @@ struct ClusterBenchCommand: AsyncParsableCommand {
             }
             await load.close()
             fleet.stop()
+            // The nodes record the disconnects before they are told to stop.
+            try? await sql.waitUntilQuiet(limit: .seconds(30))
             for server in servers { server.stop() }
             var run = try result.get()
             run.logProblems = Self.logProblems(servers)

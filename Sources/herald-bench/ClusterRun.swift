@@ -29,6 +29,9 @@ struct ClusterUnicast: Sendable, CustomStringConvertible {
     var deliveredPerSecond: Double
     var cpuSending: CPUMeter.Usage
     var backendsSending: BackendProfile
+    /// PostgreSQL transactions committed per accepted push, from the first request until
+    /// the last copy arrived (the benchmark's own queries, a few per second, included).
+    var transactionsPerPush: Double
 
     var acceptedPerSecond: Double { outcome.acceptedPerSecond }
 
@@ -36,7 +39,8 @@ struct ClusterUnicast: Sendable, CustomStringConvertible {
         var text =
             "\(outcome.accepted)/\(outcome.sent) accepted (\(Stats.format(acceptedPerSecond, 0))/s); \(count.description); "
             + "\(Stats.format(deliveredPerSecond, 0)) delivered/s; receipt p50 \(Stats.format(p50)) ms p99 \(Stats.format(p99)) ms "
-            + "max \(Stats.format(max)) ms; sending: \(cpuSending); \(backendsSending)"
+            + "max \(Stats.format(max)) ms; \(Stats.format(transactionsPerPush, 1)) PostgreSQL transactions per push; "
+            + "sending: \(cpuSending); \(backendsSending)"
         if let problem = outcome.firstProblem { text += "; refused \(outcome.refused), failed \(outcome.failed), first: \(problem)" }
         return text
     }
@@ -71,6 +75,8 @@ struct ClusterRun: Sendable {
     var devices: Int
     var idle: CPUMeter.Usage?
     var takeovers: [Double] = []
+    /// The same moves while unicast pushes flat out.
+    var takeoversUnderLoad: [Double] = []
     var tagPushes: [ClusterFanOut] = []
     var broadcast: ClusterFanOut?
     var steady: ClusterUnicast?

@@ -12,6 +12,8 @@ struct TakeoverProbe: Sendable {
     let sql: PostgresClient
     let username: String
     let password: String
+    /// How long the device stays connected to the first node once its session is held there.
+    let settle: Duration
     let timeout: Duration
 
     /// One move of `registrationID` from the node at `fromPort` (named `fromNode`) to the
@@ -21,6 +23,7 @@ struct TakeoverProbe: Sendable {
         let old = try await ProbeConnection.open(port: fromPort, clientID: registrationID, username: username, password: password)
         _ = try await withDeadline(timeout, "CONNACK on \(fromNode)") { try await old.accepted.get() }
         try await waitUntilHeld(registrationID, by: fromNode)
+        if settle > .zero { try await Task.sleep(for: settle) }
         let started = ContinuousClock.now
         let new = try await ProbeConnection.open(port: toPort, clientID: registrationID, username: username, password: password)
         defer { new.close() }
