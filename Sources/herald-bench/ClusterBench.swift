@@ -6,7 +6,7 @@ import PostgresNIO
 /// database, every device connected (device block `k` to node `k % nodes`), HTTP
 /// connections spread over the nodes' APIs. Takeover first (on a quiet system), then the
 /// fan-outs, unicast at a steady rate, and flat out last (a backlog it leaves behind
-/// disturbs nothing after it).
+/// disturbs nothing after it), with the takeover's moves made again meanwhile.
 struct ClusterBench: Sendable {
     struct Options: Sendable {
         var devicesPerNode: Int

@@ -16,7 +16,8 @@ struct ClusterBenchCommand: AsyncParsableCommand {
             node, then the cluster), and load-generator processes holding every device's MQTT \
             connection (device block k on node k). Then measures: takeover of a device moving from \
             node 1 to node 2; tag pushes to every device; broadcasts; unicast at a steady rate and \
-            flat out, each push accepted by one node for a device on another (on one node, any). \
+            flat out, each push accepted by one node for a device on another (on one node, any), \
+            and the takeover again while flat out. \
             Every device counts what it receives by msg_id (lost, duplicates). Speed is reported, \
             never asserted. Take /tmp/herald-bench.lock around a run (flock).
             """
