@@ -1,11 +1,14 @@
 import Foundation
 
-/// Where CPU time goes during a phase: this process (Herald and the HTTP load), the
-/// PostgreSQL cluster, the load generators, and the whole machine (other work on it too).
+/// Where CPU time goes during a phase: Herald (this process, with the HTTP load, unless
+/// Herald runs as `herald serve` processes), the PostgreSQL cluster, the load generators,
+/// and the whole machine (other work on it too).
 struct CPUMeter: Sendable {
     /// The postmaster's pid file, for finding the cluster's processes.
     var postmasterPIDFile: String
     var loadPIDs: [Int32]
+    /// Herald's processes.
+    var heraldPIDs: [Int32] = [getpid()]
 
     struct Sample: Sendable {
         var at = ContinuousClock.now
@@ -32,7 +35,7 @@ struct CPUMeter: Sendable {
 
     func sample() -> Sample {
         var sample = Sample()
-        sample.herald = Self.cpuSeconds(getpid())
+        sample.herald = heraldPIDs.map(Self.cpuSeconds).reduce(0, +)
         sample.load = loadPIDs.map(Self.cpuSeconds).reduce(0, +)
         if let text = try? String(contentsOfFile: postmasterPIDFile, encoding: .utf8),
             let line = text.split(separator: "\n").first, let postmaster = Int32(line)

@@ -16,30 +16,46 @@ struct Fleet {
         password: String?,
         subscribe: String?
     ) async throws -> Fleet {
+        let perProcess = (clientIDs.count + count - 1) / count
+        let groups = (0..<count).map { index in
+            (clientIDs: Array(clientIDs.dropFirst(index * perProcess).prefix(perProcess)), port: port)
+        }
+        return try await start(groups: groups.filter { !$0.clientIDs.isEmpty }, username: username, password: password, subscribe: subscribe)
+    }
+
+    /// Starts one load generator per group, connecting its clients to its port (a
+    /// cluster's devices each on their node), with source addresses as above.
+    /// `countCopies`: the devices count what they receive by msg_id (``receipts()``).
+    static func start(
+        groups: [(clientIDs: [String], port: Int)],
+        username: String?,
+        password: String?,
+        subscribe: String?,
+        countCopies: Bool = false
+    ) async throws -> Fleet {
         let executable =
             CommandLine.arguments[0].hasPrefix("/")
             ? CommandLine.arguments[0] : FileManager.default.currentDirectoryPath + "/" + CommandLine.arguments[0]
         var processes: [ChildProcess] = []
         var files: [String] = []
-        let perProcess = (clientIDs.count + count - 1) / count
-        for index in 0..<count {
-            let slice = clientIDs.dropFirst(index * perProcess).prefix(perProcess)
-            guard !slice.isEmpty else { continue }
+        for (index, group) in groups.enumerated() {
             let file = NSTemporaryDirectory() + "herald-bench-clients-\(getpid())-\(index)"
-            try slice.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            try group.clientIDs.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
             files.append(file)
-            var arguments = ["load", "--port", "\(port)", "--clients", file, "--source-ip"]
+            var arguments = ["load", "--port", "\(group.port)", "--clients", file, "--source-ip"]
             arguments += (0..<8).map { "127.0.\(index + 1).\($0 + 2)" }
             if let username { arguments += ["--username", username] }
             if let password { arguments += ["--password", password] }
             if let subscribe { arguments += ["--subscribe", subscribe] }
+            if countCopies { arguments.append("--count-copies") }
             processes.append(try ChildProcess(executable, arguments))
         }
         let fleet = Fleet(processes: processes, files: files)
+        let expected = groups.map(\.clientIDs.count).reduce(0, +)
         do {
             var connected = 0
             for process in processes { connected += Int(try await process.expect("ready ")) ?? 0 }
-            guard connected == clientIDs.count else { throw BenchError("only \(connected) of \(clientIDs.count) devices connected") }
+            guard connected == expected else { throw BenchError("only \(connected) of \(expected) devices connected") }
         } catch {
             fleet.stop()
             throw error
@@ -49,18 +65,27 @@ struct Fleet {
 
     /// Latencies (ns) received since the last report, and the latest receipt time.
     func report() async throws -> (samples: [Int64], lastReceipt: Int64) {
+        let receipts = try await receipts()
+        return (receipts.samples, receipts.lastReceipt)
+    }
+
+    /// What the devices received since the last report: latencies (ns), the latest receipt
+    /// time, and the copies (counted when the fleet was started with `countCopies`).
+    func receipts() async throws -> (samples: [Int64], lastReceipt: Int64, copies: CopyTally) {
         var samples: [Int64] = []
         var last: Int64 = 0
+        var copies = CopyTally()
         for process in processes { process.send("report") }
         for process in processes {
             let fields = try await process.expect("report ").split(separator: " ")
-            guard fields.count == 3 else { throw BenchError("bad report") }
+            guard fields.count == 6, let tally = CopyTally(fields: fields.suffix(3)) else { throw BenchError("bad report") }
             last = max(last, Int64(fields[1]) ?? 0)
+            copies.add(tally)
             let text = try String(contentsOfFile: String(fields[2]), encoding: .utf8)
             try? FileManager.default.removeItem(atPath: String(fields[2]))
             samples += text.split(separator: "\n").compactMap { Int64($0) }
         }
-        return (samples, last)
+        return (samples, last, copies)
     }
 
     /// Waits until `expected` messages arrived (or `timeout` passed), then reports.

@@ -36,8 +36,17 @@ final class HTTPConnection: Sendable {
 
     /// POSTs `body`; a request not answered within `timeout` closes the connection and fails.
     func post(_ path: String, body: ByteBuffer, authorization: String, timeout: Duration = .seconds(10)) async throws -> Response {
+        try await request("POST", path, body: body, authorization: authorization, timeout: timeout)
+    }
+
+    /// GETs `path` (a readiness check), with the same time limit.
+    func get(_ path: String, authorization: String = "", timeout: Duration = .seconds(10)) async throws -> Response {
+        try await request("GET", path, body: ByteBuffer(), authorization: authorization, timeout: timeout)
+    }
+
+    private func request(_ method: String, _ path: String, body: ByteBuffer, authorization: String, timeout: Duration) async throws -> Response {
         let promise = channel.eventLoop.makePromise(of: Response.self)
-        channel.writeAndFlush(Exchange(path: path, authorization: authorization, body: body, response: promise), promise: nil)
+        channel.writeAndFlush(Exchange(method: method, path: path, authorization: authorization, body: body, response: promise), promise: nil)
         let channel = self.channel
         let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
         defer { deadline.cancel() }
@@ -67,7 +76,10 @@ final class HTTPConnection: Sendable {
                     return
                 }
                 let response = loop.makePromise(of: Response.self)
-                channel.writeAndFlush(Exchange(path: path, authorization: authorization, body: body, response: response), promise: nil)
+                channel.writeAndFlush(
+                    Exchange(method: "POST", path: path, authorization: authorization, body: body, response: response),
+                    promise: nil
+                )
                 response.futureResult.whenComplete { result in
                     answered(result, sentAt)
                     if case .failure = result {
@@ -88,6 +100,7 @@ final class HTTPConnection: Sendable {
     }
 
     fileprivate struct Exchange: Sendable {
+        var method: String
         var path: String
         var authorization: String
         var body: ByteBuffer
@@ -104,8 +117,8 @@ final class HTTPConnection: Sendable {
         private let host: String
         private var waiting = CircularBuffer<EventLoopPromise<Response>>()
         private var received = ByteBuffer()
-        /// The request head up to the Content-Length value, for the last path and credentials.
-        private var head: (path: String, authorization: String, bytes: [UInt8])?
+        /// The request head up to the Content-Length value, for the last method, path and credentials.
+        private var head: (method: String, path: String, authorization: String, bytes: [UInt8])?
 
         init(host: String) {
             self.host = host
@@ -120,14 +133,14 @@ final class HTTPConnection: Sendable {
             }
             waiting.append(exchange.response)
             let head: [UInt8]
-            if let kept = self.head, kept.path == exchange.path, kept.authorization == exchange.authorization {
+            if let kept = self.head, kept.method == exchange.method, kept.path == exchange.path, kept.authorization == exchange.authorization {
                 head = kept.bytes
             } else {
                 let text =
-                    "POST \(exchange.path) HTTP/1.1\r\nHost: \(host)\r\nAuthorization: \(exchange.authorization)\r\n"
+                    "\(exchange.method) \(exchange.path) HTTP/1.1\r\nHost: \(host)\r\nAuthorization: \(exchange.authorization)\r\n"
                     + "Content-Type: application/json\r\nContent-Length: "
                 head = Array(text.utf8)
-                self.head = (exchange.path, exchange.authorization, head)
+                self.head = (exchange.method, exchange.path, exchange.authorization, head)
             }
             var request = context.channel.allocator.buffer(capacity: head.count + 24 + exchange.body.readableBytes)
             request.writeBytes(head)

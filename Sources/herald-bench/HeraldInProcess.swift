@@ -155,23 +155,9 @@ struct HeraldInProcess: Sendable {
         return 0
     }
 
-    /// What each PostgreSQL backend serving Herald is doing now (idle ones left out):
-    /// its wait event (`Lock/object` is the NOTIFY queue lock, `IO/WALSync` a commit's
-    /// flush), `running` when on CPU, `Herald, mid-transaction` when idle in a transaction.
+    /// What each PostgreSQL backend serving Herald is doing now (``PostgresClient/backendStates()``).
     func backendStates() async throws -> [String] {
-        let rows = try await inspection.query(
-            """
-            SELECT CASE WHEN state = 'idle in transaction' THEN 'Herald, mid-transaction'
-                        WHEN wait_event IS NULL THEN 'running'
-                        ELSE wait_event_type || '/' || wait_event END
-            FROM pg_stat_activity
-            WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state <> 'idle'
-              AND query NOT LIKE 'LISTEN%'
-            """
-        )
-        var states: [String] = []
-        for try await state in rows.decode(String.self) { states.append(state) }
-        return states
+        try await inspection.backendStates()
     }
 
     /// Deletes every job left: a backlog an earlier phase left behind.

@@ -4,7 +4,9 @@ import NIOConcurrencyHelpers
 
 /// `herald-bench load`: one load-generator process. Opens its connections, prints
 /// `ready N`, then answers commands on standard input: `report` prints the latencies
-/// received since the last report into a file and `report COUNT LAST_NS FILE`; `exit` ends.
+/// received since the last report into a file and `report COUNT LAST_NS FILE DISTINCT
+/// DUPLICATES REDELIVERED` (the copies since the last report, counted with
+/// `--count-copies`, else zeros); `exit` ends.
 struct LoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "load", abstract: "(internal) a load-generator process", shouldDisplay: false)
 
@@ -18,6 +20,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Option var password: String?
     /// `{id}` in the topic is replaced by the client id.
     @Option var subscribe: String?
+    /// Count copies by msg_id per device (Herald's payloads), to tell duplicates.
+    @Flag var countCopies = false
 
     func run() async throws {
         let lines = try String(contentsOfFile: clients, encoding: .utf8).split(separator: "\n")
@@ -30,7 +34,7 @@ struct LoadCommand: AsyncParsableCommand {
                 subscribe: subscribe?.replacingOccurrences(of: "{id}", with: fields[0])
             )
         }
-        let generator = LoadGenerator()
+        let generator = LoadGenerator(countsCopies: countCopies)
         try await generator.connect(devices, host: host, port: port, sourceIPs: sourceIP)
         say("ready \(generator.connected.withLockedValue { $0 })")
         while let command = Swift.readLine() {
@@ -41,8 +45,12 @@ struct LoadCommand: AsyncParsableCommand {
                     return samples
                 }
                 let file = NSTemporaryDirectory() + "herald-bench-\(getpid())-\(UUID().uuidString).samples"
+                let copies = generator.copies.withLockedValue { copies -> CopyTally in
+                    defer { copies = CopyTally() }
+                    return copies
+                }
                 try samples.map(String.init).joined(separator: "\n").write(toFile: file, atomically: false, encoding: .utf8)
-                say("report \(samples.count) \(generator.lastReceipt.withLockedValue { $0 }) \(file)")
+                say("report \(samples.count) \(generator.lastReceipt.withLockedValue { $0 }) \(file) \(copies.fields)")
             case "exit":
                 await generator.closeAll()
                 return

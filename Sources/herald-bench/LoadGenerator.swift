@@ -20,7 +20,16 @@ final class LoadGenerator: Sendable {
     let refused = NIOLockedValueBox(0)
     let samples = NIOLockedValueBox<[Int64]>([])
     let lastReceipt = NIOLockedValueBox<Int64>(0)
+    /// Whether each device keeps the msg_ids it received, to tell copies from duplicates
+    /// (``copies``); off unless asked, as it costs the devices' CPU.
+    let countsCopies: Bool
+    /// Copies received since the last report, when counted.
+    let copies = NIOLockedValueBox(CopyTally())
     private let channels = NIOLockedValueBox<[any Channel]>([])
+
+    init(countsCopies: Bool = false) {
+        self.countsCopies = countsCopies
+    }
 
     /// Opens every connection (at most `concurrency` handshakes at a time) from `sourceIP`.
     func connect(_ devices: [Device], host: String, port: Int, sourceIPs: [String], concurrency: Int = 256) async throws {
@@ -66,6 +75,11 @@ final class LoadGenerator: Sendable {
         lastReceipt.withLockedValue { $0 = max($0, now) }
     }
 
+    /// The copies one read brought.
+    fileprivate func received(_ tally: CopyTally) {
+        copies.withLockedValue { $0.add(tally) }
+    }
+
     /// One device: answers each QoS 1 PUBLISH with its PUBACK and records its latency. It
     /// decodes with `MQTTPacketReader` and sends the PUBACKs of one read in one write, so
     /// the devices take as little of the machine as they can from the server measured.
@@ -79,6 +93,9 @@ final class LoadGenerator: Sendable {
         private var reader = MQTTPacketReader(maximumPacketSize: 1 << 20)
         private var acks: ByteBuffer?
         private var stamps: [Int64] = []
+        /// The msg_ids received, when copies are counted, and this read's count.
+        private var seen: Set<CopyKey> = []
+        private var tally = CopyTally()
 
         init(generator: LoadGenerator, device: Device, ready: EventLoopPromise<Void>) {
             self.generator = generator
@@ -116,6 +133,10 @@ final class LoadGenerator: Sendable {
                 generator.received(stamps.map { now - $0 }, at: now)
                 stamps.removeAll(keepingCapacity: true)
             }
+            if tally != CopyTally() {
+                generator.received(tally)
+                tally = CopyTally()
+            }
         }
 
         private func handle(_ packet: MQTTPacket, _ context: ChannelHandlerContext) {
@@ -141,6 +162,15 @@ final class LoadGenerator: Sendable {
                     acks!.writeBytes([0x40, 0x02, UInt8(id >> 8), UInt8(id & 0xFF)])
                 }
                 if let sentAt = WallClock.stamp(in: publish.payload) { stamps.append(sentAt) }
+                if generator.countsCopies, let key = CopyKey.of(publish.payload) {
+                    if seen.insert(key).inserted {
+                        tally.distinct += 1
+                    } else if publish.dup {
+                        tally.redelivered += 1
+                    } else {
+                        tally.duplicates += 1
+                    }
+                }
             default:
                 break
             }

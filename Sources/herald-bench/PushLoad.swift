@@ -13,7 +13,8 @@ final class PushLoad: Sendable {
     private let connections: NIOLockedValueBox<[HTTPConnection]>
     private let group: MultiThreadedEventLoopGroup
     private let host: String
-    private let port: Int
+    /// The API ports the connections go to: connection `slot` to `ports[slot % ports.count]`.
+    let ports: [Int]
     let authorization: String
 
     /// What one run of pushes achieved, as the API answered it.
@@ -63,22 +64,29 @@ final class PushLoad: Sendable {
         }
     }
 
-    private init(connections: [HTTPConnection], group: MultiThreadedEventLoopGroup, host: String, port: Int, authorization: String) {
+    private init(connections: [HTTPConnection], group: MultiThreadedEventLoopGroup, host: String, ports: [Int], authorization: String) {
         self.connections = NIOLockedValueBox(connections)
         self.group = group
         self.host = host
-        self.port = port
+        self.ports = ports
         self.authorization = authorization
     }
 
     /// Opens `count` connections on an event loop of their own (the server has its own).
     static func connect(host: String, port: Int, count: Int, appKey: String, masterSecret: String) async throws -> PushLoad {
+        try await connect(host: host, ports: [port], count: count, appKey: appKey, masterSecret: masterSecret)
+    }
+
+    /// Opens `count` connections spread over `ports` (several nodes' APIs), in turn.
+    static func connect(host: String, ports: [Int], count: Int, appKey: String, masterSecret: String) async throws -> PushLoad {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
             var connections: [HTTPConnection] = []
-            for _ in 0..<count { connections.append(try await HTTPConnection.connect(host: host, port: port, group: group)) }
+            for slot in 0..<count {
+                connections.append(try await HTTPConnection.connect(host: host, port: ports[slot % ports.count], group: group))
+            }
             let basic = Data("\(appKey):\(masterSecret)".utf8).base64EncodedString()
-            return PushLoad(connections: connections, group: group, host: host, port: port, authorization: "Basic \(basic)")
+            return PushLoad(connections: connections, group: group, host: host, ports: ports, authorization: "Basic \(basic)")
         } catch {
             try? await group.shutdownGracefully()
             throw error
@@ -96,6 +104,18 @@ final class PushLoad: Sendable {
         rate: Double? = nil,
         using: Int? = nil,
         body: @escaping @Sendable (Int, Int64) -> ByteBuffer
+    ) async -> Outcome {
+        await run(count: count, duration: duration, rate: rate, using: using) { _, index, sentAt in body(index, sentAt) }
+    }
+
+    /// The same, with `body(slot, index, sentAt)` told which connection sends the push
+    /// (so which port: a push can then be for a device on another node).
+    func run(
+        count: Int? = nil,
+        duration: Duration? = nil,
+        rate: Double? = nil,
+        using: Int? = nil,
+        body: @escaping @Sendable (Int, Int, Int64) -> ByteBuffer
     ) async -> Outcome {
         let width = min(using ?? connectionCount, connectionCount)
         let next = NIOLockedValueBox(0)
@@ -127,7 +147,7 @@ final class PushLoad: Sendable {
                         } else if let end, ContinuousClock.now >= end {
                             break
                         }
-                        await self.send(slot: slot, body: body(index, sentAt), sentAt: sentAt, into: &outcome)
+                        await self.send(slot: slot, body: body(slot, index, sentAt), sentAt: sentAt, into: &outcome)
                     }
                     return outcome
                 }
@@ -139,7 +159,7 @@ final class PushLoad: Sendable {
 
     /// Flat out: every connection sends its next push as soon as the last one is answered,
     /// on its event loop (see ``HTTPConnection/postBackToBack``), for `duration`.
-    private func backToBack(for duration: Duration, width: Int, body: @escaping @Sendable (Int, Int64) -> ByteBuffer) async -> Outcome {
+    private func backToBack(for duration: Duration, width: Int, body: @escaping @Sendable (Int, Int, Int64) -> ByteBuffer) async -> Outcome {
         let end = NIODeadline.now() + TimeAmount(duration)
         let next = NIOLockedValueBox(0)
         let outcome = NIOLockedValueBox(Outcome())
@@ -158,7 +178,7 @@ final class PushLoad: Sendable {
                                 return value
                             }
                             let sentAt = WallClock.nanoseconds()
-                            return (body(index, sentAt), sentAt)
+                            return (body(slot, index, sentAt), sentAt)
                         },
                         answered: { result, sentAt in
                             outcome.withLockedValue { $0.record(result, sentAt: sentAt) }
@@ -183,7 +203,7 @@ final class PushLoad: Sendable {
     private func connection(_ slot: Int) async throws -> HTTPConnection {
         let current = connections.withLockedValue { $0[slot] }
         if current.isActive { return current }
-        let fresh = try await HTTPConnection.connect(host: host, port: port, group: group)
+        let fresh = try await HTTPConnection.connect(host: host, port: ports[slot % ports.count], group: group)
         connections.withLockedValue { $0[slot] = fresh }
         return fresh
     }
