@@ -28,37 +28,52 @@ struct NodeRouteWorker: Sendable {
                     let busy = inFlight.withLockedValue { Array($0) }
                     let routes = busy.count >= window ? [] : try await store.routes(for: node, excluding: busy, limit: window - busy.count)
                     full = !routes.isEmpty && routes.count == window - busy.count
-                    for route in routes {
-                        inFlight.withLockedValue { _ = $0.insert(route.id) }
+                    if !routes.isEmpty {
+                        // The rows read together are routed together: a few statements for
+                        // all of them (a unicast push's row holds one copy).
+                        inFlight.withLockedValue { $0.formUnion(routes.map(\.id)) }
                         group.addTask {
-                            await self.route(route)
-                            inFlight.withLockedValue { _ = $0.remove(route.id) }
+                            await self.route(routes)
+                            inFlight.withLockedValue { $0.subtract(routes.map(\.id)) }
                         }
                     }
                 } catch {
                     if !stopping() { logger.warning("cannot read the copies routed to this node", metadata: ["error": "\(error)"]) }
                 }
                 if full { continue }
-                // A NOTIFY, or the center's poll tick; none once the stream has finished.
+                // A NOTIFY, or the center's tick; none once the stream has finished.
                 if await wakeUps.first(where: { _ in true }) == nil { break }
             }
         }
     }
 
-    /// Routes one row's copies and deletes it; a row that fails stays for the next read.
-    private func route(_ route: NodeRoute) async {
+    /// Routes the copies of `routes` still pending, all in one call to the router (per
+    /// number of hops), records their outcomes in one statement and deletes the rows. Rows
+    /// that fail stay for the next read.
+    private func route(_ routes: [NodeRoute]) async {
         do {
-            if let message = try await store.message(id: route.messageID) {
-                let targets = try await store.pendingTargets(messageID: message.id, deviceIDs: route.deviceIDs)
-                if !targets.isEmpty {
-                    let prepared = router.prepare(message)
-                    let updates = try await router.outcomes(of: [(prepared, targets)], hops: route.hops)[0]
-                    try await store.recordDeliveries(messageID: message.id, updates)
+            let messages = try await store.messages(ids: Array(Set(routes.map(\.messageID))))
+            let targets = try await store.pendingTargets(of: routes)
+            var outcomes: [(messageID: Int64, updates: [DeliveryUpdate])] = []
+            for (hops, rows) in Dictionary(grouping: routes, by: \.hops) {
+                var batches: [(prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
+                for messageID in Set(rows.map(\.messageID)) {
+                    guard let message = messages[messageID] else { continue }
+                    let devices = Set(rows.filter { $0.messageID == messageID }.flatMap(\.deviceIDs))
+                    let pending = (targets[messageID] ?? []).filter { devices.contains($0.deviceID) }
+                    if !pending.isEmpty { batches.append((router.prepare(message), pending)) }
                 }
+                guard !batches.isEmpty else { continue }
+                let updates = try await router.outcomes(of: batches, hops: hops)
+                outcomes += zip(batches, updates).map { (messageID: $0.0.prepared.message.id, updates: $0.1) }
             }
-            try await store.finishRoutes([route.id])
+            try await store.recordDeliveries(outcomes)
+            try await store.finishRoutes(routes.map(\.id))
         } catch {
-            logger.warning("routing copies routed to this node failed; retrying", metadata: ["error": "\(error)", "herald.route": "\(route.id)"])
+            logger.warning(
+                "routing copies routed to this node failed; retrying",
+                metadata: ["error": "\(error)", "herald.routes": "\(routes.count)"]
+            )
             try? await Task.sleep(for: .seconds(1))
         }
     }

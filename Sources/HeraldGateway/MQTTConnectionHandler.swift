@@ -32,6 +32,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// The epoch of the device's session in the cluster, once this connection claimed it
     /// (before its first inbox load).
     private var epoch: Int64?
+    /// The newest epoch another node told of while this connection's claim was under way:
+    /// if it is above the claim's, this connection closes once the claim is in.
+    private var claimedElsewhere: Int64 = 0
     /// The "sent through" last handed to the ack recorder.
     private var recordedSent: Int64 = 0
     /// Deliveries whose outcome someone waits for, each with its deadline's ticket.
@@ -366,6 +369,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// closed while it claimed gives the session back at once.
     private func claimed(_ claim: SessionClaim, device: DeviceIdentity) {
         epoch = claim.epoch
+        if claimedElsewhere > claim.epoch { perform(machine.close(.takenOver)) }
         if let previous = claim.previousNode {
             logger.debug("device taken over from another node", metadata: metadata(["herald.previous_node": "\(previous)"]))
         }
@@ -380,9 +384,14 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     }
 
     /// Another node claimed the device with `newer`: this connection closes, unless it is
-    /// itself the newer one (its claim came later) or still claiming.
+    /// itself the newer one (its claim came later). A notice that comes while this
+    /// connection's own claim is under way is kept, and acted on once the claim is in.
     func sessionClaimedElsewhere(epoch newer: Int64) {
-        guard let epoch, epoch < newer else { return }
+        guard let epoch else {
+            claimedElsewhere = max(claimedElsewhere, newer)
+            return
+        }
+        guard epoch < newer else { return }
         perform(machine.close(.takenOver))
     }
 

@@ -23,6 +23,8 @@ struct SessionBook: Sendable {
         releases = GroupCommit(maxBatch: 1000, maxConcurrentCommits: 1) { sessions in
             do {
                 try await store.releaseSessions(sessions)
+            } catch is CancellationError {
+                // Shutting down: the node's leaving the cluster clears its sessions.
             } catch {
                 // The device shows online until the node is declared dead or the device
                 // connects again; nothing is delivered wrong meanwhile (the center falls

@@ -103,17 +103,34 @@ extension CenterStore {
         try await client.query("DELETE FROM node_routes WHERE id = ANY(\(ids)::bigint[])", logger: logger)
     }
 
-    /// The copies of a message to `deviceIDs` still `pending`, with what routing needs.
-    public func pendingTargets(messageID: Int64, deviceIDs: [Int64]) async throws -> [FanOutTarget] {
+    /// The copies of `routes` still `pending`, with what routing needs, by message: one
+    /// statement for any number of route rows.
+    public func pendingTargets(of routes: [NodeRoute]) async throws -> [Int64: [FanOutTarget]] {
+        var messages: [Int64] = []
+        var devices: [Int64] = []
+        for route in routes {
+            for device in route.deviceIDs {
+                messages.append(route.messageID)
+                devices.append(device)
+            }
+        }
+        guard !devices.isEmpty else { return [:] }
         let rows = try await client.query(
             """
-            SELECT \(unescaped: FanOutTarget.columns), dl.inbox_seq, d.badge
-            FROM deliveries dl JOIN devices d ON d.id = dl.device_id
-            WHERE dl.message_id = \(messageID) AND dl.device_id = ANY(\(deviceIDs)::bigint[]) AND dl.state = 'pending'
-            ORDER BY dl.device_id
+            SELECT dl.message_id, \(unescaped: FanOutTarget.columns), dl.inbox_seq, d.badge
+            FROM unnest(\(messages)::bigint[], \(devices)::bigint[]) AS v(message_id, device_id)
+            JOIN deliveries dl ON dl.message_id = v.message_id AND dl.device_id = v.device_id
+            JOIN devices d ON d.id = dl.device_id
+            WHERE dl.state = 'pending'
+            ORDER BY dl.message_id, dl.device_id
             """,
             logger: logger
         )
-        return try await Self.targets(rows)
+        var targets: [Int64: [FanOutTarget]] = [:]
+        for try await row in rows {
+            let columns = row.makeRandomAccess()
+            if let target = try FanOutTarget(columns, at: 1) { targets[try columns[0].decode(Int64.self), default: []].append(target) }
+        }
+        return targets
     }
 }
