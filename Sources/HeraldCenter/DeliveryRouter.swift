@@ -161,32 +161,33 @@ struct DeliveryRouter: Sendable {
     static let maxHops = 3
 
     /// Takes out of `elsewhere` the copies whose devices another live node holds, and
-    /// routes them there (one statement for the lot). A notification for a device in the
-    /// background stays: it goes to APNs from here, as it would from its node.
+    /// routes them there (one statement for the lookup and the routing). A notification for
+    /// a device in the background stays: it goes to APNs from here, as it would from its
+    /// node.
     private func routeToPeers(_ batches: [(prepared: Prepared, targets: [FanOutTarget])], _ elsewhere: inout [[FanOutTarget]], hops: Int) async throws
     {
         guard let cluster, cluster.hasPeers, hops < Self.maxHops else { return }
         func mayBeElsewhere(_ target: FanOutTarget, _ index: Int) -> Bool {
             !(batches[index].prepared.hasNotification && target.inBackground)
         }
-        var candidates: [Int64] = []
+        var candidates: [(messageID: Int64, deviceID: Int64)] = []
         for (index, targets) in elsewhere.enumerated() {
-            for target in targets where mayBeElsewhere(target, index) { candidates.append(target.deviceID) }
+            let messageID = batches[index].prepared.message.id
+            for target in targets where mayBeElsewhere(target, index) { candidates.append((messageID, target.deviceID)) }
         }
         guard !candidates.isEmpty else { return }
-        let holders = try await store.holders(of: candidates, except: cluster.node, deadAfter: cluster.configuration.deadAfter)
-        guard !holders.isEmpty else { return }
-        var remote: [RemoteCopy] = []
+        let routed = try await store.routeToHolders(candidates, except: cluster.node, deadAfter: cluster.configuration.deadAfter, hops: hops + 1)
+        guard !routed.isEmpty else { return }
+        var count = 0
         for index in elsewhere.indices {
-            let messageID = batches[index].prepared.message.id
+            guard let devices = routed[batches[index].prepared.message.id] else { continue }
             elsewhere[index].removeAll { target in
-                guard mayBeElsewhere(target, index), let holder = holders[target.deviceID] else { return false }
-                remote.append(RemoteCopy(node: holder, messageID: messageID, deviceID: target.deviceID))
+                guard mayBeElsewhere(target, index), devices.contains(target.deviceID) else { return false }
+                count += 1
                 return true
             }
         }
-        try await store.route(remote, hops: hops + 1)
-        metrics.routedToPeers.increment(by: remote.count)
+        metrics.routedToPeers.increment(by: count)
     }
 
     /// Tells the nodes holding any of `targets` (devices not connected here) that their

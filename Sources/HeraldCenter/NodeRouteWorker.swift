@@ -48,27 +48,20 @@ struct NodeRouteWorker: Sendable {
     }
 
     /// Routes the copies of `routes` still pending, all in one call to the router (per
-    /// number of hops), records their outcomes in one statement and deletes the rows. Rows
-    /// that fail stay for the next read.
+    /// number of hops), and records their outcomes and deletes the rows in one statement.
+    /// Rows that fail stay for the next read.
     private func route(_ routes: [NodeRoute]) async {
         do {
-            let messages = try await store.messages(ids: Array(Set(routes.map(\.messageID))))
-            let targets = try await store.pendingTargets(of: routes)
+            let live = routes.filter { !$0.targets.isEmpty }
+            let messages = live.isEmpty ? [:] : try await store.messages(ids: Array(Set(live.map(\.messageID))))
             var outcomes: [(messageID: Int64, updates: [DeliveryUpdate])] = []
-            for (hops, rows) in Dictionary(grouping: routes, by: \.hops) {
-                var batches: [(prepared: DeliveryRouter.Prepared, targets: [FanOutTarget])] = []
-                for messageID in Set(rows.map(\.messageID)) {
-                    guard let message = messages[messageID] else { continue }
-                    let devices = Set(rows.filter { $0.messageID == messageID }.flatMap(\.deviceIDs))
-                    let pending = (targets[messageID] ?? []).filter { devices.contains($0.deviceID) }
-                    if !pending.isEmpty { batches.append((router.prepare(message), pending)) }
-                }
+            for (hops, rows) in Dictionary(grouping: live, by: \.hops) {
+                let batches = rows.compactMap { route in messages[route.messageID].map { (prepared: router.prepare($0), targets: route.targets) } }
                 guard !batches.isEmpty else { continue }
                 let updates = try await router.outcomes(of: batches, hops: hops)
                 outcomes += zip(batches, updates).map { (messageID: $0.0.prepared.message.id, updates: $0.1) }
             }
-            try await store.recordDeliveries(outcomes)
-            try await store.finishRoutes(routes.map(\.id))
+            try await store.recordDeliveries(outcomes, routes: routes.map(\.id))
         } catch {
             logger.warning(
                 "routing copies routed to this node failed; retrying",

@@ -64,9 +64,15 @@ extension CenterStore {
     ///
     /// The statement is a function (migration 0008): PostgreSQL plans it once per
     /// connection, and only with index scans, however small the tables were then.
-    public func recordDeliveries(_ batches: [(messageID: Int64, updates: [DeliveryUpdate])], finishing jobs: [PushJob] = []) async throws {
+    ///
+    /// `routes`: rows of `node_routes` whose copies these are, deleted by the same statement.
+    public func recordDeliveries(
+        _ batches: [(messageID: Int64, updates: [DeliveryUpdate])],
+        finishing jobs: [PushJob] = [],
+        routes: [Int64] = []
+    ) async throws {
         let rows = batches.flatMap { batch in batch.updates.map { (batch.messageID, $0) } }
-        guard !rows.isEmpty || !jobs.isEmpty else { return }
+        guard !rows.isEmpty || !jobs.isEmpty || !routes.isEmpty else { return }
         let messages = rows.map(\.0)
         let ids = rows.map(\.1.deviceID)
         let states = rows.map(\.1.state.rawValue)
@@ -76,6 +82,7 @@ extension CenterStore {
         try await retryingDeadlocks {
             try await client.query(
                 """
+                WITH routed AS (DELETE FROM node_routes WHERE id = ANY(\(routes)::bigint[]))
                 SELECT herald_record_deliveries(\(messages)::bigint[], \(ids)::bigint[], \(states)::text[], \(reasons)::text[],
                                                 \(retries)::timestamptz[], \(attempted)::integer[], \(jobs.map(\.id))::bigint[])
                 """,
