@@ -25,7 +25,7 @@ public struct SessionClaim: Sendable, Hashable {
 }
 
 extension GatewayStore {
-    /// Claims the sessions of newly connected devices for `node`, in one transaction: each
+    /// Claims the sessions of newly connected devices for `node`, in one statement: each
     /// device's row is locked (in id order), its epoch bumped, and the node that held it
     /// before is sent a NOTIFY naming the new epoch and the device, so it closes its
     /// connection now rather than at its next check (``supersededSessions(_:)``). A device twice in `devices` gets
@@ -41,45 +41,44 @@ extension GatewayStore {
         let ids = counts.keys.sorted()
         let numbers = ids.map { counts[$0]! }
         let registrationIDs = ids.map { registrations[$0]! }
-        // Two statements: a row the upsert changed is invisible to a lock taken later in
-        // the same statement, so the holder before the claim is read (and locked, in id
-        // order, the latest version) first.
-        let latest = try await transaction { connection in
-            var previous: [Int64: String] = [:]
-            let held = try await connection.query(
-                """
-                SELECT device_id, node_id FROM device_sessions WHERE device_id = ANY(\(ids)::bigint[])
-                ORDER BY device_id FOR UPDATE
-                """,
-                logger: logger
+        // One statement. The rows that exist are locked first (in id order, their latest
+        // versions) by `old`, which the UPDATE joins, so the holder before the claim is
+        // read before the row changes (a lock taken after the change, in the same
+        // statement, would skip the row). New rows are inserted; one inserted meanwhile by
+        // another node makes the insert an update, whose previous holder isn't told (its
+        // heartbeat's check closes that connection).
+        let rows = try await client.query(
+            """
+            WITH v AS (
+                SELECT * FROM unnest(\(ids)::bigint[], \(numbers)::bigint[], \(registrationIDs)::text[]) AS v(id, n, registration_id)
+                WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id)
+            ), old AS (
+                SELECT s.device_id, s.node_id FROM device_sessions s WHERE s.device_id IN (SELECT id FROM v)
+                ORDER BY s.device_id FOR UPDATE OF s
+            ), updated AS (
+                UPDATE device_sessions s SET epoch = s.epoch + v.n, node_id = \(node), connected_at = now(), last_seen_at = now()
+                FROM v JOIN old ON old.device_id = v.id
+                WHERE s.device_id = v.id
+                RETURNING s.device_id, s.epoch, NULLIF(old.node_id, \(node)) AS previous
+            ), inserted AS (
+                INSERT INTO device_sessions AS s (device_id, epoch, node_id, connected_at, last_seen_at)
+                SELECT v.id, v.n, \(node), now(), now() FROM v WHERE v.id NOT IN (SELECT device_id FROM old) ORDER BY v.id
+                ON CONFLICT (device_id) DO UPDATE
+                SET epoch = s.epoch + EXCLUDED.epoch, node_id = EXCLUDED.node_id, connected_at = now(), last_seen_at = now()
+                RETURNING s.device_id, s.epoch, NULL::text AS previous
+            ), claimed AS (
+                SELECT * FROM updated UNION ALL SELECT * FROM inserted
             )
-            for try await (deviceID, holder) in held.decode((Int64, String?).self) {
-                if let holder, holder != node { previous[deviceID] = holder }
-            }
-            let rows = try await connection.query(
-                """
-                WITH v AS (
-                    SELECT id, n, registration_id, NULLIF(previous, '') AS previous FROM unnest(\(ids)::bigint[], \(numbers)::bigint[], \(registrationIDs)::text[], \(ids.map { previous[$0] ?? "" })::text[])
-                        AS v(id, n, registration_id, previous)
-                ), claimed AS (
-                    INSERT INTO device_sessions AS s (device_id, epoch, node_id, connected_at, last_seen_at)
-                    SELECT v.id, v.n, \(node), now(), now() FROM v WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id) ORDER BY v.id
-                    ON CONFLICT (device_id) DO UPDATE
-                    SET epoch = s.epoch + EXCLUDED.epoch, node_id = EXCLUDED.node_id, connected_at = now(), last_seen_at = now()
-                    RETURNING s.device_id, s.epoch
-                )
-                SELECT c.device_id, c.epoch, v.previous,
-                       CASE WHEN v.previous IS NOT NULL
-                            THEN pg_notify(\(unescaped: ClusterChannel.sql("v.previous")), 't:' || c.epoch || ':' || v.registration_id)::text END
-                FROM claimed c JOIN v ON v.id = c.device_id
-                """,
-                logger: logger
-            )
-            var latest: [Int64: (epoch: Int64, previous: String?)] = [:]
-            for try await (deviceID, epoch, previous, _) in rows.decode((Int64, Int64, String?, String?).self) {
-                latest[deviceID] = (epoch, previous)
-            }
-            return latest
+            SELECT c.device_id, c.epoch, c.previous,
+                   CASE WHEN c.previous IS NOT NULL
+                        THEN pg_notify(\(unescaped: ClusterChannel.sql("c.previous")), 't:' || c.epoch || ':' || v.registration_id)::text END
+            FROM claimed c JOIN v ON v.id = c.device_id
+            """,
+            logger: logger
+        )
+        var latest: [Int64: (epoch: Int64, previous: String?)] = [:]
+        for try await (deviceID, epoch, previous, _) in rows.decode((Int64, Int64, String?, String?).self) {
+            latest[deviceID] = (epoch, previous)
         }
         // The entries of one device get its epochs in order, the last the newest.
         var seen: [Int64: Int64] = [:]
