@@ -53,10 +53,9 @@ struct NodeRouteWorker: Sendable {
     private func route(_ routes: [NodeRoute]) async {
         do {
             let live = routes.filter { !$0.targets.isEmpty }
-            let messages = live.isEmpty ? [:] : try await store.messages(ids: Array(Set(live.map(\.messageID))))
             var outcomes: [(messageID: Int64, updates: [DeliveryUpdate])] = []
             for (hops, rows) in Dictionary(grouping: live, by: \.hops) {
-                let batches = rows.compactMap { route in messages[route.messageID].map { (prepared: router.prepare($0), targets: route.targets) } }
+                let batches = rows.compactMap { route in route.message.map { (prepared: router.prepare($0), targets: route.targets) } }
                 guard !batches.isEmpty else { continue }
                 let updates = try await router.outcomes(of: batches, hops: hops)
                 outcomes += zip(batches, updates).map { (messageID: $0.0.prepared.message.id, updates: $0.1) }

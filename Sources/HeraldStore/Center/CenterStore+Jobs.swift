@@ -32,27 +32,12 @@ extension CenterStore {
     public func messages(ids: [Int64]) async throws -> [Int64: MessageRecord] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await client.query(
-            """
-            SELECT id, msg_id, app_id, request::text, identifier, expires_at, created_at, recalled_at IS NOT NULL,
-                   superseded_at IS NOT NULL
-            FROM messages WHERE id = ANY(\(ids))
-            """,
+            "SELECT \(unescaped: MessageRecord.columns) FROM messages m WHERE m.id = ANY(\(ids))",
             logger: logger
         )
         var messages: [Int64: MessageRecord] = [:]
-        for try await row in rows.decode((Int64, String, Int64, String, String, Date, Date, Bool, Bool).self) {
-            let push = try recentPushes.push(msgID: row.1) ?? JSONDecoder().decode(PushRequest.self, from: Data(row.3.utf8)).validated()
-            messages[row.0] = MessageRecord(
-                id: row.0,
-                msgID: row.1,
-                appID: row.2,
-                push: push,
-                identifier: row.4,
-                expiresAt: row.5,
-                createdAt: row.6,
-                recalled: row.7,
-                superseded: row.8
-            )
+        for try await row in rows {
+            if let message = try MessageRecord(row.makeRandomAccess(), at: 0, recentPushes: recentPushes) { messages[message.id] = message }
         }
         return messages
     }

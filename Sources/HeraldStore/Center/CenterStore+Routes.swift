@@ -2,13 +2,15 @@ import HeraldCore
 import PostgresNIO
 
 /// Copies of one message routed to this node, for devices connected here (``node_routes``).
-public struct NodeRoute: Sendable, Hashable {
+public struct NodeRoute: Sendable {
     public var id: Int64
     public var messageID: Int64
     /// Nodes the copies have been routed through, this one included.
     public var hops: Int
     /// The copies still `pending` (the others were recalled, replaced or routed since).
     public var targets: [FanOutTarget]
+    /// The message, read with the row (nil once it is gone: its retention ended).
+    public var message: MessageRecord?
 }
 
 extension CenterStore {
@@ -95,7 +97,7 @@ extension CenterStore {
     public func routes(for node: String, excluding: [Int64], limit: Int) async throws -> [NodeRoute] {
         let rows = try await client.query(
             """
-            SELECT r.id, r.message_id, r.hops, \(unescaped: FanOutTarget.columns), dl.inbox_seq, d.badge
+            SELECT r.id, r.message_id, r.hops, \(unescaped: FanOutTarget.columns), dl.inbox_seq, d.badge, \(unescaped: MessageRecord.columns)
             FROM (
                 SELECT id, message_id, device_ids, hops FROM node_routes
                 WHERE node_id = \(node) AND NOT (id = ANY(\(excluding)::bigint[])) ORDER BY id LIMIT \(Int64(limit))
@@ -105,6 +107,7 @@ extension CenterStore {
                 WHERE dl.message_id = r.message_id AND dl.device_id = ANY(r.device_ids) AND dl.state = 'pending'
             ) dl ON true
             LEFT JOIN devices d ON d.id = dl.device_id
+            LEFT JOIN messages m ON m.id = r.message_id
             ORDER BY r.id, d.id
             """,
             logger: logger
@@ -115,7 +118,13 @@ extension CenterStore {
             let id = try columns[0].decode(Int64.self)
             if routes.last?.id != id {
                 routes.append(
-                    NodeRoute(id: id, messageID: try columns[1].decode(Int64.self), hops: Int(try columns[2].decode(Int32.self)), targets: [])
+                    NodeRoute(
+                        id: id,
+                        messageID: try columns[1].decode(Int64.self),
+                        hops: Int(try columns[2].decode(Int32.self)),
+                        targets: [],
+                        message: try MessageRecord(columns, at: 3 + FanOutTarget.columnCount, recentPushes: recentPushes)
+                    )
                 )
             }
             if let target = try FanOutTarget(columns, at: 3) { routes[routes.count - 1].targets.append(target) }

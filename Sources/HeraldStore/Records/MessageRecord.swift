@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import PostgresNIO
 
 /// What `POST /v3/push` answers.
 public struct AcceptedPush: Sendable, Hashable {
@@ -30,6 +31,32 @@ public struct MessageRecord: Sendable {
 
     /// Neither recalled nor replaced: undelivered copies may still go out.
     public var isLive: Bool { !recalled && !superseded }
+}
+
+extension MessageRecord {
+    /// The columns ``init(_:at:recentPushes:)`` reads, from `messages m`, in this order.
+    static let columns =
+        "m.id, m.msg_id, m.app_id, m.request::text, m.identifier, m.expires_at, m.created_at, m.recalled_at IS NOT NULL, m.superseded_at IS NOT NULL"
+
+    /// The message in the row's columns from `offset` on (``columns``); nil when its id is
+    /// null (an outer join found none). Its push comes from `recentPushes` when this node
+    /// accepted it lately, else from the stored request.
+    init?(_ row: PostgresRandomAccessRow, at offset: Int, recentPushes: RecentPushes) throws {
+        guard let id = try row[offset].decode(Int64?.self) else { return nil }
+        let msgID = try row[offset + 1].decode(String.self)
+        let request = try row[offset + 3].decode(String.self)
+        self.init(
+            id: id,
+            msgID: msgID,
+            appID: try row[offset + 2].decode(Int64.self),
+            push: try recentPushes.push(msgID: msgID) ?? JSONDecoder().decode(PushRequest.self, from: Data(request.utf8)).validated(),
+            identifier: try row[offset + 4].decode(String.self),
+            expiresAt: try row[offset + 5].decode(Date.self),
+            createdAt: try row[offset + 6].decode(Date.self),
+            recalled: try row[offset + 7].decode(Bool.self),
+            superseded: try row[offset + 8].decode(Bool.self)
+        )
+    }
 }
 
 /// A claimed job: fan a message out, or send its recall commands.
