@@ -88,13 +88,32 @@ public final class ClusterMembership: Service, Sendable {
     /// Joins, then heartbeats and listens until the graceful shutdown, then leaves. Run it
     /// before the gateway (which waits for the join) and stop it after: the node leaves once
     /// its devices are gone.
+    ///
+    /// It listens before it registers: a peer that registers later is heard of by its
+    /// NOTIFY, one that registered before is read by the registration's look at the
+    /// nodes. Otherwise a peer that started at the same moment was unknown until the next
+    /// heartbeat, and copies for its devices stayed in their inboxes meanwhile.
     public func run() async throws {
-        try await join()
-        joined.finish()
+        let (listening, listened) = AsyncStream.makeStream(of: Void.self)
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.heartbeats() }
-                group.addTask { await self.listen() }
+                group.addTask { await self.listen(onListening: { listened.finish() }) }
+                // Registering waits for the LISTEN only so long: the first heartbeats also
+                // read the nodes.
+                group.addTask {
+                    await withTaskGroup(of: Void.self) { wait in
+                        wait.addTask { for await _ in listening {} }
+                        wait.addTask { try? await Task.sleep(for: .seconds(5)) }
+                        await wait.next()
+                        wait.cancelAll()
+                    }
+                    // Cancelled (a shutdown) before it could register: the gateway stops
+                    // waiting too, and stops.
+                    let registered = (try? await self.join()) != nil
+                    self.joined.finish()
+                    guard registered else { return }
+                    await self.heartbeats()
+                }
             }
         }
         await leave()
@@ -174,13 +193,16 @@ public final class ClusterMembership: Service, Sendable {
     /// LISTEN on the cluster's and this node's channels; reconnects every second. What a
     /// lost notification would have said is found by the heartbeat's checks and the route
     /// worker's poll.
-    private func listen() async {
+    private func listen(onListening: @escaping @Sendable () -> Void) async {
         while !Task.isCancelled {
             do {
                 let routeWakeUps = routeWakeUps
                 try await store.listen(
                     node: node,
-                    listening: { routeWakeUps.signal() },
+                    listening: {
+                        onListening()
+                        routeWakeUps.signal()
+                    },
                     receive: { [self] notice in
                         switch notice {
                         case .joined(let peer):

@@ -32,10 +32,12 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Notes the epoch the connection `id` claimed for its device.
+    /// Notes the epoch the connection `id` claimed for its device (or was handed: the
+    /// highest is kept).
     func claimed(_ registrationID: String, id: ObjectIdentifier, epoch: Int64) {
         connections.withLockedValue { connections in
-            if connections[registrationID]?.id == id { connections[registrationID]?.epoch = epoch }
+            guard let current = connections[registrationID], current.id == id else { return }
+            connections[registrationID]?.epoch = max(current.epoch ?? 0, epoch)
         }
     }
 

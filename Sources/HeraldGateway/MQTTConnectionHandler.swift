@@ -32,8 +32,11 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// The epoch of the device's session in the cluster, once this connection claimed it
     /// (before its first inbox load).
     private var epoch: Int64?
+    /// This connection's own claim is under way (it may already hold an epoch handed to it
+    /// by the connection it replaced, ``adopt(epoch:)``, older than its claim will be).
+    private var claiming = false
     /// The newest epoch another node told of while this connection's claim was under way:
-    /// if it is above the claim's, this connection closes once the claim is in.
+    /// if it is above what the connection holds once the claim is in, it closes then.
     private var claimedElsewhere: Int64 = 0
     /// The "sent through" last handed to the ack recorder.
     private var recordedSent: Int64 = 0
@@ -326,12 +329,14 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         let pageSize = max(1, min(context.configuration.replayPageSize, context.configuration.maxQueued))
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
         let gateway = context
-        let claiming = epoch == nil
+        let claiming = epoch == nil && !self.claiming
+        if claiming { self.claiming = true }
         let id = ObjectIdentifier(self)
         context.tasks.submit {
             var claim: SessionClaim?
             if claiming {
-                claim = try? await gateway.sessions.claim(device)
+                let registry = gateway.registry
+                claim = try? await gateway.sessions.claim(device) { registry.connection(device.registrationID)?.id == id }
                 if let claim { gateway.registry.claimed(device.registrationID, id: id, epoch: claim.epoch) }
             }
             // Read before the load too: a batch written meanwhile is in neither otherwise.
@@ -365,29 +370,48 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// The device's session is this connection's from `claim.epoch` on. A connection that
-    /// closed while it claimed gives the session back at once.
+    /// The device's session is this connection's from `claim.epoch` on (or from a higher
+    /// epoch it was handed, ``adopt(epoch:)``). A connection that closed while it claimed
+    /// gives the session back at once, or to the connection that replaced it here.
     private func claimed(_ claim: SessionClaim, device: DeviceIdentity) {
-        epoch = claim.epoch
-        if claimedElsewhere > claim.epoch { perform(machine.close(.takenOver)) }
+        let held = max(epoch ?? 0, claim.epoch)
+        epoch = held
+        claiming = false
+        if claimedElsewhere > held { perform(machine.close(.takenOver)) }
         if let previous = claim.previousNode {
             logger.debug("device taken over from another node", metadata: metadata(["herald.previous_node": "\(previous)"]))
         }
         if !machine.isOpen { releaseSession() }
     }
 
-    /// Tells the cluster the device is offline, unless a newer connection claimed it.
+    /// This connection is closed: tells the cluster the device is offline, unless a newer
+    /// connection claimed it. Claims of one device on this node may commit out of the
+    /// order of their connections (two batches at once), so a connection replaced here may
+    /// hold the newest epoch: it hands it to the connection that replaced it instead, which
+    /// holds the device's session from then on.
     private func releaseSession() {
         guard let device, let epoch else { return }
+        if let current = context.registry.connection(device.registrationID), current.id != ObjectIdentifier(self) {
+            context.registry.claimed(device.registrationID, id: current.id, epoch: epoch)
+            current.eventLoop.execute { current.handler.value.adopt(epoch: epoch) }
+            return
+        }
         let sessions = context.sessions
         context.tasks.submit { await sessions.release(SessionEpoch(deviceID: device.deviceID, epoch: epoch)) }
+    }
+
+    /// The connection this one replaced here held the device's session at `epoch`, newer
+    /// than this one's claim may be: this connection holds it now.
+    func adopt(epoch handed: Int64) {
+        epoch = max(epoch ?? 0, handed)
+        if !machine.isOpen { releaseSession() }
     }
 
     /// Another node claimed the device with `newer`: this connection closes, unless it is
     /// itself the newer one (its claim came later). A notice that comes while this
     /// connection's own claim is under way is kept, and acted on once the claim is in.
     func sessionClaimedElsewhere(epoch newer: Int64) {
-        guard let epoch else {
+        guard let epoch, !claiming else {
             claimedElsewhere = max(claimedElsewhere, newer)
             return
         }

@@ -9,15 +9,31 @@ import Logging
 /// this node by whichever node fans it out. The claim's epoch fences everything the
 /// connection writes later: its release, its acknowledgements.
 struct SessionBook: Sendable {
-    private let claims: GroupCommit<DeviceIdentity, Result<SessionClaim, any Error>>
+    /// A claim to write, with whether its connection is still this node's connection of
+    /// the device, asked just before the batch is written.
+    struct Claim: Sendable {
+        var device: DeviceIdentity
+        var isCurrent: @Sendable () -> Bool
+    }
+
+    /// The connection closed, or was replaced here, before its claim was written.
+    struct ClaimDropped: Error {}
+
+    private let claims: GroupCommit<Claim, Result<SessionClaim, any Error>>
     private let releases: GroupCommit<SessionEpoch, Void>
 
     init(store: GatewayStore, node: String, logger: Logger) {
-        claims = GroupCommit(maxBatch: 500, maxConcurrentCommits: 2) { devices in
+        claims = GroupCommit(maxBatch: 500, maxConcurrentCommits: 2) { batch in
+            // A claim written for a connection already gone would take the device from a
+            // connection that is still open (here or on another node) and hold it for
+            // nobody: those are dropped.
+            let current = batch.map { $0.isCurrent() }
+            let devices = zip(batch, current).filter(\.1).map(\.0.device)
             do {
-                return try await store.claimSessions(devices, node: node).map { .success($0) }
+                var claimed = try await store.claimSessions(devices, node: node).makeIterator()
+                return current.map { $0 ? claimed.next().map { .success($0) } ?? .failure(ClaimDropped()) : .failure(ClaimDropped()) }
             } catch {
-                return devices.map { _ in .failure(error) }
+                return batch.map { _ in .failure(error) }
             }
         }
         releases = GroupCommit(maxBatch: 1000, maxConcurrentCommits: 1) { sessions in
@@ -35,9 +51,10 @@ struct SessionBook: Sendable {
         }
     }
 
-    /// Claims the device's session for this node.
-    func claim(_ device: DeviceIdentity) async throws -> SessionClaim {
-        try await claims.submit(device).get()
+    /// Claims the device's session for this node, unless `isCurrent` says by then that
+    /// the connection is gone (``ClaimDropped``).
+    func claim(_ device: DeviceIdentity, isCurrent: @escaping @Sendable () -> Bool) async throws -> SessionClaim {
+        try await claims.submit(Claim(device: device, isCurrent: isCurrent)).get()
     }
 
     /// The connection of `session` closed.

@@ -99,17 +99,23 @@ struct ClusterDeliveryTests {
                 for try await attempt in group { attempts.append(attempt) }
                 return attempts
             }
-            // Every connection but one is closed by the takeovers; the survivor's node is
-            // the one its session names.
-            let deadline = ContinuousClock.now + .seconds(15)
-            var open = attempts.filter { $0.1.channel.isActive }
-            while open.count > 1, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-                open = attempts.filter { $0.1.channel.isActive }
+            // Every connection but one is closed by the takeovers, and the survivor's node is
+            // the one its session names (its own claim may still be under way when the others
+            // are closed: wait for both), and stays so past a heartbeat's checks.
+            func settled() async throws -> (open: [(Int, TestMQTTClient)], holder: String?) {
+                (attempts.filter { $0.1.channel.isActive }, try await cluster.holder(of: device))
             }
-            #expect(open.count == 1)
-            if let survivor = open.first {
-                #expect(try await cluster.holder(of: device) == cluster.nodes[survivor.0].name)
+            let deadline = ContinuousClock.now + .seconds(15)
+            var state = try await settled()
+            while !(state.open.count == 1 && state.holder == cluster.nodes[state.open[0].0].name), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+                state = try await settled()
+            }
+            try await Task.sleep(for: .milliseconds(1500))
+            state = try await settled()
+            #expect(state.open.count == 1)
+            if let survivor = state.open.first {
+                #expect(state.holder == cluster.nodes[survivor.0].name)
             }
             for (_, mqtt) in attempts { await mqtt.close() }
         }
