@@ -69,7 +69,7 @@ public final class ClusterMembership: Service, Sendable {
     public func join() async throws {
         while true {
             do {
-                try await store.register(node: node, mqttAddress: nil, httpAddress: nil)
+                try await store.register(node: node)
                 state.withLockedValue { $0.lastAttempt = .now }
                 try await refreshPeers()
                 logger.info(
@@ -162,7 +162,7 @@ public final class ClusterMembership: Service, Sendable {
                 // Declared dead: registering clears the sessions naming this node, so the
                 // connections open now (some may have come since the fence) are closed
                 // after it, and reconnect to claim their devices again.
-                try await store.register(node: node, mqttAddress: nil, httpAddress: nil)
+                try await store.register(node: node)
                 await fence(reason: "declared dead by another node")
             }
             let (dead, adopted) = try await store.sweepDeadNodes(deadAfter: configuration.deadAfter, by: node)

@@ -36,11 +36,7 @@ struct APNsFanOutCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let cleanup = Cleanup()
         defer { cleanup.run() }
-        #if DEBUG
-        let build = "debug"
-        #else
-        let build = "release"
-        #endif
+        let build = Stats.build
         say("herald-bench apns-fanout: \(build) build, \(devices) offline devices, \(workers) center workers, pool \(poolSize)")
         let (devices, pushes, timeout) = (self.devices, self.pushes, self.timeout)
         try await HeraldInProcess.run(.init(poolSize: poolSize, workers: workers), cleanup: cleanup, logger: logger) { herald in

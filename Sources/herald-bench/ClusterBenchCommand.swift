@@ -71,11 +71,7 @@ struct ClusterBenchCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let cleanup = Cleanup()
         defer { cleanup.run() }
-        #if DEBUG
-        let build = "debug"
-        #else
-        let build = "release"
-        #endif
+        let build = Stats.build
         let setup = """
             \(build) build, \(nodes) nodes of \(devicesPerNode) devices against 1 node of \(nodes * devicesPerNode), \
             \(nodes) load processes, \(httpConnections) HTTP connections, pools \(poolSize)+\(deliveryPoolSize) per node, \

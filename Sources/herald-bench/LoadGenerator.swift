@@ -111,7 +111,7 @@ final class LoadGenerator: Sendable {
                 username: device.username,
                 password: device.password.map { ByteBuffer(string: $0) }
             )
-            send(.connect(connect), context)
+            context.sendPacket(.connect(connect))
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -148,7 +148,7 @@ final class LoadGenerator: Sendable {
                     return
                 }
                 if let topic = device.subscribe {
-                    send(.subscribe(.init(packetID: 1, subscriptions: [.init(topicFilter: topic, qos: .atLeastOnce)])), context)
+                    context.sendPacket(.subscribe(.init(packetID: 1, subscriptions: [.init(topicFilter: topic, qos: .atLeastOnce)])))
                 } else {
                     generator.connected.withLockedValue { $0 += 1 }
                     ready.succeed()
@@ -173,16 +173,6 @@ final class LoadGenerator: Sendable {
                 }
             default:
                 break
-            }
-        }
-
-        private func send(_ packet: MQTTPacket, _ context: ChannelHandlerContext) {
-            var buffer = context.channel.allocator.buffer(capacity: 64)
-            do {
-                try MQTTPacketEncoder().write(packet, into: &buffer)
-                context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-            } catch {
-                context.close(promise: nil)
             }
         }
 
@@ -264,4 +254,18 @@ enum WallClock {
 struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension ChannelHandlerContext {
+    /// Writes and flushes one MQTT packet of a load generator's connection (whose outbound
+    /// type is `ByteBuffer`); a packet that can't be encoded closes it.
+    func sendPacket(_ packet: MQTTPacket) {
+        var buffer = channel.allocator.buffer(capacity: 64)
+        do {
+            try MQTTPacketEncoder().write(packet, into: &buffer)
+            writeAndFlush(NIOAny(buffer), promise: nil)
+        } catch {
+            close(promise: nil)
+        }
+    }
 }

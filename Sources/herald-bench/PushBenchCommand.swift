@@ -75,11 +75,7 @@ struct PushBenchCommand: AsyncParsableCommand {
             drainTimeout: .seconds(drainTimeout),
             phases: Set(phases)
         )
-        #if DEBUG
-        let build = "debug"
-        #else
-        let build = "release"
-        #endif
+        let build = Stats.build
         let setup = """
             \(build) build, \(devices) devices over \(loadProcesses) load processes, \(httpConnections) HTTP connections, \
             PostgreSQL pool \(poolSize) (durable, embedded), \(workers) center workers, fan-out batches of \(batchSize), \

@@ -28,6 +28,13 @@ enum Stats {
         unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)()
     }
 
+    /// How this benchmark was built, printed with its figures.
+    #if DEBUG
+    static let build = "debug"
+    #else
+    static let build = "release"
+    #endif
+
     static func format(_ value: Double, _ digits: Int = 1) -> String {
         String(format: "%.\(digits)f", value)
     }

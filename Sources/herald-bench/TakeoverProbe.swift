@@ -108,7 +108,7 @@ final class ProbeConnection: Sendable {
         }
 
         func channelActive(context: ChannelHandlerContext) {
-            send(.connect(connect), context)
+            context.sendPacket(.connect(connect))
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -124,7 +124,7 @@ final class ProbeConnection: Sendable {
                             accepted.fail(BenchError("CONNECT refused: \(ack.returnCode)"))
                         }
                     case .publish(let publish):
-                        if let id = publish.packetID { send(.pubAck(packetID: id), context) }
+                        if let id = publish.packetID { context.sendPacket(.pubAck(packetID: id)) }
                     default:
                         break
                     }
@@ -147,14 +147,5 @@ final class ProbeConnection: Sendable {
             context.close(promise: nil)
         }
 
-        private func send(_ packet: MQTTPacket, _ context: ChannelHandlerContext) {
-            var buffer = context.channel.allocator.buffer(capacity: 64)
-            do {
-                try MQTTPacketEncoder().write(packet, into: &buffer)
-                context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-            } catch {
-                context.close(promise: nil)
-            }
-        }
     }
 }

@@ -31,7 +31,7 @@ extension ClusterStore {
     /// name it are cleared first: a node registering holds no connection yet (a process
     /// restarted with the same configured id comes back empty-handed). Its peers are told
     /// (``ClusterChannel/cluster``), so they route to it at once.
-    public func register(node: String, mqttAddress: String?, httpAddress: String?) async throws {
+    public func register(node: String) async throws {
         try await transaction { connection in
             try await connection.query(
                 "UPDATE device_sessions SET node_id = NULL, last_seen_at = now() WHERE node_id = \(node)",
@@ -39,10 +39,9 @@ extension ClusterStore {
             )
             try await connection.query(
                 """
-                INSERT INTO nodes (node_id, mqtt_address, http_address) VALUES (\(node), \(mqttAddress), \(httpAddress))
+                INSERT INTO nodes (node_id) VALUES (\(node))
                 ON CONFLICT (node_id) DO UPDATE
-                SET started_at = now(), heartbeat_at = now(), draining_at = NULL,
-                    mqtt_address = EXCLUDED.mqtt_address, http_address = EXCLUDED.http_address
+                SET started_at = now(), heartbeat_at = now(), draining_at = NULL
                 """,
                 logger: logger
             )
