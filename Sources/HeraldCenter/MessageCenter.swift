@@ -237,6 +237,11 @@ extension MessageCenter: FannedOutPushSink {
     public var node: String { configuration.nodeID }
     /// The lease of those jobs; if this process dies, another center takes them over then.
     public var lease: Duration { configuration.lease }
+    /// On while other nodes are live (``ClusterMembership/hasPeers``).
+    public var peerRouting: PeerRouting? {
+        guard let cluster, cluster.hasPeers else { return nil }
+        return PeerRouting(deadAfter: cluster.configuration.deadAfter)
+    }
 
     /// Takes the pushes the API of this process fanned out in one commit; they are routed
     /// in commit order, together.

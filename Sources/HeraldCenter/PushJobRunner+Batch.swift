@@ -90,7 +90,8 @@ extension PushJobRunner {
     func runFannedOut(_ pushes: [FannedOutPush]) async throws {
         var fresh: [RoutableFanOut] = []
         for push in pushes {
-            metrics.fannedOut.increment(by: push.targets.count)
+            metrics.fannedOut.increment(by: push.targets.count + push.routedToPeers)
+            metrics.routedToPeers.increment(by: push.routedToPeers)
             do {
                 try await faults.afterBatch(push.message.msgID, 1)
             } catch is CenterFaults.WorkerDied {

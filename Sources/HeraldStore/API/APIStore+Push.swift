@@ -90,7 +90,8 @@ extension APIStore {
         let payloads = pushes.map { ByteBuffer(bytes: $0.devicePayload ?? []) }
         let lease = (sink?.lease ?? .zero).intervalSeconds
         let node = sink?.node ?? ""
-        return try await retryingDeadlocks {
+        let peerDeadAfter = sink?.peerRouting?.deadAfter.intervalSeconds ?? 0
+        let accepted = try await retryingDeadlocks {
             // The rows are read to the end: an error raised while the statement executes
             // (after its row description) arrives with them, not from query().
             let rows = try await client.execute(
@@ -102,7 +103,8 @@ extension APIStore {
                     inboxed: inboxed,
                     payloads: payloads,
                     lease: lease,
-                    node: node
+                    node: node,
+                    peerDeadAfter: peerDeadAfter
                 ),
                 logger: logger
             )
@@ -112,10 +114,37 @@ extension APIStore {
                 let index = Int(row.index) - 1
                 accepted.stored.insert(pushes[index].msgID)
                 guard fansOut[index], let target = row.target else { continue }
-                fannedOut[index, default: pushes[index].fannedOut(job: row.jobID, messageID: row.messageID)].targets.append(target)
+                let push = pushes[index]
+                if let peer = row.routedTo {
+                    fannedOut[index, default: push.fannedOut(job: row.jobID, messageID: row.messageID)].routedToPeers += 1
+                    accepted.routedTo.insert(peer)
+                } else {
+                    fannedOut[index, default: push.fannedOut(job: row.jobID, messageID: row.messageID)].targets.append(target)
+                }
             }
             accepted.fannedOut = fannedOut.sorted { $0.key < $1.key }.map(\.value)
             return accepted
+        }
+        await wakeNodes(accepted.routedTo)
+        return accepted
+    }
+
+    /// Wakes the nodes copies were routed to (their ``ClusterChannel``), in a transaction of
+    /// its own: a transaction that notifies holds a database-wide lock through its commit,
+    /// and this one writes nothing, so its commit doesn't wait for the WAL to reach the
+    /// disk. A lost wake-up costs only time: each node reads its routes at every tick.
+    func wakeNodes(_ nodes: Set<String>) async {
+        guard !nodes.isEmpty else { return }
+        do {
+            try await client.query(
+                """
+                SELECT set_config('synchronous_commit', 'off', true), pg_notify(\(unescaped: ClusterChannel.sql("v.node")), 'r')::text
+                FROM unnest(\(Array(nodes))::text[]) AS v(node)
+                """,
+                logger: logger
+            )
+        } catch {
+            logger.warning("cannot wake the nodes copies were routed to", metadata: ["error": "\(error)", "herald.nodes": "\(nodes.count)"])
         }
     }
 

@@ -12,11 +12,18 @@ import HeraldCore
 /// between: no NOTIFY, no claim, no second read of the message. The job row is what makes
 /// it durable: if this process dies before the job is finished, its lease runs out and any
 /// center takes it over, routing the copies still pending, as for any job whose worker died.
+///
+/// In a cluster, the same statement routes the copies whose devices another live node holds
+/// to that node (``peerRouting``), so a push to a device connected elsewhere costs one
+/// commit, as it does here; the nodes are woken once per commit, after it.
 public protocol FannedOutPushSink: Sendable {
     /// This node's name, which the jobs fanned out at acceptance are leased to.
     var node: String { get }
     /// How long those leases hold before another node may take the jobs over.
     var lease: Duration { get }
+    /// Set while other nodes are live: copies for devices they hold are routed to them in
+    /// the statement that accepts the push.
+    var peerRouting: PeerRouting? { get }
     /// Takes the pushes one commit fanned out, in commit order, once it is committed.
     func receive(_ pushes: [FannedOutPush])
 }
@@ -29,4 +36,17 @@ public struct FannedOutPush: Sendable {
     public var targets: [FanOutTarget]
     /// The payload stored in the inboxes (nil for a push not stored: time to live 0).
     public var devicePayload: [UInt8]?
+    /// Copies routed to the nodes holding their devices in the accepting statement (not
+    /// among ``targets``: those nodes route them).
+    public var routedToPeers = 0
+}
+
+/// How the accepting statement routes copies to other nodes (``FannedOutPushSink/peerRouting``).
+public struct PeerRouting: Sendable {
+    /// A node whose heartbeat is older than this holds no device.
+    public var deadAfter: Duration
+
+    public init(deadAfter: Duration) {
+        self.deadAfter = deadAfter
+    }
 }

@@ -76,4 +76,6 @@ public struct AcceptedPushes: Sendable {
     public var stored: Set<String> = []
     /// The pushes fanned out at acceptance, in the order they were given.
     public var fannedOut: [FannedOutPush] = []
+    /// The nodes copies were routed to (``FannedOutPushSink/peerRouting``).
+    public var routedTo: Set<String> = []
 }

@@ -9,19 +9,25 @@ import PostgresNIO
 /// (devices by app and registration id or alias, or by id); PostgreSQL plans it again when
 /// ANALYZE changes a table's statistics. (The record statement of the center stays
 /// unprepared: its generic plan, made while the tables were small, scanned them whole.)
+///
+/// With peer routing on (`$17`, the peers' liveness bound, above 0), a copy whose device
+/// another live node holds is routed to that node here (`node_routes`, hop 1), as
+/// ``CenterStore/routeToHolders(_:except:deadAfter:hops:)`` would after the commit: a
+/// notification for a device in the background stays, for APNs from here.
 struct AcceptPushesStatement: PostgresPreparedStatement {
-    /// The push's index (from 1), its message's row id, its job's id, and a copy's target
-    /// (nil for a push not fanned out here, or fanned out to no device).
-    typealias Row = (index: Int64, messageID: Int64, jobID: Int64, target: FanOutTarget?)
+    /// The push's index (from 1), its message's row id, its job's id, a copy's target (nil
+    /// for a push not fanned out here, or fanned out to no device), and the node the copy
+    /// was routed to (nil for a copy this node routes).
+    typealias Row = (index: Int64, messageID: Int64, jobID: Int64, target: FanOutTarget?, routedTo: String?)
 
     static let sql = """
         WITH input AS (
             SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[],
                                  $4::text[], $5::integer[],
                                  $6::timestamptz[], $7::timestamptz[], $8::boolean[],
-                                 $9::boolean[], $10::boolean[], $11::bytea[])
+                                 $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[])
                 WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
-                                     payload, idx)
+                                     payload, notifies, idx)
         ), apps AS (
             -- Once per app, what a foreign key did per message (migration 0007): an app
             -- deleted meanwhile stores nothing, and none is deleted before this commits.
@@ -59,10 +65,23 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         ), \(InboxCopies.ctes), delivered AS (
             INSERT INTO deliveries (message_id, device_id, inbox_seq)
             SELECT s.id, n.device_id, n.seq FROM numbered n JOIN stored s ON s.idx = n.k
+        ), held AS (
+            SELECT n.k, n.device_id, se.node_id FROM numbered n
+                JOIN input i ON i.idx = n.k
+                JOIN devices d ON d.id = n.device_id
+                JOIN device_sessions se ON se.device_id = n.device_id AND se.node_id <> $16::text
+                JOIN nodes nd ON nd.node_id = se.node_id
+            WHERE $17::double precision > 0 AND nd.heartbeat_at > now() - make_interval(secs => $17::double precision)
+              AND NOT (i.notifies AND d.in_background)
+        ), routed AS (
+            INSERT INTO node_routes (node_id, message_id, device_ids, hops)
+            SELECT h.node_id, s.id, array_agg(h.device_id ORDER BY h.device_id), 1
+            FROM held h JOIN stored s ON s.idx = h.k GROUP BY h.node_id, s.id
         )
-        SELECT s.idx, s.id, j.id, \(FanOutTarget.columns), n.seq, NULL::integer
+        SELECT s.idx, s.id, j.id, \(FanOutTarget.columns), n.seq, NULL::integer, h.node_id
         FROM stored s JOIN j ON j.message_id = s.id LEFT JOIN numbered n ON n.k = s.idx
              LEFT JOIN devices d ON d.id = n.device_id
+             LEFT JOIN held h ON h.k = n.k AND h.device_id = n.device_id
              CROSS JOIN (SELECT count(*) FROM notified) AS notify
         ORDER BY s.idx, d.id
         """
@@ -75,9 +94,11 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
     var payloads: [ByteBuffer]
     var lease: Double
     var node: String
+    /// The peers' liveness bound in seconds, 0 when no copy is routed to a peer here.
+    var peerDeadAfter: Double
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 16)
+        var bindings = PostgresBindings(capacity: 18)
         bindings.append(pushes.map(\.msgID))
         bindings.append(pushes.map(\.appID))
         bindings.append(pushes.map(\.json))
@@ -94,11 +115,16 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         bindings.append(wanted.aliases)
         bindings.append(lease)
         bindings.append(node)
+        bindings.append(peerDeadAfter)
+        bindings.append(pushes.map { $0.push.notification != nil })
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         let cells = row.makeRandomAccess()
-        return (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), try cells[2].decode(Int64.self), try FanOutTarget(cells, at: 3))
+        return (
+            try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), try cells[2].decode(Int64.self), try FanOutTarget(cells, at: 3),
+            try cells[3 + FanOutTarget.columnCount].decode(String?.self)
+        )
     }
 }
