@@ -28,6 +28,8 @@ public struct APIConfiguration: Sendable {
     /// A request must arrive whole, head and body, within this long of its first byte,
     /// or its connection is closed.
     public var requestTimeout: Duration
+    /// Rows of a device import written per batch (one transaction, a few statements).
+    public var importBatchSize = 2_000
 
     public init(
         host: String = "0.0.0.0",

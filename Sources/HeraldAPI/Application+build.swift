@@ -30,6 +30,7 @@ public func buildRouter(
     OperationsRoutes(store: store, registry: registry, draining: draining).register(on: &routes)
     AdminRoutes(store: store, auth: auth, body: body, apnsDestination: configuration.apnsDestination).register(on: &routes)
     DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    DeviceImportRoutes(store: store, auth: auth, batchSize: configuration.importBatchSize).register(on: &routes)
     AliasRoutes(store: store, auth: auth).register(on: &routes)
     TagRoutes(store: store, auth: auth, body: body).register(on: &routes)
     PushRoutes(

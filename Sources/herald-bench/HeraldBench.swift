@@ -5,8 +5,11 @@ import ArgumentParser
 struct HeraldBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald-bench",
-        abstract: "Benchmarks of Herald: its gateway against mosquitto, pushes end to end, and a cluster against one node.",
-        subcommands: [GatewayBenchCommand.self, PushBenchCommand.self, APNsFanOutCommand.self, ClusterBenchCommand.self, LoadCommand.self],
+        abstract: "Benchmarks of Herald: its gateway against mosquitto, pushes end to end, a cluster against one node, a device import.",
+        subcommands: [
+            GatewayBenchCommand.self, PushBenchCommand.self, APNsFanOutCommand.self, ClusterBenchCommand.self, LoadCommand.self,
+            ImportBenchCommand.self,
+        ],
         defaultSubcommand: GatewayBenchCommand.self
     )
 }

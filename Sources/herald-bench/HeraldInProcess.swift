@@ -37,6 +37,8 @@ struct HeraldInProcess: Sendable {
     let gateway: Gateway
     let apiPort: Int
     let gatewayPort: Int
+    /// The API's admin token (made up for the run).
+    let adminToken: String
     /// The embedded cluster's `postmaster.pid`.
     let postmasterPIDFile: String
 
@@ -55,6 +57,7 @@ struct HeraldInProcess: Sendable {
         _ = try await DatabaseProbe.withConnection(to: postgres.url, logger: logger) { try await Migrator().migrate(on: $0, logger: logger) }
 
         let sealer = try CredentialSealer(keyBytes: Array(repeating: 7, count: 32))
+        let adminToken = RandomToken.hex(byteCount: 16)
         let sandbox = try await APNsSandbox.start(configuration: .init(transport: .plaintext))
         var center = CenterConfiguration()
         center.workers = configuration.workers
@@ -62,7 +65,7 @@ struct HeraldInProcess: Sendable {
         center.apns = .localSandbox(sandbox)
         var node = HeraldNodeConfiguration(
             database: .init(url: postgres.url, poolSize: configuration.poolSize, boundedWait: configuration.databaseWait != nil),
-            api: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: RandomToken.hex(byteCount: 16)),
+            api: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken),
             gateway: GatewayConfiguration(host: "127.0.0.1", port: 0),
             center: center
         )
@@ -94,6 +97,7 @@ struct HeraldInProcess: Sendable {
                 store: store,
                 inspection: inspection,
                 gateway: herald.gateway,
+                adminToken: adminToken,
                 pidFile: directory + "/data/postmaster.pid",
                 body
             )
@@ -111,6 +115,7 @@ struct HeraldInProcess: Sendable {
         store: APIStore,
         inspection: PostgresClient,
         gateway: Gateway,
+        adminToken: String,
         pidFile: String,
         _ body: @Sendable @escaping (HeraldInProcess) async throws -> Result
     ) async throws -> Result {
@@ -128,6 +133,7 @@ struct HeraldInProcess: Sendable {
                     gateway: gateway,
                     apiPort: listening.http,
                     gatewayPort: listening.mqtt,
+                    adminToken: adminToken,
                     postmasterPIDFile: pidFile
                 )
                 do {

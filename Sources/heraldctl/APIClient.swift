@@ -68,6 +68,28 @@ struct APIClient: Sendable {
         return try await send(method, path, body: data, credentials)
     }
 
+    /// Sends the file at `file` as the body of a request, streamed: the connection must
+    /// keep moving (no pause longer than the request timeout), however long the whole takes.
+    func upload(_ method: String, _ path: String, file: URL, contentType: String, _ credentials: Credentials) async throws(CLIError) -> Response {
+        let url = try makeURL(path, query: [:])
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: connection.requestTimeout)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.setValue("heraldctl/\(HeraldCtl.version)", forHTTPHeaderField: "User-Agent")
+        request.setValue(try authorization(credentials), forHTTPHeaderField: "Authorization")
+        request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        let configuration = sessionConfiguration
+        configuration.timeoutIntervalForResource = 7 * 24 * 3600
+        do {
+            let (data, response) = try await HTTPExchange.perform(request, fromFile: file, configuration: configuration)
+            return try answer(data, response)
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw .unreachable(url: connection.displayURL, reason: Self.reason(error, timeout: connection.requestTimeout))
+        }
+    }
+
     /// Sends a request and returns a 2xx answer; anything else throws.
     func send(
         _ method: String,
@@ -94,6 +116,11 @@ struct APIClient: Sendable {
         } catch {
             throw .unreachable(url: connection.displayURL, reason: Self.reason(error, timeout: connection.requestTimeout))
         }
+        return try answer(data, response)
+    }
+
+    /// A 2xx answer; an error answer as the API's error, anything else as not Herald's API.
+    private func answer(_ data: Data, _ response: HTTPURLResponse) throws(CLIError) -> Response {
         let status = response.statusCode
         if (200..<300).contains(status) { return Response(status: status, body: data) }
         if let answer = try? JSONDecoder().decode(ErrorBody.self, from: data) {

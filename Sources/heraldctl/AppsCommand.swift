@@ -35,25 +35,55 @@ struct AppsCommand: AsyncParsableCommand {
             discussion: """
                 The master secret is shown only once. With --save-profile it is written to the \
                 config file instead (mode 0600) and not printed.
+
+                An app moving from JPush keeps its credentials: --jpush-app-key with the app's \
+                JPush app key, and its master secret in JPUSH_MASTER_SECRET (or \
+                --jpush-master-secret); its servers then authenticate as before.
                 """
         )
 
         @Argument(help: "The app's display name (1 to 100 bytes).") var name: String
         @Option(help: ArgumentHelp("Save the app's URL, key and master secret as this profile of the config file.", valueName: "profile"))
         var saveProfile: String?
+        @Option(help: ArgumentHelp("Create the app with this app key from JPush (24 lowercase hex characters).", valueName: "key"))
+        var jpushAppKey: String?
+        @Option(
+            help: ArgumentHelp(
+                "The JPush master secret that goes with --jpush-app-key (env JPUSH_MASTER_SECRET, which `ps` doesn't show).",
+                valueName: "secret"
+            )
+        )
+        var jpushMasterSecret: String?
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
 
+        /// The body: the name, and the JPush credentials when given.
+        func requestBody(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CLIError) -> [String: String] {
+            let secret = jpushMasterSecret ?? environment["JPUSH_MASTER_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+            switch (jpushAppKey, secret) {
+            case (nil, nil):
+                return ["name": name]
+            case (let key?, let secret?):
+                return ["name": name, "app_key": key, "master_secret": secret]
+            case (nil, _?):
+                guard jpushMasterSecret != nil else { return ["name": name] }
+                throw .usage("--jpush-master-secret needs --jpush-app-key")
+            case (_?, nil):
+                throw .usage("--jpush-app-key needs the master secret: set JPUSH_MASTER_SECRET or pass --jpush-master-secret")
+            }
+        }
+
         func run() async throws {
             let client = try connection.client()
+            let body = try requestBody()
             let path = client.connection.configPath
             var file = try ConfigFile.load(path: path) ?? ConfigFile()
             if let saveProfile, file.profiles[saveProfile]?.masterSecret != nil {
                 throw CLIError.usage("profile '\(saveProfile)' in \(path) already holds an app's master secret; choose another name")
             }
 
-            let response = try await client.send("POST", "/admin/v1/apps", json: ["name": name], .admin)
+            let response = try await client.send("POST", "/admin/v1/apps", json: body, .admin)
             let created = try response.decode(CreatedApp.self, url: client.connection.displayURL)
             guard let saveProfile else {
                 try output.emit(response) {

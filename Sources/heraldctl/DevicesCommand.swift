@@ -4,8 +4,8 @@ import ArgumentParser
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "Show, update or delete a device (app key and master secret).",
-        subcommands: [Show.self, Update.self, Delete.self]
+        abstract: "Show, update or delete a device (app key and master secret); import devices (admin token).",
+        subcommands: [Show.self, Update.self, Delete.self, DevicesImportCommand.self]
     )
 
     struct Show: AsyncParsableCommand {

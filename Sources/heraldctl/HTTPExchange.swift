@@ -34,6 +34,18 @@ final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 
+    /// Sends `request` with the file at `file` as its body, read as it is sent (never
+    /// whole in memory).
+    static func perform(_ request: URLRequest, fromFile file: URL, configuration: URLSessionConfiguration) async throws -> (Data, HTTPURLResponse) {
+        let exchange = HTTPExchange()
+        let session = URLSession(configuration: configuration, delegate: exchange, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        return try await withCheckedThrowingContinuation { continuation in
+            exchange.state.withLock { $0.continuation = continuation }
+            session.uploadTask(with: request, fromFile: file).resume()
+        }
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         state.withLock { $0.body.append(data) }
     }

@@ -53,4 +53,24 @@ struct HTTPDeadlinesTests {
         deadlines.bytesReceived(now: start + .seconds(2))
         #expect(deadlines.timerFired(now: start + .seconds(3)) == .close)
     }
+
+    @Test func aStreamedUploadMustOnlyKeepComing() {
+        var deadlines = Deadlines(configuration: configuration, now: start)
+        deadlines.bytesReceived(now: start)
+        deadlines.headReceived(now: start, streamedUpload: true)
+        for second in stride(from: 9, through: 90, by: 9) {
+            deadlines.bytesReceived(now: start + .seconds(second))
+            #expect(deadlines.timerFired(now: start + .seconds(second)) == .wait(until: start + .seconds(second + 10)))
+        }
+        // Ten seconds without a byte of it: closed.
+        #expect(deadlines.timerFired(now: start + .seconds(100)) == .close)
+        deadlines.endReceived()
+        #expect(deadlines.deadline == nil)
+        // The next request is an ordinary one again.
+        deadlines.responseEnded(now: start + .seconds(101), closing: false)
+        deadlines.bytesReceived(now: start + .seconds(102))
+        deadlines.headReceived(now: start + .seconds(102))
+        deadlines.bytesReceived(now: start + .seconds(110))
+        #expect(deadlines.deadline == start + .seconds(112))
+    }
 }

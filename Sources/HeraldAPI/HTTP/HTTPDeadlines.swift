@@ -3,6 +3,9 @@
 /// with nothing to do is closed after ``Configuration/idleTimeout``, and one whose answer
 /// said `Connection: close` gets ``Configuration/lingerTimeout`` to read it and go.
 /// While a request is being answered, no deadline runs (its own waits are bounded).
+/// A streamed upload (a device import, read and written as it arrives, for as long as a
+/// file takes) has no deadline for the whole: it must only keep coming, and is closed
+/// once ``Configuration/requestTimeout`` passes without a byte of it.
 ///
 /// A value type: every event takes the time, and ``deadline`` says when the connection
 /// is to be closed, so the handler keeps one timer.
@@ -18,6 +21,8 @@ struct HTTPDeadlines<Instant: InstantProtocol>: Sendable where Instant.Duration 
     private var receivingSince: Instant?
     /// A request's head was read and not yet its end.
     private var requestOpen = false
+    /// The request being received is a streamed upload.
+    private var streamedUpload = false
     /// Requests read and not yet answered to their end.
     private var responsesPending = 0
     private var idleSince: Instant
@@ -30,13 +35,15 @@ struct HTTPDeadlines<Instant: InstantProtocol>: Sendable where Instant.Duration 
 
     /// Bytes arrived from the client.
     mutating func bytesReceived(now: Instant) {
-        if receivingSince == nil { receivingSince = now }
+        if receivingSince == nil || streamedUpload { receivingSince = now }
     }
 
-    /// A request's head was decoded.
-    mutating func headReceived(now: Instant) {
-        if receivingSince == nil { receivingSince = now }
+    /// A request's head was decoded; `streamedUpload` when its body is read as it comes
+    /// for as long as it keeps coming.
+    mutating func headReceived(now: Instant, streamedUpload: Bool = false) {
+        if receivingSince == nil || streamedUpload { receivingSince = now }
         requestOpen = true
+        self.streamedUpload = streamedUpload
         responsesPending += 1
     }
 
@@ -44,6 +51,7 @@ struct HTTPDeadlines<Instant: InstantProtocol>: Sendable where Instant.Duration 
     mutating func endReceived() {
         receivingSince = nil
         requestOpen = false
+        streamedUpload = false
     }
 
     /// A response was written to its end; `closing` when it said `Connection: close`.

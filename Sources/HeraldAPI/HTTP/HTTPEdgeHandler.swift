@@ -44,8 +44,8 @@ final class HTTPEdgeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head:
-            deadlines.headReceived(now: .now)
+        case .head(let head):
+            deadlines.headReceived(now: .now, streamedUpload: DeviceImportRoutes.isStreamedUpload(head))
             arm(context)
         case .body:
             break

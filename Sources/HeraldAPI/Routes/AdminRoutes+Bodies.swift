@@ -3,14 +3,47 @@ import HeraldCore
 import HeraldStore
 import Hummingbird
 
+/// `{"name": "...", "app_key": "...", "master_secret": "..."}`: the key and secret are
+/// given together or not at all (an app moving from JPush keeps its own).
 struct CreateAppRequest: Decodable {
     var name: String
+    var appKey: String?
+    var masterSecret: String?
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case name }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name
+        case appKey = "app_key"
+        case masterSecret = "master_secret"
+    }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
+        appKey = try container.decodeIfPresent(String.self, forKey: .appKey)
+        masterSecret = try container.decodeIfPresent(String.self, forKey: .masterSecret)
+    }
+
+    /// The credentials to create the app with, if given, once their shapes are checked.
+    func credentials() throws(HeraldError) -> (appKey: String, masterSecret: String)? {
+        switch (appKey, masterSecret) {
+        case (nil, nil):
+            return nil
+        case (let appKey?, let masterSecret?):
+            guard Identifiers.isAppKey(appKey) else {
+                throw .invalidField("app_key", "must be \(Identifiers.appKeyLength) lowercase hex characters, as JPush's are")
+            }
+            guard Identifiers.isMasterSecret(masterSecret) else {
+                throw .invalidField(
+                    "master_secret",
+                    "must be \(Identifiers.jpushMasterSecretLength) (JPush's) or \(Identifiers.masterSecretLength) lowercase hex characters"
+                )
+            }
+            return (appKey, masterSecret)
+        case (nil, _?):
+            throw .invalidField("app_key", "is required with master_secret")
+        case (_?, nil):
+            throw .invalidField("master_secret", "is required with app_key")
+        }
     }
 }
 

@@ -24,8 +24,13 @@ struct AdminRoutes {
     @Sendable func createApp(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<AppCreatedResponse> {
         try auth.requireAdmin(request)
         let input = try await body.decode(CreateAppRequest.self, from: request)
-        let created = try await store.createApp(name: try Validation.appName(input.name))
-        context.logger.info("app created", metadata: ["herald.app_key": "\(created.app.appKey)"])
+        let name = try Validation.appName(input.name)
+        let credentials = try input.credentials()
+        let created = try await store.createApp(name: name, credentials: credentials)
+        context.logger.info(
+            "app created",
+            metadata: ["herald.app_key": "\(created.app.appKey)", "herald.credentials": "\(credentials == nil ? "issued" : "given")"]
+        )
         return EditedResponse(status: .created, response: AppCreatedResponse(created))
     }
 

@@ -1,11 +1,18 @@
 /// How Herald's public identifiers and secrets are shaped.
 ///
 /// A registration id is 20 hex characters so it fits the 23-character client identifier
-/// every MQTT 3.1.1 server must accept.
+/// every MQTT 3.1.1 server must accept. Devices imported from JPush keep their JPush
+/// registration ids, 11 or 19 hex characters (``jpushRegistrationIDLengths``): the lengths
+/// differ from Herald's, so an imported id never collides with one Herald issues.
 public enum Identifiers {
     public static let appKeyLength = 24
     public static let masterSecretLength = 40
     public static let registrationIDLength = 20
+    /// JPush's app keys and master secrets are both 24 lowercase hex characters; an app
+    /// moved from JPush keeps them (``isJPushMasterSecret(_:)``).
+    public static let jpushMasterSecretLength = 24
+    /// The lengths of JPush's registration ids (11 for the oldest SDKs, 19 since).
+    public static let jpushRegistrationIDLengths = [11, 19]
     public static let deviceSecretLength = 32
     public static let msgIDLength = 24
 
@@ -28,8 +35,20 @@ public enum Identifiers {
 
     /// Whether `value` has the shape of an app key (so malformed keys never reach the database).
     public static func isAppKey(_ value: String) -> Bool { isLowerHex(value, length: appKeyLength) }
-    /// Whether `value` has the shape of a registration id.
-    public static func isRegistrationID(_ value: String) -> Bool { isLowerHex(value, length: registrationIDLength) }
+    /// Whether `value` has the shape of a registration id: one Herald issued, or one
+    /// imported from JPush.
+    public static func isRegistrationID(_ value: String) -> Bool {
+        isLowerHex(value, length: registrationIDLength) || isJPushRegistrationID(value)
+    }
+    /// Whether `value` has the shape of a JPush registration id (accepted only from an import).
+    public static func isJPushRegistrationID(_ value: String) -> Bool {
+        jpushRegistrationIDLengths.contains(value.utf8.count) && isLowerHex(value, length: value.utf8.count)
+    }
+    /// Whether `value` may be an app's master secret given at its creation: Herald's own
+    /// shape, or JPush's.
+    public static func isMasterSecret(_ value: String) -> Bool {
+        isLowerHex(value, length: masterSecretLength) || isLowerHex(value, length: jpushMasterSecretLength)
+    }
     /// Whether `value` has the shape of a message id.
     public static func isMsgID(_ value: String) -> Bool { isLowerHex(value, length: msgIDLength) }
 

@@ -3,20 +3,27 @@ import HeraldCore
 import PostgresNIO
 
 extension APIStore {
-    /// Creates an app with a fresh app key and master secret.
-    public func createApp(name: String) async throws -> CreatedApp {
-        let appKey = Identifiers.newAppKey()
-        let secret = Identifiers.newMasterSecret()
-        let rows = try await client.query(
-            """
-            INSERT INTO apps (app_key, name, master_secret_hash)
-            VALUES (\(appKey), \(name), \(Data(SecretHash.digest(secret))))
-            RETURNING id, created_at
-            """,
-            logger: logger
-        )
-        for try await (id, createdAt) in rows.decode((Int64, Date).self) {
-            return CreatedApp(app: AppRecord(id: id, appKey: appKey, name: name, createdAt: createdAt), masterSecret: secret)
+    /// Creates an app with a fresh app key and master secret, or with `credentials` an
+    /// app moving from JPush already has (shapes checked by the caller): its servers keep
+    /// authenticating with them. The secret is stored hashed either way.
+    /// - Throws: `conflict` when an app already has that key.
+    public func createApp(name: String, credentials: (appKey: String, masterSecret: String)? = nil) async throws -> CreatedApp {
+        let appKey = credentials?.appKey ?? Identifiers.newAppKey()
+        let secret = credentials?.masterSecret ?? Identifiers.newMasterSecret()
+        do {
+            let rows = try await client.query(
+                """
+                INSERT INTO apps (app_key, name, master_secret_hash)
+                VALUES (\(appKey), \(name), \(Data(SecretHash.digest(secret))))
+                RETURNING id, created_at
+                """,
+                logger: logger
+            )
+            for try await (id, createdAt) in rows.decode((Int64, Date).self) {
+                return CreatedApp(app: AppRecord(id: id, appKey: appKey, name: name, createdAt: createdAt), masterSecret: secret)
+            }
+        } catch where Self.sqlState(error) == "23505" {
+            throw HeraldError(.conflict, "app_key: an app with this key already exists")
         }
         throw HeraldError(.internalError, "app was not created")
     }

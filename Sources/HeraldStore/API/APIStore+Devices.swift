@@ -81,6 +81,10 @@ extension APIStore {
     }
 
     /// The id of the device `proof` authenticates in this app, locked for the registration.
+    ///
+    /// A device imported without a secret (see ``importDevices(appID:_:)``) is claimed by
+    /// the first proof that names it with an empty secret; the registration then gives it
+    /// one, and from then on only that secret proves it.
     private func provenDevice(
         appID: Int64,
         _ proof: (registrationID: String, deviceSecret: String),
@@ -94,8 +98,9 @@ extension APIStore {
                 """,
                 logger: logger
             )
-            for try await (id, hash) in rows.decode((Int64, Data).self) where SecretHash.matches(proof.deviceSecret, stored: Array(hash)) {
-                return id
+            for try await (id, hash) in rows.decode((Int64, Data?).self) {
+                if let hash, SecretHash.matches(proof.deviceSecret, stored: Array(hash)) { return id }
+                if hash == nil, proof.deviceSecret.isEmpty { return id }
             }
         }
         throw HeraldError(.unauthorized, "Authorization: wrong registration_id or device_secret for this app")
@@ -108,7 +113,9 @@ extension APIStore {
             "SELECT app_id, secret_hash FROM devices WHERE registration_id = \(registrationID)",
             logger: logger
         )
-        for try await (appID, hash) in rows.decode((Int64, Data).self) {
+        for try await (appID, hash) in rows.decode((Int64, Data?).self) {
+            // An imported device nobody has claimed yet has no secret: nothing proves it.
+            guard let hash else { return nil }
             return SecretHash.matches(deviceSecret, stored: Array(hash)) ? .device(appID: appID, registrationID: registrationID) : nil
         }
         return nil

@@ -18,9 +18,10 @@ extension GatewayStore {
             """,
             logger: logger
         )
-        for try await (deviceID, appID, key, hash) in rows.decode((Int64, Int64, String, Data).self) {
+        for try await (deviceID, appID, key, hash) in rows.decode((Int64, Int64, String, Data?).self) {
             guard key == appKey else { return .failure(.notAuthorised) }
-            guard SecretHash.matches(deviceSecret, stored: Array(hash)) else { return .failure(.badCredentials) }
+            // An imported device connects once it has claimed its registration (and got a secret).
+            guard let hash, SecretHash.matches(deviceSecret, stored: Array(hash)) else { return .failure(.badCredentials) }
             return .success(DeviceIdentity(deviceID: deviceID, appID: appID, registrationID: registrationID))
         }
         return .failure(.unknownDevice)
