@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldStore
 import Logging
+import PostgresNIO
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

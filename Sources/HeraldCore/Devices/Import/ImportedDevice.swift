@@ -38,7 +38,7 @@ public struct ImportedDevice: Sendable, Hashable {
 }
 
 /// A row of an import file that was not imported, and why.
-public struct RejectedImportRow: Sendable, Hashable {
+public struct RejectedImportRow: Error, Sendable, Hashable {
     public var line: Int
     /// The row's registration id, when it had one that could be read.
     public var registrationID: String?
