@@ -39,7 +39,7 @@ import Testing
                 .post,
                 "/v3/push",
                 auth: app.auth,
-                json: #"{"platform": "all", "audience": {"registration_id": ["\#(jpushRID)"]}, "notification": {"alert": "hi"}}"#
+                json: #"{"audience": {"registration_id": ["\#(jpushRID)"]}, "notification": {"alert": "hi"}}"#
             )
             #expect(push.status == 200)
             #expect(try push.string("msg_id").count == Identifiers.msgIDLength)

@@ -19,7 +19,7 @@ import FoundationNetworking
                 #"{"registration_id": "\#(rid)", "apns_token": "\#(token)", "apns_environment": "sandbox", "tags": ["jpush"]}"#
             )
             #expect(imported["created"].int == 1)
-            let sent = try await test.push(["platform": "all", "audience": ["tag": ["jpush"]], "notification": ["alert": "Moved"]])
+            let sent = try await test.push(["audience": ["tag": ["jpush"]], "notification": ["alert": "Moved"]])
             #expect(sent.status == 200)
             let received = try await test.waitForAPNs(token)
             #expect(received.count == 1)
@@ -46,7 +46,7 @@ import FoundationNetworking
             #expect(claim.json["registration_id"].string == rid)
             let credentials = DeviceCredentials(registrationID: rid, deviceSecret: claim.json["device_secret"].string ?? "")
             try await test.online(credentials) { reader in
-                let sent = try await test.push(["platform": "all", "audience": ["alias": ["carol"]], "message": ["msg_content": "hello"]])
+                let sent = try await test.push(["audience": ["alias": ["carol"]], "message": ["msg_content": "hello"]])
                 #expect(sent.status == 200)
                 let event = try await reader.next(where: { $0.message != nil })
                 #expect(event?.message?.content == "hello")
