@@ -105,7 +105,9 @@ import Testing
     }
 
     @Test func sendingTheFileAgainOrItsRestChangesNothingTwice() async throws {
-        try await APITest.live({ configuration, _ in configuration.importBatchSize = 3 }) { api, _ in
+        try await APITest.live { configuration, _ in
+            configuration.importBatchSize = 3
+        } _: { api, _ in
             let app = try await api.createApp()
             let lines = (0..<10).map { n in
                 #"{"registration_id": "1a10189700000000\#(String(format: "%03x", n))", "alias": "a\#(n % 3)", "tags": ["t\#(n % 4)", "all"]}"#
@@ -144,7 +146,11 @@ import Testing
             )
             // Changed through the API since: a tag of its own.
             #expect(try await api.send(.post, "/v3/devices/\(rid)", auth: app.auth, json: #"{"tags": {"add": ["api"]}}"#).status == 200)
-            let reply = try await api.importDevices(app, #"{"registration_id": "\#(rid)", "alias": "new", "tags": ["b"]}"#, as: "application/x-ndjson")
+            let reply = try await api.importDevices(
+                app,
+                #"{"registration_id": "\#(rid)", "alias": "new", "tags": ["b"]}"#,
+                as: "application/x-ndjson"
+            )
             #expect(try reply.counts == ["rows": 1, "created": 0, "updated": 1, "unchanged": 0, "rejected": 0])
             let device = try await api.send(.get, "/v3/devices/\(rid)", auth: app.auth)
             #expect(try device.string("alias") == "new")
@@ -154,12 +160,16 @@ import Testing
     }
 
     @Test func theAliasAndTagLimitsHoldAcrossRowsBatchesAndTheAPI() async throws {
-        try await APITest.live({ configuration, _ in configuration.importBatchSize = 4 }) { api, _ in
+        try await APITest.live { configuration, _ in
+            configuration.importBatchSize = 4
+        } _: { api, _ in
             let app = try await api.createApp()
             // Two devices already have the alias; 12 rows want it: 8 places are left.
             for _ in 0..<2 {
                 let device = try await api.registerDevice(app)
-                #expect(try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"alias": "shared"}"#).status == 200)
+                #expect(
+                    try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"alias": "shared"}"#).status == 200
+                )
             }
             let rows = (1...12).map { n in #"{"registration_id": "0a10189700000000\#(String(format: "%03x", n))", "alias": "shared"}"# }
             let reply = try await api.importDevices(app, rows.joined(separator: "\n"), as: "application/x-ndjson")
@@ -174,11 +184,18 @@ import Testing
 
             // Tags: 1,001 on one row is over the limit; 999 held plus 2 new is too.
             let many = (0..<1001).map { #""t\#($0)""# }.joined(separator: ",")
-            let tooMany = try await api.importDevices(app, #"{"registration_id": "0a1018970a8ae1e8fff", "tags": [\#(many)]}"#, as: "application/x-ndjson")
+            let tooMany = try await api.importDevices(
+                app,
+                #"{"registration_id": "0a1018970a8ae1e8fff", "tags": [\#(many)]}"#,
+                as: "application/x-ndjson"
+            )
             #expect(try tooMany.counts["rejected"] == 1)
             let held = (0..<999).map { #""t\#($0)""# }.joined(separator: ",")
             let rid = "0a1018970a8ae1e8ffe"
-            #expect(try await api.importDevices(app, #"{"registration_id": "\#(rid)", "tags": [\#(held)]}"#, as: "application/x-ndjson").counts["created"] == 1)
+            #expect(
+                try await api.importDevices(app, #"{"registration_id": "\#(rid)", "tags": [\#(held)]}"#, as: "application/x-ndjson").counts["created"]
+                    == 1
+            )
             let over = try await api.importDevices(app, #"{"registration_id": "\#(rid)", "tags": ["t1", "n1", "n2"]}"#, as: "application/x-ndjson")
             #expect(try over.counts == ["rows": 1, "created": 0, "updated": 0, "unchanged": 0, "rejected": 1])
             #expect(over.body.contains("at most 1000 tags (this row would make 1001)"))
@@ -216,7 +233,11 @@ import Testing
             // The admin token, for an app that exists.
             let wrongAuth = try await api.importDevices(app, valid, as: "application/x-ndjson", auth: app.auth)
             #expect(wrongAuth.status == 401)
-            let noApp = try await api.importDevices(TestApp(appKey: String(repeating: "0", count: 24), masterSecret: ""), valid, as: "application/x-ndjson")
+            let noApp = try await api.importDevices(
+                TestApp(appKey: String(repeating: "0", count: 24), masterSecret: ""),
+                valid,
+                as: "application/x-ndjson"
+            )
             #expect(noApp.errorCode == HeraldError.Code.appNotFound.rawValue)
             #expect(try await api.count("devices") == 0)
         }

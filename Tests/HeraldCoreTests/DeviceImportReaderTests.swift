@@ -42,7 +42,9 @@ import Testing
         var reader = DeviceImportReader(format: .csv)
         #expect(try reader.read(.text(number: 1, bytes: Array("registration_id, alias ,tags".utf8))) == .nothing)
         let row = try reader.read(.text(number: 2, bytes: Array(#"0900e8d85ef,"a ""b"", c","x, y,z""#.utf8)))
-        #expect(row == .device(ImportedDevice(line: 2, registrationID: "0900e8d85ef", platform: .android, alias: #"a "b", c"#, tags: ["x", "y", "z"])))
+        #expect(
+            row == .device(ImportedDevice(line: 2, registrationID: "0900e8d85ef", platform: .android, alias: #"a "b", c"#, tags: ["x", "y", "z"]))
+        )
         let broken = try reader.read(.text(number: 3, bytes: Array(#"0900e8d85ef,"open"#.utf8)))
         guard case .rejected(let rejected) = broken else {
             Issue.record("expected a rejection, got \(broken)")
@@ -59,8 +61,12 @@ import Testing
         var started = DeviceImportReader(format: .ndjson)
         _ = try started.read(.text(number: 1, bytes: Array(#"{"registration_id": "nope"}"#.utf8)))
         // Once a row was read, a bad line is that line's problem only.
-        #expect(try started.read(.text(number: 2, bytes: Array("registration_id,platform".utf8))) == .rejected(
-            RejectedImportRow(line: 2, registrationID: nil, reason: "line: not valid JSON")))
+        #expect(
+            try started.read(.text(number: 2, bytes: Array("registration_id,platform".utf8)))
+                == .rejected(
+                    RejectedImportRow(line: 2, registrationID: nil, reason: "line: not valid JSON")
+                )
+        )
     }
 
     @Test func jpushRegistrationIDsHaveTheirOwnLengths() {

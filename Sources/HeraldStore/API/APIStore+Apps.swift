@@ -22,7 +22,7 @@ extension APIStore {
             for try await (id, createdAt) in rows.decode((Int64, Date).self) {
                 return CreatedApp(app: AppRecord(id: id, appKey: appKey, name: name, createdAt: createdAt), masterSecret: secret)
             }
-        } catch where Self.sqlState(error) == "23505" {
+        } catch  where Self.sqlState(error) == "23505" {
             throw HeraldError(.conflict, "app_key: an app with this key already exists")
         }
         throw HeraldError(.internalError, "app was not created")

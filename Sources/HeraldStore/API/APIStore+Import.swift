@@ -45,7 +45,7 @@ extension APIStore {
                 return try await transaction { connection in
                     try await importBatch(appID: appID, devices, on: connection)
                 }
-            } catch where attempt < 4 && ["23505", "40P01", "40001"].contains(Self.sqlState(error)) {
+            } catch  where attempt < 4 && ["23505", "40P01", "40001"].contains(Self.sqlState(error)) {
                 // A registration took one of the batch's tokens (or a deadlock with a device
                 // change) between the checks and the writes: the batch is checked again.
                 try await Task.sleep(for: .milliseconds(20 * attempt))

@@ -77,7 +77,9 @@ public struct DeviceImportReader: Sendable {
         }
         guard let cells = CSVLine.cells(text) else {
             guard started else { throw HeraldError(.invalidField, "line \(line): the CSV header has an unbalanced quote") }
-            return .rejected(RejectedImportRow(line: line, registrationID: nil, reason: "line: a quote is not closed, or text follows a closing quote"))
+            return .rejected(
+                RejectedImportRow(line: line, registrationID: nil, reason: "line: a quote is not closed, or text follows a closing quote")
+            )
         }
         guard let columns else {
             columns = try Self.header(cells, line: line)
@@ -85,7 +87,9 @@ public struct DeviceImportReader: Sendable {
             return .nothing
         }
         guard cells.count == columns.count else {
-            return .rejected(RejectedImportRow(line: line, registrationID: nil, reason: "line: \(cells.count) cells where the header has \(columns.count)"))
+            return .rejected(
+                RejectedImportRow(line: line, registrationID: nil, reason: "line: \(cells.count) cells where the header has \(columns.count)")
+            )
         }
         var fields = ImportRowFields()
         for (column, cell) in zip(columns, cells) {
