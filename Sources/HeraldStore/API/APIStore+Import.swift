@@ -67,8 +67,9 @@ extension APIStore {
         }
         var outcome = DeviceImportOutcome()
         let refused = try await refusals(appID: appID, devices, on: connection)
+        let registrationIDs = Dictionary(uniqueKeysWithValues: devices.map { ($0.line, $0.registrationID) })
         outcome.rejected = refused.sorted { $0.key < $1.key }.map { line, reason in
-            RejectedImportRow(line: line, registrationID: devices.first { $0.line == line }?.registrationID, reason: reason)
+            RejectedImportRow(line: line, registrationID: registrationIDs[line], reason: reason)
         }
         let accepted = devices.filter { refused[$0.line] == nil }
         guard !accepted.isEmpty else { return outcome }
