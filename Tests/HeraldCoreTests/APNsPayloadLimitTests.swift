@@ -25,8 +25,8 @@ import Testing
     ])
     func aPayloadOverAPNsLimitIsRefusedSayingByHowMuch(_ json: String) throws {
         let error = try sizeError(json)
-        #expect(error?.code == .limitExceeded)
-        #expect(error?.code.httpStatus == 400)
+        #expect(error?.code == .payloadTooLarge)
+        #expect(error?.code.httpStatus == 413)
         let message = try #require(error?.message)
         #expect(message.hasPrefix("notification: the APNs payload would be "))
         #expect(message.contains("over APNs' limit of 4096"))

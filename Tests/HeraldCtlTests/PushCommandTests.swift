@@ -1,5 +1,6 @@
 import Foundation
 import HeraldClient
+import HeraldCore
 import HeraldTestSupport
 import Synchronization
 import Testing
@@ -79,7 +80,7 @@ import Testing
             let result = try await test.heraldctl("push", "--alias", "nobody", "--alert", "Hello")
             #expect(result.status == 1)
             #expect(result.stdout.isEmpty)
-            #expect(result.stderr.hasPrefix("error 1020: audience"), "\(result)")
+            #expect(result.stderr.hasPrefix("error \(HeraldError.Code.noAudienceMatch.rawValue): audience"), "\(result)")
             #expect(try await test.messageCount() == 0)
         }
     }
@@ -148,7 +149,9 @@ import Testing
             #expect(try await test.heraldctl("recall", firstID).stdout == "recalled \(firstID)\n")
             let unknown = try await test.heraldctl("recall", "--identifier", "never-sent")
             #expect(unknown.status == 1)
-            #expect(unknown.stderr == "error 1021: identifiers: no message with these identifiers in this app\n")
+            #expect(
+                unknown.stderr == "error \(HeraldError.Code.messageNotFound.rawValue): identifiers: no message with these identifiers in this app\n"
+            )
         }
     }
 
