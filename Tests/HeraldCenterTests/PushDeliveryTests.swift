@@ -238,7 +238,7 @@ import Testing
 
             // As if sent 31 days ago: its id begins with that time, as ids do.
             let then = Date().addingTimeInterval(-31 * 86_400)
-            let oldID = Identifiers.newMsgID(milliseconds: UInt64(then.timeIntervalSince1970 * 1000))
+            let oldID = Identifiers.msgID(milliseconds: UInt64(then.timeIntervalSince1970 * 1000), node: 0, sequence: 0)
             try await test.stores.sql.query(
                 "UPDATE messages SET msg_id = \(oldID), created_at = \(then) WHERE msg_id = \(old.msgID)"
             )
