@@ -108,4 +108,47 @@ import Testing
             }
         }
     }
+
+    /// Past 20 s a lease is renewed by the next id (one round trip, not one per id); a
+    /// process that finds its slot taken (its lease ran out while it was paused) leases
+    /// another before its next id. Waits 21 s.
+    @Test func leasesAreRenewedAndASlotFoundTakenIsLeftForAnother() async throws {
+        try await TestDatabase.withDatabase { url in
+            let (renewing, renewingPools) = TestDatabase.makeStores(url)
+            let (robbed, robbedPools) = TestDatabase.makeStores(url)
+            try await TestDatabase.withClient(url) { sql in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for pool in renewingPools + robbedPools { group.addTask { try await pool.run() } }
+                    defer { group.cancelAll() }
+                    func leasedUntil(_ slot: Int) async throws -> Date? {
+                        let rows = try await sql.query("SELECT leased_until FROM msg_id_slots WHERE slot = \(Int32(slot))")
+                        for try await until in rows.decode(Date.self) { return until }
+                        return nil
+                    }
+                    _ = try await renewing.api.newMsgID()
+                    let first = try await robbed.api.newMsgID()
+                    let kept = try #require(renewing.msgIDs.slot)
+                    let lost = try #require(robbed.msgIDs.slot)
+                    let leased = try #require(try await leasedUntil(kept))
+                    try await sql.query(
+                        "UPDATE msg_id_slots SET holder = 'another', leased_until = now() + interval '1 hour' WHERE slot = \(Int32(lost))"
+                    )
+
+                    try await Task.sleep(for: .seconds(21))
+                    _ = try await renewing.api.newMsgID()
+                    #expect(try #require(try await leasedUntil(kept)) > leased.addingTimeInterval(15))
+                    #expect(renewing.msgIDs.slot == kept)
+                    // The id that found the slot taken was made while the lease held; the next
+                    // one is on a new slot.
+                    let during = try await robbed.api.newMsgID()
+                    let after = try await robbed.api.newMsgID()
+                    let slot = try #require(robbed.msgIDs.slot)
+                    #expect(slot != lost && slot != kept)
+                    #expect(Int64(after).map(MsgIDLayout.node(of:)) == slot)
+                    #expect(Set([first, during, after]).count == 3)
+                    #expect(first < during && during < after)
+                }
+            }
+        }
+    }
 }

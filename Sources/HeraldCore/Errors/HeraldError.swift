@@ -57,8 +57,9 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         /// No device matches the push's audience; nothing was sent. (JPush: 1011, no
         /// target matches.)
         case noAudienceMatch = 1011
-        /// A dependency (the database) did not answer in time, or the node is draining;
-        /// retry later. (JPush: 1030, internal service timeout, retry later, 503.)
+        /// A dependency (the database) did not answer in time, the node is draining, or no
+        /// message id slot is free; retry later. (JPush: 1030, internal service timeout,
+        /// retry later, 503.)
         case unavailable = 1030
         /// Too many requests; retry after the time `Retry-After` gives. Herald answers it
         /// to too many failed authentications from one address or for one key.
