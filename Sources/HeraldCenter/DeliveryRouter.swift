@@ -329,7 +329,7 @@ extension DeliveryRouter {
         let environment: APNsEnvironment =
             push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
         guard let client = try? await apns.client(appID: appID, environment: environment) else { return false }
-        let commandID = Identifiers.newMsgID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
+        guard let commandID = try? await store.newMsgID() else { return false }
         let notification = APNsNotification(
             deviceToken: token,
             pushType: .background,

@@ -123,7 +123,7 @@ struct PushJobRunner: Sendable {
             guard let last = targets.last?.target.deviceID else { break }
             // Over the MQTT connection: stored in each inbox, so an offline device gets it
             // on its next connection; sent now to those connected.
-            let commandID = Identifiers.newMsgID(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
+            let commandID = try await store.newMsgID()
             let command = GatewayMessage(
                 msgID: commandID,
                 payload: .init(bytes: PushRendering.deviceRecall(commandID: commandID, identifiers: [message.identifier])),

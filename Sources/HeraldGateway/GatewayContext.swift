@@ -25,11 +25,12 @@ final class GatewayContext: Sendable {
     let tokens = NIOLockedValueBox<UInt64>(0)
     /// Failed CONNECTs, to delay the answers to further ones.
     let throttle: NIOLockedValueBox<ConnectThrottle<ContinuousClock.Instant>>
-    /// The time half of a message id made when this gateway started: a message accepted
-    /// before then may have been sent by a process that is gone (a crash loses the last
-    /// "sent through" writes, and a job it left unfinished is routed again), so a copy of
-    /// it, replayed or routed, carries DUP.
-    let startedMessageIDTime = Array(Identifiers.messageIDTime(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000)).utf8)
+    /// The smallest message id made when this gateway started, and the time half of a
+    /// legacy one: a message accepted before then may have been sent by a process that is
+    /// gone (a crash loses the last "sent through" writes, and a job it left unfinished is
+    /// routed again), so a copy of it, replayed or routed, carries DUP.
+    let startedMsgIDFloor: [UInt8]
+    let startedLegacyMsgIDTime: [UInt8]
 
     init(
         configuration: GatewayConfiguration,
@@ -54,15 +55,23 @@ final class GatewayContext: Sendable {
         self.onDeviceEvent = onDeviceEvent
         self.logger = logger
         self.throttle = NIOLockedValueBox(ConnectThrottle(configuration: configuration.authThrottle))
+        let started = UInt64(Date().timeIntervalSince1970 * 1000)
+        self.startedMsgIDFloor = Array(Identifiers.msgIDFloor(milliseconds: started).utf8)
+        self.startedLegacyMsgIDTime = Array(Identifiers.legacyMsgIDTime(milliseconds: started).utf8)
     }
 
     /// Whether a copy of `msgID` may have been sent before this gateway started: its
-    /// id (time first, fixed width) sorts below the start. Ids that are not Herald's, as in
-    /// some tests, never are. A few byte compares: it runs for every delivery.
+    /// id (time first, fixed width) sorts below the start, a 19-digit id below the smallest
+    /// id of that millisecond, a legacy id by its time half. Ids that are not Herald's, as
+    /// in some tests, never are. A few byte compares: it runs for every delivery.
     func mayHaveBeenSentBeforeStart(_ msgID: String) -> Bool {
-        let started = startedMessageIDTime
         let utf8 = msgID.utf8
-        guard utf8.count == Identifiers.msgIDLength else { return false }
+        let started: [UInt8]
+        switch utf8.count {
+        case Identifiers.msgIDLength: started = startedMsgIDFloor
+        case Identifiers.legacyMsgIDLength: started = startedLegacyMsgIDTime
+        default: return false
+        }
         return utf8.withContiguousStorageIfAvailable { $0.prefix(started.count).lexicographicallyPrecedes(started) }
             ?? utf8.prefix(started.count).lexicographicallyPrecedes(started)
     }

@@ -11,12 +11,15 @@ public struct HeraldStores: Sendable {
     public let gateway: GatewayStore
     /// The node's membership of the cluster (delivery pool).
     public let cluster: ClusterStore
+    /// The maker of the node's message ids (durable pool), shared by the facades.
+    public var msgIDs: MessageIDs { api.msgIDs }
 
     public init(durable: DurablePool, delivery: DeliveryPool, sealer: CredentialSealer, logger: Logger) {
         let recentPushes = RecentPushes()
-        api = APIStore(pool: durable, sealer: sealer, recentPushes: recentPushes, logger: logger)
-        center = CenterStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, logger: logger)
-        gateway = GatewayStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, logger: logger)
-        cluster = ClusterStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, logger: logger)
+        let msgIDs = MessageIDs(client: durable.client, logger: logger)
+        api = APIStore(pool: durable, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
+        center = CenterStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
+        gateway = GatewayStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
+        cluster = ClusterStore(pool: delivery, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
     }
 }

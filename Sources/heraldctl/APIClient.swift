@@ -190,7 +190,7 @@ struct APIClient: Sendable {
     }
 }
 
-/// `{"error": {"code": 1007, "message": "device not found"}}`
+/// `{"error": {"code": 9102, "message": "registration_id: no device … in this app"}}`
 private struct ErrorBody: Decodable {
     struct Detail: Decodable {
         var code: Int

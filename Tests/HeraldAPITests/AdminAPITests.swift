@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import PostgresNIO
 import Testing
@@ -29,7 +30,7 @@ import Testing
         try await APITest.run { api in
             let none = try await api.send(.get, "/admin/v1/apps")
             #expect(none.status == 401)
-            #expect(none.errorCode == 1003)
+            #expect(none.errorCode == HeraldError.Code.unauthorized.rawValue)
             let wrong = try await api.send(.post, "/admin/v1/apps", auth: .bearer("wrong-token"), json: #"{"name": "x"}"#)
             #expect(wrong.status == 401)
             let apps = try await api.store.api.listApps()
@@ -45,7 +46,7 @@ import Testing
             let app = try await api.createApp()
             let device = try await api.registerDevice(app, apnsToken: randomAPNsToken())
             #expect(try await api.send(.delete, "/admin/v1/apps/\(app.appKey)", auth: .admin).status == 204)
-            #expect(try await api.send(.get, "/admin/v1/apps/\(app.appKey)", auth: .admin).errorCode == 1006)
+            #expect(try await api.send(.get, "/admin/v1/apps/\(app.appKey)", auth: .admin).errorCode == HeraldError.Code.appNotFound.rawValue)
             #expect(try await api.send(.delete, "/admin/v1/apps/\(app.appKey)", auth: .admin).status == 404)
             #expect(try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: device.auth).status == 401)
             let rows = try await api.store.sql.query("SELECT count(*) FROM devices")
@@ -57,11 +58,11 @@ import Testing
         try await APITest.run { api in
             let empty = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "  "}"#)
             #expect(empty.status == 400)
-            #expect(empty.errorCode == 1002)
+            #expect(empty.errorCode == HeraldError.Code.invalidField.rawValue)
             let long = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "\#(String(repeating: "x", count: 101))"}"#)
-            #expect(long.errorCode == 1010)
+            #expect(long.errorCode == HeraldError.Code.limitExceeded.rawValue)
             let missing = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: "{}")
-            #expect(missing.errorCode == 1002)
+            #expect(missing.errorCode == HeraldError.Code.missingField.rawValue)
             #expect(missing.errorMessage == "name: is required")
             #expect(try await api.store.api.listApps().isEmpty)
         }
@@ -117,7 +118,10 @@ import Testing
             #expect(opened?.auth == .token(keyID: "ABC123DEFG", teamID: "TEAM123456", privateKeyPEM: p8))
 
             #expect(try await api.send(.delete, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin).status == 204)
-            #expect(try await api.send(.get, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin).errorCode == 1017)
+            #expect(
+                try await api.send(.get, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin).errorCode
+                    == HeraldError.Code.apnsCredentialsNotFound.rawValue
+            )
         }
     }
 
@@ -132,7 +136,7 @@ import Testing
                     #"{"type": "token", "key_id": "ABC123DEFG", "team_id": "TEAM123456", "bundle_id": "com.example.app", "environment": "production", "private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"}"#
             )
             #expect(reply.status == 422)
-            #expect(reply.errorCode == 1013)
+            #expect(reply.errorCode == HeraldError.Code.invalidAPNsCredentials.rawValue)
             #expect(reply.errorMessage?.contains("private_key") == true)
             #expect(try await api.store.api.apnsCredentials(appKey: app.appKey) == nil)
         }
@@ -170,7 +174,7 @@ import Testing
                 auth: .admin,
                 json: #"{"type": "token", "key_id": "ABC123DEFG", "bundle_id": "a.b", "environment": "production", "private_key": "x"}"#
             )
-            #expect(noTeam.errorCode == 1002)
+            #expect(noTeam.errorCode == HeraldError.Code.missingField.rawValue)
             #expect(noTeam.errorMessage?.hasPrefix("team_id") == true)
             let badEnvironment = try await api.send(
                 .put,
@@ -187,7 +191,7 @@ import Testing
                 json:
                     #"{"type": "token", "key_id": "ABC123DEFG", "team_id": "TEAM123456", "bundle_id": "a.b", "environment": "production", "private_key": "x"}"#
             )
-            #expect(unknownApp.errorCode == 1006)
+            #expect(unknownApp.errorCode == HeraldError.Code.appNotFound.rawValue)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldCore
 import HeraldTestSupport
 import Testing
 
@@ -12,27 +13,27 @@ import Testing
             try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"tags": {"add": ["keep"]}, "alias": "keep"}"#)
             let before = try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: app.auth).body
 
-            let cases: [(String, Int, Int)] = [
-                ("{not json", 400, 1001),
-                ("", 400, 1001),
-                ("[]", 400, 1001),
-                (#"{"tag": {"add": ["x"]}}"#, 400, 1001),
-                (#"{"tags": {"add": ["x"], "delete": ["y"]}}"#, 400, 1001),
-                (#"{"tags": {"add": "x"}}"#, 400, 1002),
-                (#"{"tags": 5}"#, 400, 1002),
-                (#"{"tags": "everything"}"#, 400, 1002),
-                (#"{"tags": {"add": ["a"], "remove": ["a"]}}"#, 400, 1002),
-                (#"{"tags": {"add": [""]}}"#, 400, 1002),
-                (#"{"tags": {"add": ["x\u0007"]}}"#, 400, 1002),
-                (#"{"alias": 12}"#, 400, 1002),
-                (#"{"alias": ["a"]}"#, 400, 1002),
-                (#"{"apns_token": "zz"}"#, 400, 1002),
-                (#"{"apns_environment": "moon"}"#, 400, 1002),
+            let cases: [(String, Int, HeraldError.Code)] = [
+                ("{not json", 400, .invalidJSON),
+                ("", 400, .invalidJSON),
+                ("[]", 400, .invalidJSON),
+                (#"{"tag": {"add": ["x"]}}"#, 400, .unsupportedKey),
+                (#"{"tags": {"add": ["x"], "delete": ["y"]}}"#, 400, .unsupportedKey),
+                (#"{"tags": {"add": "x"}}"#, 400, .invalidField),
+                (#"{"tags": 5}"#, 400, .invalidField),
+                (#"{"tags": "everything"}"#, 400, .invalidField),
+                (#"{"tags": {"add": ["a"], "remove": ["a"]}}"#, 400, .invalidField),
+                (#"{"tags": {"add": [""]}}"#, 400, .invalidField),
+                (#"{"tags": {"add": ["x\u0007"]}}"#, 400, .invalidField),
+                (#"{"alias": 12}"#, 400, .invalidField),
+                (#"{"alias": ["a"]}"#, 400, .invalidField),
+                (#"{"apns_token": "zz"}"#, 400, .invalidField),
+                (#"{"apns_environment": "moon"}"#, 400, .invalidField),
             ]
             for (body, status, code) in cases {
                 let reply = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: body)
                 #expect(reply.status == status, "\(body) → \(reply.status) \(reply.body)")
-                #expect(reply.errorCode == code, "\(body) → \(reply.body)")
+                #expect(reply.errorCode == code.rawValue, "\(body) → \(reply.body)")
             }
             let after = try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: app.auth).body
             #expect(after == before)
@@ -49,7 +50,7 @@ import Testing
                 headers: [.contentType: "application/x-www-form-urlencoded"]
             )
             #expect(reply.status == 415)
-            #expect(reply.errorCode == 1014)
+            #expect(reply.errorCode == HeraldError.Code.unsupportedMediaType.rawValue)
             #expect(try await api.store.api.listApps().isEmpty)
         }
     }
@@ -59,7 +60,7 @@ import Testing
             for header in ["Basic", "Basic !!!", "Basic " + Data("no-colon".utf8).base64EncodedString(), "Bearer x", "Digest abc"] {
                 let reply = try await api.send(.get, "/v3/tags", headers: [.authorization: header])
                 #expect(reply.status == 401, "\(header)")
-                #expect(reply.errorCode == 1003)
+                #expect(reply.errorCode == HeraldError.Code.unauthorized.rawValue)
                 #expect(reply.headers[.wwwAuthenticate] != nil)
             }
         }
@@ -69,10 +70,10 @@ import Testing
         try await APITest.run { api in
             let missing = try await api.send(.get, "/v3/nothing")
             #expect(missing.status == 404)
-            #expect(missing.errorCode == 1005)
+            #expect(missing.errorCode == HeraldError.Code.routeNotFound.rawValue)
             let method = try await api.send(.put, "/v3/devices/\(unknownRegistrationID())")
             #expect(method.status == 405)
-            #expect(method.errorCode == 1015)
+            #expect(method.errorCode == HeraldError.Code.methodNotAllowed.rawValue)
         }
     }
 

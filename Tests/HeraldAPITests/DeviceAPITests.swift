@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import PostgresNIO
 import Testing
@@ -112,7 +113,7 @@ import Testing
             ] {
                 let reply = try await api.send(.post, "/v3/devices", auth: auth, json: body)
                 #expect(reply.status == 401, "\(reply.body)")
-                #expect(reply.errorCode == 1003)
+                #expect(reply.errorCode == HeraldError.Code.unauthorized.rawValue)
             }
             let rows = try await api.store.sql.query("SELECT count(*) FROM devices")
             for try await count in rows.decode(Int.self) { #expect(count == 2) }
@@ -133,22 +134,22 @@ import Testing
     @Test func registrationRejectsBadInputAndStoresNothing() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()
-            let cases: [(String, Int, String)] = [
-                (#"{"app_key": "\#(app.appKey)", "platform": "symbian"}"#, 1002, "platform"),
-                (#"{"app_key": "\#(app.appKey)"}"#, 1002, "platform"),
-                (#"{"platform": "ios"}"#, 1002, "app_key"),
-                (#"{"app_key": "\#(app.appKey)", "platform": "android", "apns_token": "\#(randomAPNsToken())"}"#, 1002, "apns_token"),
-                (#"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "nothex"}"#, 1002, "apns_token"),
-                (#"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_environment": "dev"}"#, 1002, "apns_environment"),
-                (#"{"app_key": "\#(app.appKey)", "platform": 7}"#, 1002, "platform"),
-                (#"{"app_key": "\#(app.appKey)", "platform": "ios", "colour": "red"}"#, 1001, "colour"),
-                (#"{"app_key": "\#(String(repeating: "a", count: 24))", "platform": "ios"}"#, 1006, "app_key"),
-                (#"[1, 2]"#, 1001, "body"),
-                (#"{"app_key": "#, 1001, "body"),
+            let cases: [(String, HeraldError.Code, String)] = [
+                (#"{"app_key": "\#(app.appKey)", "platform": "symbian"}"#, .invalidField, "platform"),
+                (#"{"app_key": "\#(app.appKey)"}"#, .missingField, "platform"),
+                (#"{"platform": "ios"}"#, .missingField, "app_key"),
+                (#"{"app_key": "\#(app.appKey)", "platform": "android", "apns_token": "\#(randomAPNsToken())"}"#, .invalidField, "apns_token"),
+                (#"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_token": "nothex"}"#, .invalidField, "apns_token"),
+                (#"{"app_key": "\#(app.appKey)", "platform": "ios", "apns_environment": "dev"}"#, .invalidField, "apns_environment"),
+                (#"{"app_key": "\#(app.appKey)", "platform": 7}"#, .invalidField, "platform"),
+                (#"{"app_key": "\#(app.appKey)", "platform": "ios", "colour": "red"}"#, .unsupportedKey, "colour"),
+                (#"{"app_key": "\#(String(repeating: "a", count: 24))", "platform": "ios"}"#, .appNotFound, "app_key"),
+                (#"[1, 2]"#, .invalidJSON, "body"),
+                (#"{"app_key": "#, .invalidJSON, "body"),
             ]
             for (body, code, field) in cases {
                 let reply = try await api.send(.post, "/v3/devices", json: body)
-                #expect(reply.errorCode == code, "\(body) → \(reply.body)")
+                #expect(reply.errorCode == code.rawValue, "\(body) → \(reply.body)")
                 #expect(reply.errorMessage?.hasPrefix(field) == true, "\(body) → \(reply.body)")
                 #expect((400..<500).contains(reply.status))
             }
@@ -201,7 +202,7 @@ import Testing
             #expect(mine.status == 200)
             let theirs = try await api.send(.post, "/v3/devices/\(other.registrationID)", auth: me.auth, json: #"{"alias": "hijack"}"#)
             #expect(theirs.status == 403)
-            #expect(theirs.errorCode == 1004)
+            #expect(theirs.errorCode == HeraldError.Code.forbidden.rawValue)
             #expect(try await api.send(.get, "/v3/devices/\(other.registrationID)", auth: me.auth).status == 403)
             let check = try await api.send(.get, "/v3/devices/\(other.registrationID)", auth: app.auth)
             #expect(try check.json["alias"] is NSNull)
@@ -236,8 +237,13 @@ import Testing
             let app = try await api.createApp()
             let device = try await api.registerDevice(app)
             #expect(try await api.send(.delete, "/v3/devices/\(device.registrationID)", auth: app.auth).status == 204)
-            #expect(try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: app.auth).errorCode == 1007)
-            #expect(try await api.send(.delete, "/v3/devices/\(device.registrationID)", auth: app.auth).errorCode == 1007)
+            #expect(
+                try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: app.auth).errorCode == HeraldError.Code.deviceNotFound.rawValue
+            )
+            #expect(
+                try await api.send(.delete, "/v3/devices/\(device.registrationID)", auth: app.auth).errorCode
+                    == HeraldError.Code.deviceNotFound.rawValue
+            )
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import Testing
 
@@ -10,10 +11,10 @@ import Testing
             let long = String(repeating: "t", count: 41)
             let tag = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"tags": {"add": ["\#(long)"]}}"#)
             #expect(tag.status == 400)
-            #expect(tag.errorCode == 1010)
+            #expect(tag.errorCode == HeraldError.Code.limitExceeded.rawValue)
             #expect(tag.errorMessage?.contains("at most 40 bytes") == true)
             let alias = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"alias": "\#(long)"}"#)
-            #expect(alias.errorCode == 1010)
+            #expect(alias.errorCode == HeraldError.Code.limitExceeded.rawValue)
         }
     }
 
@@ -23,7 +24,7 @@ import Testing
             let device = try await api.registerDevice(app)
             let tags = (0...100).map { "\"t\($0)\"" }.joined(separator: ",")
             let reply = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"tags": {"add": [\#(tags)]}}"#)
-            #expect(reply.errorCode == 1010)
+            #expect(reply.errorCode == HeraldError.Code.limitExceeded.rawValue)
             #expect(reply.errorMessage == "tags.add: at most 100 per request (got 101)")
             let stored = try await api.store.api.device(
                 appID: try #require(await api.store.api.app(appKey: app.appKey)).id,
@@ -49,7 +50,7 @@ import Testing
                 json: #"{"tags": {"add": ["one-more"]}, "alias": "set-in-the-same-request"}"#
             )
             #expect(over.status == 400)
-            #expect(over.errorCode == 1010)
+            #expect(over.errorCode == HeraldError.Code.limitExceeded.rawValue)
             #expect(over.errorMessage?.contains("at most 1000 tags") == true)
             let after = try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: app.auth)
             #expect(try after.strings("tags").count == 1000)
@@ -71,7 +72,7 @@ import Testing
                 try await api.send(.post, "/v3/devices/\(devices[0].registrationID)", auth: app.auth, json: #"{"alias": "family"}"#).status == 200
             )
             let eleventh = try await api.send(.post, "/v3/devices/\(devices[10].registrationID)", auth: app.auth, json: #"{"alias": "family"}"#)
-            #expect(eleventh.errorCode == 1010)
+            #expect(eleventh.errorCode == HeraldError.Code.limitExceeded.rawValue)
             #expect(eleventh.errorMessage == "alias: an alias may be set on at most 10 devices")
             let alias = try await api.send(.get, "/v3/aliases/family", auth: app.auth)
             #expect(try alias.strings("registration_ids").count == 10)
@@ -101,7 +102,7 @@ import Testing
             let app = try await api.createApp()
             let ids = (0...1000).map { _ in "\"\(unknownRegistrationID())\"" }.joined(separator: ",")
             let reply = try await api.send(.post, "/v3/tags/big", auth: app.auth, json: #"{"registration_ids": {"add": [\#(ids)]}}"#)
-            #expect(reply.errorCode == 1010)
+            #expect(reply.errorCode == HeraldError.Code.limitExceeded.rawValue)
             #expect(reply.errorMessage?.hasPrefix("registration_ids.add: at most 1000") == true)
         }
     }
@@ -113,7 +114,7 @@ import Testing
             let padding = String(repeating: "x", count: 5000)
             let reply = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"alias": "\#(padding)"}"#)
             #expect(reply.status == 413)
-            #expect(reply.errorCode == 1011)
+            #expect(reply.errorCode == HeraldError.Code.payloadTooLarge.rawValue)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldAPI
+import HeraldCore
 import HeraldStore
 import HeraldTestSupport
 import Hummingbird
@@ -52,7 +53,7 @@ import Testing
         try await app.test(.router) { client in
             let response = try await client.execute(uri: "/readyz", method: .get)
             #expect(response.status == .serviceUnavailable)
-            #expect(String(buffer: response.body).contains("1016"))
+            #expect(String(buffer: response.body).contains("\(HeraldError.Code.unavailable.rawValue)"))
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
         }
     }

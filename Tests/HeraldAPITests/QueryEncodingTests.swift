@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
             // A plus inside an id is still not an id.
             let bad = try await api.send(.get, "/v3/report/received?msg_ids=\(one.dropLast())+a", auth: app.auth)
             #expect(bad.status == 400)
-            #expect(bad.errorCode == 1002)
+            #expect(bad.errorCode == HeraldError.Code.invalidField.rawValue)
         }
     }
 }

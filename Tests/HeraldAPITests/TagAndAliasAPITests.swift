@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import Testing
 
@@ -44,7 +45,7 @@ import Testing
                 json: #"{"registration_ids": {"add": ["\#(known.registrationID)", "\#(unknown)"]}}"#
             )
             #expect(reply.status == 404)
-            #expect(reply.errorCode == 1007)
+            #expect(reply.errorCode == HeraldError.Code.deviceNotFound.rawValue)
             #expect(reply.errorMessage?.contains(unknown) == true)
             #expect(try await api.send(.get, "/v3/tags", auth: app.auth).strings("tags") == [])
         }
@@ -96,7 +97,7 @@ import Testing
 
             try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"alias": "a b"}"#)
             #expect(try await api.send(.get, "/v3/aliases/a%20b", auth: app.auth).strings("registration_ids") == [device.registrationID])
-            #expect(try await api.send(.get, "/v3/aliases/a%zz", auth: app.auth).errorCode == 1002)
+            #expect(try await api.send(.get, "/v3/aliases/a%zz", auth: app.auth).errorCode == HeraldError.Code.invalidField.rawValue)
         }
     }
 
@@ -104,7 +105,7 @@ import Testing
         try await APITest.run { api in
             let app = try await api.createApp()
             let reply = try await api.send(.get, "/v3/tags/x/registration_ids/\(unknownRegistrationID())", auth: app.auth)
-            #expect(reply.errorCode == 1007)
+            #expect(reply.errorCode == HeraldError.Code.deviceNotFound.rawValue)
         }
     }
 }

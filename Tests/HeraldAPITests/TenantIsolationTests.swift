@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import Testing
 
@@ -16,20 +17,20 @@ import Testing
             )
 
             let get = try await api.send(.get, "/v3/devices/\(device.registrationID)", auth: beta.auth)
-            #expect(get.errorCode == 1007)
+            #expect(get.errorCode == HeraldError.Code.deviceNotFound.rawValue)
             let update = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: beta.auth, json: #"{"alias": "pwned"}"#)
-            #expect(update.errorCode == 1007)
+            #expect(update.errorCode == HeraldError.Code.deviceNotFound.rawValue)
             let delete = try await api.send(.delete, "/v3/devices/\(device.registrationID)", auth: beta.auth)
-            #expect(delete.errorCode == 1007)
+            #expect(delete.errorCode == HeraldError.Code.deviceNotFound.rawValue)
             let tag = try await api.send(
                 .post,
                 "/v3/tags/secret",
                 auth: beta.auth,
                 json: #"{"registration_ids": {"remove": ["\#(device.registrationID)"]}}"#
             )
-            #expect(tag.errorCode == 1007)
+            #expect(tag.errorCode == HeraldError.Code.deviceNotFound.rawValue)
             let member = try await api.send(.get, "/v3/tags/secret/registration_ids/\(device.registrationID)", auth: beta.auth)
-            #expect(member.errorCode == 1007)
+            #expect(member.errorCode == HeraldError.Code.deviceNotFound.rawValue)
             #expect(try await api.send(.get, "/v3/aliases/ceo", auth: beta.auth).strings("registration_ids") == [])
             #expect(try await api.send(.get, "/v3/tags", auth: beta.auth).strings("tags") == [])
             try await api.send(.delete, "/v3/aliases/ceo", auth: beta.auth)

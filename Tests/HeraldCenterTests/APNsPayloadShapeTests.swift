@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldNodeTesting
 import Testing
 
@@ -35,8 +36,8 @@ import Testing
                 ["ios": ["alert": "hi", "extras": ["k": JSON(String(repeating: "e", count: 4500))]]],
             ] {
                 let sent = try await test.push(["audience": ["registration_id": [JSON(device.registrationID)]], "notification": notification])
-                #expect(sent.status == 400)
-                #expect(sent.error == 1010)
+                #expect(sent.status == 413)
+                #expect(sent.error == HeraldError.Code.payloadTooLarge.rawValue)
                 let message = sent.json["error"]["message"].string ?? ""
                 #expect(message.contains("over APNs' limit of 4096 bytes"), "\(message)")
             }

@@ -47,31 +47,32 @@ import Testing
     @Test func badPushesAreRejectedWithTheFieldAndSendNothing() async throws {
         try await TestNode.run { test in
             _ = try await test.register(platform: "linux", alias: "x")
-            let cases: [(JSON, Int, String)] = [
-                (["audience": "everyone", "notification": ["alert": "a"]], 1002, "audience"),
-                (["audience": ["alias": []], "notification": ["alert": "a"]], 1002, "audience.alias"),
+            let cases: [(JSON, HeraldError.Code, String)] = [
+                (["audience": "everyone", "notification": ["alert": "a"]], .invalidField, "audience"),
+                (["audience": ["alias": []], "notification": ["alert": "a"]], .invalidField, "audience.alias"),
                 (
                     ["audience": ["tag": JSON((0..<21).map { "t\($0)" })], "notification": ["alert": "a"]],
-                    1010, "audience.tag"
+                    .limitExceeded, "audience.tag"
                 ),
-                (["audience": ["tag_not": ["t"]], "notification": ["alert": "a"]], 1002, "audience"),
-                (["audience": ["registration_id": ["nope"]], "notification": ["alert": "a"]], 1002, "audience.registration_id[0]"),
-                (["audience": "all"], 1002, "notification"),
-                (["audience": "all", "notification": ["alert": "a"], "options": ["time_to_live": 864_001]], 1002, "options.time_to_live"),
+                (["audience": ["tag_not": ["t"]], "notification": ["alert": "a"]], .invalidField, "audience"),
+                (["audience": ["registration_id": ["nope"]], "notification": ["alert": "a"]], .invalidField, "audience.registration_id[0]"),
+                (["audience": "all"], .missingField, "notification"),
+                (["audience": "all", "notification": ["alert": "a"], "options": ["time_to_live": 864_001]], .invalidField, "options.time_to_live"),
                 (
-                    ["audience": "all", "notification": ["alert": "a"], "options": ["identifier": JSON(String(repeating: "i", count: 65))]], 1002,
+                    ["audience": "all", "notification": ["alert": "a"], "options": ["identifier": JSON(String(repeating: "i", count: 65))]],
+                    .invalidField,
                     "options.identifier"
                 ),
-                (["audience": "all", "notification": ["ios": ["badge": "two"]]], 1002, "notification.ios.badge"),
-                (["audience": "all", "notification": ["ios": ["alert": "a", "push_type": "loud"]]], 1002, "notification.ios.push_type"),
-                (["audience": "all", "notification": ["alert": "a"], "extra": 1], 1001, "extra"),
-                (["audience": "all", "message": ["msg_content": ""]], 1002, "message.msg_content"),
-                (["audience": ["alias": ["nobody"]], "notification": ["alert": "a"]], 1020, "audience"),
+                (["audience": "all", "notification": ["ios": ["badge": "two"]]], .invalidField, "notification.ios.badge"),
+                (["audience": "all", "notification": ["ios": ["alert": "a", "push_type": "loud"]]], .invalidField, "notification.ios.push_type"),
+                (["audience": "all", "notification": ["alert": "a"], "extra": 1], .unsupportedKey, "extra"),
+                (["audience": "all", "message": ["msg_content": ""]], .invalidField, "message.msg_content"),
+                (["audience": ["alias": ["nobody"]], "notification": ["alert": "a"]], .noAudienceMatch, "audience"),
             ]
             for (body, code, field) in cases {
                 let response = try await test.push(body)
                 #expect(response.status >= 400 && response.status < 500, "\(body)")
-                #expect(response.error == code, "\(body) → \(response.json)")
+                #expect(response.error == code.rawValue, "\(body) → \(response.json)")
                 let message = response.json["error"]["message"].string ?? ""
                 #expect(message.hasPrefix(field), "\(message) should name \(field)")
             }
@@ -94,24 +95,24 @@ import Testing
                 ["audience": ["registration_id": [JSON(mine.registrationID)]], "message": ["msg_content": "theirs"]],
                 as: .basic(key, secret)
             )
-            #expect(byRID.error == 1020)
+            #expect(byRID.error == HeraldError.Code.noAudienceMatch.rawValue)
             let byAlias = try await test.call(
                 "POST",
                 "/v3/push",
                 ["audience": ["alias": ["shared-name"]], "message": ["msg_content": "theirs"]],
                 as: .basic(key, secret)
             )
-            #expect(byAlias.error == 1020)
+            #expect(byAlias.error == HeraldError.Code.noAudienceMatch.rawValue)
             let all = try await test.call(
                 "POST",
                 "/v3/push/validate",
                 ["audience": "all", "message": ["msg_content": "x"]],
                 as: .basic(key, secret)
             )
-            #expect(all.error == 1020)
+            #expect(all.error == HeraldError.Code.noAudienceMatch.rawValue)
             let recall = try await test.call("DELETE", "/v3/push/\(sent.msgID)", as: .basic(key, secret))
             #expect(recall.status == 404)
-            #expect(recall.error == 1021)
+            #expect(recall.error == HeraldError.Code.messageNotFound.rawValue)
             let report = try await test.call("GET", "/v3/report/received?msg_ids=\(sent.msgID)", as: .basic(key, secret))
             #expect(report.json["reports"].array?.isEmpty == true)
             let status = try await test.call(
@@ -120,7 +121,7 @@ import Testing
                 ["msg_id": JSON(sent.msgID), "registration_ids": [JSON(mine.registrationID)]],
                 as: .basic(key, secret)
             )
-            #expect(status.error == 1021)
+            #expect(status.error == HeraldError.Code.messageNotFound.rawValue)
         }
     }
 }

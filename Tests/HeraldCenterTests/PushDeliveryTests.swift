@@ -230,21 +230,29 @@ import Testing
         }
         try await TestNode.run(configure: purgeOften) { test in
             let device = try await test.register(platform: "linux", alias: "d")
+            let legacy = try await test.push(["audience": ["alias": ["d"]], "message": ["msg_content": "from before"]])
             let old = try await test.push(["audience": ["alias": ["d"]], "message": ["msg_content": "old"]])
             let recent = try await test.push(["audience": ["alias": ["d"]], "message": ["msg_content": "recent"]])
+            _ = try await test.settledReport(legacy.msgID)
             _ = try await test.settledReport(old.msgID)
             _ = try await test.settledReport(recent.msgID)
-            #expect(try await test.count("deliveries") == 2)
+            #expect(try await test.count("deliveries") == 3)
 
             // As if sent 31 days ago: its id begins with that time, as ids do.
             let then = Date().addingTimeInterval(-31 * 86_400)
-            let oldID = Identifiers.newMsgID(milliseconds: UInt64(then.timeIntervalSince1970 * 1000))
+            let oldID = Identifiers.msgID(milliseconds: UInt64(then.timeIntervalSince1970 * 1000), node: 0, sequence: 0)
             try await test.stores.sql.query(
                 "UPDATE messages SET msg_id = \(oldID), created_at = \(then) WHERE msg_id = \(old.msgID)"
+            )
+            // And one stored before ids were decimal: 24 hex characters, time first.
+            let legacyID = Identifiers.legacyMsgIDTime(milliseconds: UInt64(then.timeIntervalSince1970 * 1000)) + "00000000beef"
+            try await test.stores.sql.query(
+                "UPDATE messages SET msg_id = \(legacyID), created_at = \(then) WHERE msg_id = \(legacy.msgID)"
             )
             let deadline = ContinuousClock.now + .seconds(10)
             while try await test.count("messages") > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
             #expect(try await test.count("messages WHERE msg_id = '\(oldID)'") == 0)
+            #expect(try await test.count("messages WHERE msg_id = '\(legacyID)'") == 0)
             #expect(try await test.count("messages WHERE msg_id = '\(recent.msgID)'") == 1)
             #expect(try await test.count("deliveries") == 1)
             #expect(try await test.status(recent.msgID, device.registrationID) == "waiting")

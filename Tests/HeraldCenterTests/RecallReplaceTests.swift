@@ -84,9 +84,9 @@ import Testing
             try await Task.sleep(for: .milliseconds(1200))
             let late = try await test.call("DELETE", "/v3/push/\(sent.msgID)")
             #expect(late.status == 410)
-            #expect(late.error == 1022)
+            #expect(late.error == HeraldError.Code.recallWindowClosed.rawValue)
             let unknown = try await test.call("DELETE", "/v3/push/0123456789abcdef01234567")
-            #expect(unknown.error == 1021)
+            #expect(unknown.error == HeraldError.Code.messageNotFound.rawValue)
         }
     }
 

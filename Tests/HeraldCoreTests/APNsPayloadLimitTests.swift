@@ -25,8 +25,8 @@ import Testing
     ])
     func aPayloadOverAPNsLimitIsRefusedSayingByHowMuch(_ json: String) throws {
         let error = try sizeError(json)
-        #expect(error?.code == .limitExceeded)
-        #expect(error?.code.httpStatus == 400)
+        #expect(error?.code == .payloadTooLarge)
+        #expect(error?.code.httpStatus == 413)
         let message = try #require(error?.message)
         #expect(message.hasPrefix("notification: the APNs payload would be "))
         #expect(message.contains("over APNs' limit of 4096"))
@@ -44,7 +44,11 @@ import Testing
         let fitting = try push(4096 - overhead).validated()
         #expect(PushRendering.apnsPayloadSizeBound(fitting) == 4096)
         // The bound is what the center sends at most: the rendering with a real id and badge.
-        let real = PushRendering.apnsPayload(fitting, msgID: Identifiers.newMsgID(milliseconds: 1), badge: 99)
+        let real = PushRendering.apnsPayload(
+            fitting,
+            msgID: Identifiers.msgID(milliseconds: 1_764_000_000_000, node: 1023, sequence: 4095),
+            badge: 99
+        )
         #expect(real.count <= 4096)
         #expect(throws: HeraldError.self) { try push(4096 - overhead + 1).validated() }
     }

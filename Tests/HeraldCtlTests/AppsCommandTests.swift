@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldStore
 import HeraldTestSupport
 import Testing
@@ -48,7 +49,7 @@ import Testing
             let again = try await test.admin("apps", "delete", appKey, "--yes")
             #expect(again.status == 1)
             #expect(again.stdout.isEmpty)
-            #expect(again.stderr == "error 1006: app_key: no app with this key\n")
+            #expect(again.stderr == "error \(HeraldError.Code.appNotFound.rawValue): app_key: no app with this key\n")
         }
     }
 
@@ -66,7 +67,7 @@ import Testing
         try await CtlTest.run { test in
             let result = try await test.admin("apps", "create", String(repeating: "n", count: 101))
             #expect(result.status == 1)
-            #expect(result.stderr == "error 1010: name: at most 100 bytes\n")
+            #expect(result.stderr == "error \(HeraldError.Code.limitExceeded.rawValue): name: at most 100 bytes\n")
             #expect(try await test.store.api.listApps().isEmpty)
         }
     }
@@ -83,7 +84,7 @@ import Testing
                 environment: ["HERALD_ADMIN_TOKEN": CtlTest.adminToken]
             )
             #expect(rejected.status == 1, "\(rejected)")
-            #expect(rejected.stderr.hasPrefix("error 1013: private_key"))
+            #expect(rejected.stderr.hasPrefix("error \(HeraldError.Code.invalidAPNsCredentials.rawValue): private_key"))
             #expect(try await test.store.api.app(appKey: app.app.appKey)?.apns == nil)
 
             let pem = TestCredentials.p8()
@@ -115,7 +116,7 @@ import Testing
             #expect(removed.status == 0, "\(removed)")
             let none = try await test.admin("apps", "apns", "show", app.app.appKey)
             #expect(none.status == 1)
-            #expect(none.stderr == "error 1017: the app has no APNs credentials\n")
+            #expect(none.stderr == "error \(HeraldError.Code.apnsCredentialsNotFound.rawValue): the app has no APNs credentials\n")
         }
     }
 

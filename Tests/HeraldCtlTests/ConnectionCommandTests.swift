@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldStore
 import Testing
 
@@ -24,10 +25,10 @@ import Testing
                 environment: ["HERALD_APP_KEY": app.app.appKey, "HERALD_MASTER_SECRET": "wrong-secret-0123456789"]
             )
             #expect(result.status == 1)
-            #expect(result.stderr.hasPrefix("error 1003: "))
+            #expect(result.stderr.hasPrefix("error \(HeraldError.Code.unauthorized.rawValue): "))
             let admin = try await test.heraldctl(["apps", "list"], environment: ["HERALD_ADMIN_TOKEN": "not-the-admin-token"])
             #expect(admin.status == 1)
-            #expect(admin.stderr.hasPrefix("error 1003: "))
+            #expect(admin.stderr.hasPrefix("error \(HeraldError.Code.unauthorized.rawValue): "))
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldStore
 import Testing
 
@@ -43,7 +44,7 @@ import Testing
             #expect(try await test.device(app, rid) == nil)
             let gone = try await test.operator_(app, "devices", "show", rid)
             #expect(gone.status == 1)
-            #expect(gone.stderr.hasPrefix("error 1007: "))
+            #expect(gone.stderr.hasPrefix("error \(HeraldError.Code.deviceNotFound.rawValue): "))
         }
     }
 
@@ -53,7 +54,11 @@ import Testing
             let rid = try await test.registerDevice(app)
             let result = try await test.operator_(app, "devices", "update", rid, "--add-tag", String(repeating: "t", count: 41))
             #expect(result.status == 1)
-            #expect(result.stderr.hasPrefix("error 1002: tags.add") || result.stderr.hasPrefix("error 1010: tags.add"), "\(result)")
+            #expect(
+                result.stderr.hasPrefix("error \(HeraldError.Code.invalidField.rawValue): tags.add")
+                    || result.stderr.hasPrefix("error \(HeraldError.Code.limitExceeded.rawValue): tags.add"),
+                "\(result)"
+            )
             #expect(result.stdout.isEmpty)
         }
     }
@@ -100,7 +105,7 @@ import Testing
 
             let unknown = try await test.operator_(app, "tags", "add", "vip", "0123456789abcdef0123")
             #expect(unknown.status == 1)
-            #expect(unknown.stderr.hasPrefix("error 1007: "))
+            #expect(unknown.stderr.hasPrefix("error \(HeraldError.Code.deviceNotFound.rawValue): "))
             let noIDs = try await test.operator_(app, "tags", "add", "vip")
             #expect(noIDs.status == 64)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldClient
+import HeraldCore
 import HeraldTestSupport
 import Synchronization
 import Testing
@@ -25,7 +26,7 @@ import Testing
             )
             #expect(result.status == 0, "\(result)")
             let msgID = try #require(result.messageID)
-            #expect(msgID.count == 24)
+            #expect(msgID.count == Identifiers.msgIDLength && Int64(msgID) != nil, "\(msgID)")
             // Not a terminal: a line per change, the last one when routing is over.
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(lines.last == "targeted 1  tcp 0  apns 1  failed 0  waiting 0  opened 0  done", "\(result)")
@@ -79,7 +80,7 @@ import Testing
             let result = try await test.heraldctl("push", "--alias", "nobody", "--alert", "Hello")
             #expect(result.status == 1)
             #expect(result.stdout.isEmpty)
-            #expect(result.stderr.hasPrefix("error 1020: audience"), "\(result)")
+            #expect(result.stderr.hasPrefix("error \(HeraldError.Code.noAudienceMatch.rawValue): audience"), "\(result)")
             #expect(try await test.messageCount() == 0)
         }
     }
@@ -148,7 +149,9 @@ import Testing
             #expect(try await test.heraldctl("recall", firstID).stdout == "recalled \(firstID)\n")
             let unknown = try await test.heraldctl("recall", "--identifier", "never-sent")
             #expect(unknown.status == 1)
-            #expect(unknown.stderr == "error 1021: identifiers: no message with these identifiers in this app\n")
+            #expect(
+                unknown.stderr == "error \(HeraldError.Code.messageNotFound.rawValue): identifiers: no message with these identifiers in this app\n"
+            )
         }
     }
 
@@ -223,6 +226,26 @@ import Testing
             #expect(result.status == 0, "\(result)")
             #expect(result.stdout.hasSuffix("targeted 1  tcp 1  apns 0  failed 0  waiting 0  opened 0  done\n"), "\(result)")
             #expect(alerts.withLock { $0 } == ["Hi Carol"])
+        }
+    }
+}
+
+extension PushCommandTests {
+    /// heraldctl takes message ids as the server does: a 24-hex id stored before ids were
+    /// decimal still works with `status` and `recall`.
+    @Test func statusAndRecallTakeALegacyHexId() async throws {
+        try await CenterCtlTest.run { test in
+            _ = try await test.linuxDevice(alias: "carol")
+            let sent = try await test.heraldctl("push", "--alias", "carol", "--message", "hello", "--wait", "--wait-timeout", "30")
+            let msgID = try #require(sent.messageID, "\(sent)")
+            #expect(Int64(msgID) != nil, "\(msgID)")
+            let legacy = "0199" + "a1b2c3d4" + "e5f60718293a"
+            try await test.node.stores.sql.query("UPDATE messages SET msg_id = \(legacy) WHERE msg_id = \(msgID)")
+            let status = try await test.heraldctl("status", legacy, "--json")
+            #expect(status.status == 0, "\(status)")
+            #expect((try status.json["reports"] as? [[String: Any]])?.first?["msg_id"] as? String == legacy)
+            let recalled = try await test.heraldctl("recall", legacy)
+            #expect(recalled.stdout == "recalled \(legacy)\n", "\(recalled)")
         }
     }
 }

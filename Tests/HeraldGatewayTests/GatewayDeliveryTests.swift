@@ -224,8 +224,8 @@ import Testing
             // Accepted an hour ago (its id says when): a process before this one may have sent
             // it, and a crash may have lost the record. Accepted now: never sent.
             let now = UInt64(Date().timeIntervalSince1970 * 1000)
-            let old = Identifiers.newMsgID(milliseconds: now - 3_600_000)
-            let new = Identifiers.newMsgID(milliseconds: now + 1000)
+            let old = Identifiers.msgID(milliseconds: now - 3_600_000, node: 0, sequence: 0)
+            let new = Identifiers.msgID(milliseconds: now + 1000, node: 0, sequence: 0)
             #expect(try await test.gateway.deliver(test.message("old", id: old), to: device) == .notConnected)
             #expect(try await test.gateway.deliver(test.message("new", id: new), to: device) == .notConnected)
             let again = try await test.connect(device, secret: secret)
@@ -234,12 +234,18 @@ import Testing
             #expect(replayed.map(\.dup) == [true, false])
 
             // Routed to the connection (a job an earlier process left unfinished): the same.
-            async let routedOld = test.gateway.deliver(test.message("old again", id: Identifiers.newMsgID(milliseconds: now - 1000)), to: device)
+            async let routedOld = test.gateway.deliver(
+                test.message("old again", id: Identifiers.msgID(milliseconds: now - 1000, node: 0, sequence: 0)),
+                to: device
+            )
             let live = try #require(try await again.nextPublish())
             #expect(String(buffer: live.payload) == "old again")
             #expect(live.dup)
             #expect(try await routedOld == .acknowledged)
-            async let routedNew = test.gateway.deliver(test.message("new again", id: Identifiers.newMsgID(milliseconds: now + 2000)), to: device)
+            async let routedNew = test.gateway.deliver(
+                test.message("new again", id: Identifiers.msgID(milliseconds: now + 2000, node: 0, sequence: 0)),
+                to: device
+            )
             let fresh = try #require(try await again.nextPublish())
             #expect(String(buffer: fresh.payload) == "new again")
             #expect(!fresh.dup)

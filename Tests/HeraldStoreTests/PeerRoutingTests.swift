@@ -29,13 +29,20 @@ import Testing
         return (devices[0].appID, devices)
     }
 
-    private func pending(_ store: TestStores, to devices: [DeviceIdentity], appID: Int64, notification: Bool) throws -> PendingPush {
+    private func pending(_ store: TestStores, to devices: [DeviceIdentity], appID: Int64, notification: Bool) async throws -> PendingPush {
         let request = PushRequest(
             audience: .filter(AudienceFilter(registrationID: devices.map(\.registrationID))),
             notification: notification ? PushNotification(alert: "Hi") : nil,
             message: notification ? nil : InAppMessage(msgContent: "Hi")
         )
-        return PendingPush(request, push: try request.validated(), appID: appID, now: Date(), fansOutHere: true)
+        return PendingPush(
+            request,
+            push: try request.validated(),
+            msgID: try await store.api.newMsgID(),
+            appID: appID,
+            now: Date(),
+            fansOutHere: true
+        )
     }
 
     private func routeRows(_ store: TestStores) async throws -> [String: [Int64]] {
@@ -56,7 +63,7 @@ import Testing
             let woken: String? = try await store.sql.withConnection { connection in
                 let notices = try await connection.listen(channel)
                 let accepted = try await store.api.acceptPushes(
-                    [try pending(store, to: devices, appID: appID, notification: false)],
+                    [try await pending(store, to: devices, appID: appID, notification: false)],
                     fanningOutTo: Sink(peerRouting: PeerRouting(deadAfter: .seconds(10)))
                 )
                 #expect(accepted.routedTo == ["b"])
@@ -78,7 +85,7 @@ import Testing
             try await store.sql.query("UPDATE devices SET in_background = true WHERE id = \(devices[1].deviceID)")
 
             let alone = try await store.api.acceptPushes(
-                [try pending(store, to: devices, appID: appID, notification: true)],
+                [try await pending(store, to: devices, appID: appID, notification: true)],
                 fanningOutTo: Sink(peerRouting: nil)
             )
             #expect(alone.routedTo.isEmpty)
@@ -87,7 +94,7 @@ import Testing
 
             // The notification for the device in the background goes to APNs from here.
             let clustered = try await store.api.acceptPushes(
-                [try pending(store, to: devices, appID: appID, notification: true)],
+                [try await pending(store, to: devices, appID: appID, notification: true)],
                 fanningOutTo: Sink(peerRouting: PeerRouting(deadAfter: .seconds(10)))
             )
             #expect(clustered.fannedOut.first?.targets.map(\.deviceID) == [devices[1].deviceID])

@@ -47,7 +47,7 @@ public final class PushAcceptor: Sendable {
             if !accepted.repeated { store.remember(push, msgID: accepted.msgID) }
             return accepted
         }
-        let pending = PendingPush(request, push: push, appID: appID, now: now, fansOutHere: sink != nil)
+        let pending = PendingPush(request, push: push, msgID: try await store.newMsgID(), appID: appID, now: now, fansOutHere: sink != nil)
         // Before the commit: its NOTIFY can wake the center before this task resumes. (A
         // push fanned out at acceptance is handed to the center with its Push.)
         if !pending.fansOut { store.remember(push, msgID: pending.msgID) }

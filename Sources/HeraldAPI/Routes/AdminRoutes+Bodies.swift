@@ -81,8 +81,8 @@ struct SetAPNsCredentialsRequest: Decodable {
         }
         switch type {
         case "token":
-            guard let keyID else { throw .invalidField("key_id", "is required for token credentials") }
-            guard let teamID else { throw .invalidField("team_id", "is required for token credentials") }
+            guard let keyID else { throw .missingField("key_id", "is required for token credentials") }
+            guard let teamID else { throw .missingField("team_id", "is required for token credentials") }
             if certificate != nil { throw .invalidField("certificate", "not used with token credentials") }
             return try APNsCredentialValidator.tokenCredentials(
                 keyID: keyID,
@@ -92,7 +92,7 @@ struct SetAPNsCredentialsRequest: Decodable {
                 environment: environment
             )
         case "certificate":
-            guard let certificate else { throw .invalidField("certificate", "is required for certificate credentials") }
+            guard let certificate else { throw .missingField("certificate", "is required for certificate credentials") }
             if keyID != nil || teamID != nil { throw .invalidField("key_id", "not used with certificate credentials") }
             return try APNsCredentialValidator.certificateCredentials(
                 certificatePEM: certificate,

@@ -19,7 +19,7 @@ struct ReportRoutes {
     @Sendable func received(_ request: Request, context: HeraldRequestContext) async throws -> ReportsResponse {
         let app = try await auth.requireApp(request)
         guard let list = request.uri.queryParameters["msg_ids"].map(String.init), !list.isEmpty else {
-            throw HeraldError.invalidField("msg_ids", "is required (comma-separated message ids)")
+            throw HeraldError.missingField("msg_ids", "is required (comma-separated message ids)")
         }
         // A form-encoded query writes spaces as "+" (no message id contains one).
         let ids = list.replacingOccurrences(of: "+", with: " ").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -24,8 +24,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             switch heraldError.code {
             case .methodNotAllowed:
                 response.headers[.allow] = routes.allowedMethods(path: request.uri.path).map(\.rawValue).joined(separator: ", ")
-            case .payloadTooLarge:
-                // The rest of the body is not read: the connection closes after the answer.
+            case .payloadTooLarge where heraldError.message.hasPrefix("body:"):
+                // A body over the server's limit (not a notification over its size): the
+                // rest of it is not read, so the connection closes after the answer.
                 response.headers[.connection] = "close"
             default:
                 break

@@ -49,7 +49,7 @@ struct JSONBody: Sendable {
     static func translate(_ error: DecodingError) -> HeraldError {
         switch error {
         case .keyNotFound(let key, let context):
-            return .invalidField(path(context.codingPath + [key]), "is required")
+            return .missingField(path(context.codingPath + [key]))
         case .valueNotFound(_, let context):
             return .invalidField(path(context.codingPath), "must not be null")
         case .typeMismatch(let type, let context):

@@ -49,7 +49,7 @@ public struct StrictKeyedContainer<Keys: CodingKey> {
         if let unknown = object.allKeys.first(where: { Keys(stringValue: $0.stringValue) == nil }) {
             let field = CodingPath.describe(codingPath + [unknown])
             let known = Keys.allCases.map(\.stringValue).sorted()
-            throw HeraldError(.invalidJSON, "\(field): unknown field (expected one of \(known.joined(separator: ", ")))")
+            throw HeraldError(.unsupportedKey, "\(field): unknown field (expected one of \(known.joined(separator: ", ")))")
         }
         container = object
     }

@@ -9,26 +9,39 @@ public enum Identifiers {
     public static let masterSecretLength = 40
     public static let registrationIDLength = 20
     /// JPush's app keys and master secrets are both 24 lowercase hex characters; an app
-    /// moved from JPush keeps them (``isJPushMasterSecret(_:)``).
+    /// moved from JPush keeps them (``isMasterSecret(_:)``).
     public static let jpushMasterSecretLength = 24
     /// The lengths of JPush's registration ids (11 for the oldest SDKs, 19 since).
     public static let jpushRegistrationIDLengths = [11, 19]
     public static let deviceSecretLength = 32
-    public static let msgIDLength = 24
+    /// The length of every message id Herald makes (``MsgIDLayout``): 19 decimal digits.
+    public static let msgIDLength = 19
+    /// The length of the message ids Herald made before they were JPush's shape: 24 hex
+    /// characters (48 bits of milliseconds since 1970, then 48 random bits). Stored ones
+    /// stay valid wherever a message id is accepted.
+    public static let legacyMsgIDLength = 24
 
     public static func newAppKey() -> String { RandomToken.hex(byteCount: appKeyLength / 2) }
     public static func newMasterSecret() -> String { RandomToken.hex(byteCount: masterSecretLength / 2) }
     public static func newRegistrationID() -> String { RandomToken.hex(byteCount: registrationIDLength / 2) }
     public static func newDeviceSecret() -> String { RandomToken.hex(byteCount: deviceSecretLength / 2) }
 
-    /// A message id: 48 bits of milliseconds since 1970, then 48 random bits, in hex, so
-    /// ids sort by the time they were accepted.
-    public static func newMsgID(milliseconds: UInt64) -> String {
-        messageIDTime(milliseconds: milliseconds) + RandomToken.hex(byteCount: 6)
+    /// The message id with these parts (``MsgIDLayout``), in decimal: 19 digits for any
+    /// time from mid-2022 to 2084, so ids compare as text as they do as numbers.
+    public static func msgID(milliseconds: UInt64, node: Int, sequence: Int) -> String {
+        String(MsgIDLayout.id(time: MsgIDLayout.time(milliseconds: milliseconds), node: node, sequence: sequence))
     }
 
-    /// The first half of a message id made at that time: every id made earlier sorts below it.
-    public static func messageIDTime(milliseconds: UInt64) -> String {
+    /// The smallest message id made at `milliseconds` since 1970: every id made earlier
+    /// (by any node, and every id in the legacy hex form) sorts below it, as a number and
+    /// as text.
+    public static func msgIDFloor(milliseconds: UInt64) -> String {
+        msgID(milliseconds: milliseconds, node: 0, sequence: 0)
+    }
+
+    /// The time half of a legacy message id made at that time: every legacy id made
+    /// earlier sorts below it.
+    public static func legacyMsgIDTime(milliseconds: UInt64) -> String {
         let time = String(milliseconds & 0xFFFF_FFFF_FFFF, radix: 16)
         return String(repeating: "0", count: 12 - time.count) + time
     }
@@ -49,8 +62,24 @@ public enum Identifiers {
     public static func isMasterSecret(_ value: String) -> Bool {
         isLowerHex(value, length: masterSecretLength) || isLowerHex(value, length: jpushMasterSecretLength)
     }
-    /// Whether `value` has the shape of a message id.
-    public static func isMsgID(_ value: String) -> Bool { isLowerHex(value, length: msgIDLength) }
+
+    /// Whether `value` has the shape of a message id: a positive decimal that fits a signed
+    /// 64-bit integer, written without leading zeros (JPush's shape, which its clients
+    /// read as a `long`), or a legacy id of 24 hex characters.
+    public static func isMsgID(_ value: String) -> Bool {
+        isDecimalMsgID(value) || isLegacyMsgID(value)
+    }
+
+    /// Whether `value` is a legacy message id (24 lowercase hex characters).
+    public static func isLegacyMsgID(_ value: String) -> Bool { isLowerHex(value, length: legacyMsgIDLength) }
+
+    static func isDecimalMsgID(_ value: String) -> Bool {
+        let utf8 = value.utf8
+        guard (1...19).contains(utf8.count), utf8.first != UInt8(ascii: "0"),
+            utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return false }
+        return Int64(value) != nil
+    }
 
     static func isLowerHex(_ value: String, length: Int) -> Bool {
         value.utf8.count == length

@@ -3,7 +3,7 @@ extension PushRequest {
     public func validated() throws(HeraldError) -> Push {
         let audience = try validate(audience)
         if notification == nil && message == nil {
-            throw .invalidField("notification", "a push needs a notification, a message or both")
+            throw .missingField("notification", "a push needs a notification, a message or both")
         }
         if let notification { try validate(notification) }
         if let message { try validate(message) }
@@ -57,7 +57,7 @@ extension PushRequest {
         guard PushRendering.apnsPayloadQuickBound(push) > limit else { return }
         let size = PushRendering.apnsPayloadSizeBound(push)
         guard size > limit else { return }
-        throw .limit(
+        throw .tooLarge(
             "notification",
             "the APNs payload would be \(size) bytes, \(size - limit) over APNs' limit of \(limit) bytes for \(push.pushType.rawValue) pushes; shorten the alert or the extras"
         )
@@ -90,10 +90,10 @@ extension PushRequest {
 
     private func validate(_ notification: PushNotification) throws(HeraldError) {
         if let alert = notification.alert, alert.utf8.count > 4096 {
-            throw .limit("notification.alert", "at most 4096 bytes")
+            throw .tooLarge("notification.alert", "at most 4096 bytes")
         }
         guard let ios = notification.ios else {
-            if notification.alert == nil { throw .invalidField("notification", "needs alert or ios") }
+            if notification.alert == nil { throw .missingField("notification", "needs alert or ios") }
             return
         }
         if let level = ios.interruptionLevel, !["passive", "active", "time-sensitive", "critical"].contains(level) {
@@ -119,7 +119,7 @@ extension PushRequest {
     private func validate(_ message: InAppMessage) throws(HeraldError) {
         if message.msgContent.isEmpty { throw .invalidField("message.msg_content", "must not be empty") }
         if message.msgContent.utf8.count > PushLimits.maxMessageContentBytes {
-            throw .limit("message.msg_content", "at most \(PushLimits.maxMessageContentBytes) bytes")
+            throw .tooLarge("message.msg_content", "at most \(PushLimits.maxMessageContentBytes) bytes")
         }
     }
 

@@ -6,12 +6,18 @@ extension APIStore {
     /// How long a cid is remembered.
     public static let cidWindow: TimeInterval = 24 * 3600
 
+    /// A new message id (``MessageIDs``), for a push about to be accepted.
+    public func newMsgID() async throws -> String {
+        try await msgIDs.next()
+    }
+
     /// Accepts a push: the message and its fan-out job are committed in one transaction
     /// before this returns. A cid seen within 24 hours returns the first push's id and
     /// stores nothing. A replacing push supersedes the app's earlier messages with that
     /// identifier: their undelivered copies are cancelled.
     public func acceptPush(_ request: PushRequest, push: Push, appID: Int64, now: Date = Date()) async throws -> AcceptedPush {
         let json = String(decoding: request.storedJSON, as: UTF8.self)
+        let msgID = try await msgIDs.next()
         for attempt in 1...3 {
             do {
                 return try await transaction { connection in
@@ -33,7 +39,6 @@ extension APIStore {
                             try await connection.query("UPDATE messages SET cid = NULL WHERE id = \(id)", logger: logger)
                         }
                     }
-                    let msgID = Identifiers.newMsgID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
                     if let replace = push.replace {
                         try await supersede(appID: appID, identifier: replace, on: connection)
                     }

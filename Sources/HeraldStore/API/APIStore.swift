@@ -11,8 +11,8 @@ import PostgresNIO
 public struct APIStore: StoreFacade {
     let core: StoreCore
 
-    init(pool: DurablePool, sealer: CredentialSealer, recentPushes: RecentPushes, logger: Logger) {
-        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, logger: logger)
+    init(pool: DurablePool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, logger: Logger) {
+        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
     }
 
     /// Whether the database answers a trivial query.

@@ -32,11 +32,12 @@ extension CenterStore {
 
     /// Deletes up to `limit` messages sent before `cutoff` whose fan-out is finished, with
     /// their deliveries (the trigger of migration 0005); returns how many. Messages are
-    /// found by their ids, which begin with the time they were made in hexadecimal
-    /// milliseconds (``Identifiers/newMsgID(milliseconds:)``), so the unique index on
-    /// `msg_id` reaches the oldest directly; no index on `created_at` is kept for this.
+    /// found by their ids, which sort by the time they were made, as text too (19 digits,
+    /// time first: ``Identifiers/msgIDFloor(milliseconds:)``; the legacy hex ids begin with
+    /// "0" and sort below them all), so the unique index on `msg_id` reaches the oldest
+    /// directly; no index on `created_at` is kept for this. `created_at` still decides.
     public func purgeMessages(sentBefore cutoff: Date, limit: Int = 1_000) async throws -> Int {
-        let bound = Identifiers.messageIDTime(milliseconds: UInt64(max(0, cutoff.timeIntervalSince1970 * 1000)))
+        let bound = Identifiers.msgIDFloor(milliseconds: UInt64(max(0, cutoff.timeIntervalSince1970 * 1000)))
         let rows = try await client.query(
             """
             WITH gone AS (

@@ -8,8 +8,8 @@ import PostgresNIO
 public struct CenterStore: StoreFacade {
     let core: StoreCore
 
-    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, logger: Logger) {
-        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, logger: logger)
+    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, logger: Logger) {
+        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
     }
 }
 
@@ -26,5 +26,12 @@ extension CenterStore {
             wake()
             for try await _ in notifications { wake() }
         }
+    }
+}
+
+extension CenterStore {
+    /// A new message id (``MessageIDs``), for a command sent to devices (a recall).
+    public func newMsgID() async throws -> String {
+        try await msgIDs.next()
     }
 }

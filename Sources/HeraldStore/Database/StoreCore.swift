@@ -4,11 +4,12 @@ import PostgresNIO
 
 /// What the store's facades (``APIStore``, ``CenterStore``, ``GatewayStore``) share: the
 /// pool each uses, the sealer of APNs credentials, this node's cache of pushes it accepted,
-/// and the logger.
+/// the maker of its message ids, and the logger.
 struct StoreCore: Sendable {
     let client: PostgresClient
     let sealer: CredentialSealer
     let recentPushes: RecentPushes
+    let msgIDs: MessageIDs
     let logger: Logger
 }
 
@@ -22,6 +23,7 @@ extension StoreFacade {
     var logger: Logger { core.logger }
     var sealer: CredentialSealer { core.sealer }
     var recentPushes: RecentPushes { core.recentPushes }
+    var msgIDs: MessageIDs { core.msgIDs }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws,
     /// rethrowing its error as is (a ``HeraldError`` stays a ``HeraldError``).

@@ -6,7 +6,7 @@ import Logging
 public struct GatewayStore: StoreFacade {
     let core: StoreCore
 
-    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, logger: Logger) {
-        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, logger: logger)
+    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, logger: Logger) {
+        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
     }
 }

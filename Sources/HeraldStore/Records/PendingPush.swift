@@ -27,10 +27,12 @@ public final class PendingPush: Sendable {
     /// to live above 0).
     let devicePayload: [UInt8]?
 
-    /// - Parameter fansOutHere: whether a center in this process takes the pushes fanned
-    ///   out at acceptance.
-    public init(_ request: PushRequest, push: Push, appID: Int64, now: Date, fansOutHere: Bool) {
-        msgID = Identifiers.newMsgID(milliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
+    /// - Parameters:
+    ///   - msgID: its message id (``APIStore/newMsgID()``).
+    ///   - fansOutHere: whether a center in this process takes the pushes fanned out at
+    ///     acceptance.
+    public init(_ request: PushRequest, push: Push, msgID: String, appID: Int64, now: Date, fansOutHere: Bool) {
+        self.msgID = msgID
         self.appID = appID
         json = String(decoding: request.storedJSON, as: UTF8.self)
         identifier = push.identifier(msgID: msgID)
