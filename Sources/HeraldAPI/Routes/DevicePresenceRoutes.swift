@@ -31,7 +31,8 @@ struct DevicePresenceRoutes {
         }
         let presence = try await store.presence(appID: app.id, registrationIDs: ids)
         var answer: [String: DeviceStatusEntry?] = [:]
-        for id in ids { answer[id] = presence[id].map(DeviceStatusEntry.init) }
+        // updateValue: assigning nil through the subscript would drop the key, not write null.
+        for id in ids { answer.updateValue(presence[id].map(DeviceStatusEntry.init), forKey: id) }
         return VerbatimKeysResponse(answer)
     }
 }

@@ -23,7 +23,7 @@ struct ReceivedEntry: Encodable {
         try container.encode(breakdown.connection(.android).received, forKey: .androidReceived)
         try container.encode(breakdown.apns.sent, forKey: .iosAPNsSent)
         try container.encode(breakdown.apns.received, forKey: .iosAPNsReceived)
-        try container.encode(breakdown.hasMessage ? breakdown.connection(.apple).received : 0, forKey: .iosMsgReceived)
+        try container.encode(breakdown.appleMessagesReceived, forKey: .iosMsgReceived)
         try container.encodeNil(forKey: .wpMPNsSent)
     }
 }
@@ -52,9 +52,15 @@ struct ReceivedDetailEntry: Encodable {
         try container.encodeNil(forKey: .androidPNsSent)
         try container.encode(breakdown.apns.sent, forKey: .iosAPNsSent)
         try container.encode(breakdown.apns.received, forKey: .iosAPNsReceived)
-        try container.encode(breakdown.hasMessage ? breakdown.connection(.apple).received : 0, forKey: .iosMsgReceived)
+        try container.encode(breakdown.appleMessagesReceived, forKey: .iosMsgReceived)
         try container.encodeNil(forKey: .wpMPNsSent)
     }
+}
+
+extension DeliveryBreakdown {
+    /// In-app messages Apple devices acknowledged: they travel only in the inbox copy, which
+    /// a device reads over its connection whichever channel carried the notification.
+    var appleMessagesReceived: Int { hasMessage ? connection(.apple).received + apns.received : 0 }
 }
 
 /// `GET /v3/messages/detail`: `{"msg_id", "details": {"notification": {...}, "message": {...}}}`,
