@@ -31,16 +31,22 @@ public func buildRouter(
     AdminRoutes(store: store, auth: auth, body: body, apnsDestination: configuration.apnsDestination).register(on: &routes)
     DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
     DeviceImportRoutes(store: store, auth: auth, batchSize: configuration.importBatchSize).register(on: &routes)
-    AliasRoutes(store: store, auth: auth).register(on: &routes)
+    AliasRoutes(store: store, auth: auth, body: body).register(on: &routes)
     TagRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    let acceptor = PushAcceptor(store: store, sink: sink)
     PushRoutes(
         store: store,
-        acceptor: PushAcceptor(store: store, sink: sink),
+        acceptor: acceptor,
         auth: auth,
         body: body,
         recallWindow: configuration.recallWindow
     ).register(on: &routes)
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    // JPush's v3 routes beyond push, devices and tags.
+    DevicePresenceRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    PushPoolRoutes(auth: auth).register(on: &routes)
+    BatchPushRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
+    JPushReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
     table.set(routes.table)
     return (router, routes.table)
 }

@@ -4,8 +4,8 @@ import ArgumentParser
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "Show, update or delete a device (app key and master secret); import devices (admin token).",
-        subcommands: [Show.self, Update.self, Delete.self, DevicesImportCommand.self]
+        abstract: "Show, update or delete a device, or whether devices are online (app key and master secret); import devices (admin token).",
+        subcommands: [Show.self, Update.self, Delete.self, Status.self, DevicesImportCommand.self]
     )
 
     struct Show: AsyncParsableCommand {
@@ -79,6 +79,57 @@ struct DevicesCommand: AsyncParsableCommand {
             let response = try await client.delete("/v3/devices/\(APIClient.segment(registrationID))", .app)
             try output.emit(response) { "deleted device \(registrationID)" }
         }
+    }
+}
+
+extension DevicesCommand {
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show whether devices are connected, and when they last were.",
+            discussion: """
+                ONLINE is yes while the device holds a connection; LAST_ONLINE (UTC) is when its last \
+                connection closed, - while it is online or if it never connected. A registration id that \
+                is no device of this app shows "not in this app".
+                Example: heraldctl devices status 0123456789abcdef0123 abcdef0123456789abcd
+                """
+        )
+
+        @Argument(help: ArgumentHelp("The registration ids (at most 1000).", valueName: "rid")) var registrationIDs: [String]
+
+        @OptionGroup(title: "Connection") var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            if registrationIDs.isEmpty { throw ValidationError("Name at least one registration id.") }
+        }
+
+        func run() async throws {
+            let client = try connection.client()
+            let response = try await client.send("POST", "/v3/devices/status", json: ["registration_ids": registrationIDs], .app)
+            try output.emit(response) { () throws(CLIError) in
+                let statuses = try response.decode([String: DevicePresence?].self, url: client.connection.displayURL)
+                var table = TableRenderer(["REGISTRATION_ID", "ONLINE", "LAST_ONLINE"])
+                for id in registrationIDs {
+                    guard case .some(.some(let presence)) = statuses[id] else {
+                        table.append([id, "not in this app", "-"])
+                        continue
+                    }
+                    table.append([id, presence.online ? "yes" : "no", presence.lastOnlineTime ?? "-"])
+                }
+                return table.render()
+            }
+        }
+    }
+}
+
+/// One device's presence in `POST /v3/devices/status` (null: no device of this app).
+struct DevicePresence: Decodable {
+    var online: Bool
+    var lastOnlineTime: String?
+
+    enum CodingKeys: String, CodingKey {
+        case online
+        case lastOnlineTime = "last_online_time"
     }
 }
 

@@ -33,6 +33,7 @@ struct HeraldCtl: AsyncParsableCommand {
             PushCommand.self,
             RecallCommand.self,
             StatusCommand.self,
+            ReportCommand.self,
             ConfigCommand.self,
         ]
     )

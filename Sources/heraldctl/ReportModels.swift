@@ -119,3 +119,75 @@ struct MessageStatuses: Decodable {
         case messageID = "msg_id"
     }
 }
+
+/// `GET /v3/received/detail` → 200: one per message. Missing or null counts read as nil.
+struct JPushReceived: Decodable {
+    var messageID: String
+    var jpushReceived: Int?
+    var apnsSent: Int?
+    var apnsReceived: Int?
+    var messagesReceived: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case messageID = "msg_id"
+        case jpushReceived = "jpush_received"
+        case apnsSent = "ios_apns_sent"
+        case apnsReceived = "ios_apns_received"
+        case messagesReceived = "ios_msg_received"
+    }
+}
+
+/// `GET /v3/messages/detail` → 200: one per message, with a view per kind of content.
+struct JPushMessageDetail: Decodable {
+    struct Counts: Decodable {
+        var target: Int?
+        var sent: Int?
+        var received: Int?
+        var click: Int?
+    }
+
+    struct View: Decodable {
+        struct Android: Decodable {
+            var jgAndroid: Counts?
+            enum CodingKeys: String, CodingKey { case jgAndroid = "jg_android" }
+        }
+
+        struct IOS: Decodable {
+            var jgIOS: Counts?
+            var apns: Counts?
+            enum CodingKeys: String, CodingKey {
+                case jgIOS = "jg_ios"
+                case apns
+            }
+        }
+
+        var counts: Counts
+        var subAndroid: Android?
+        var subIOS: IOS?
+
+        enum CodingKeys: String, CodingKey {
+            case subAndroid = "sub_android"
+            case subIOS = "sub_ios"
+        }
+
+        init(from decoder: any Decoder) throws {
+            counts = try Counts(from: decoder)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            subAndroid = try container.decodeIfPresent(Android.self, forKey: .subAndroid)
+            subIOS = try container.decodeIfPresent(IOS.self, forKey: .subIOS)
+        }
+    }
+
+    struct Details: Decodable {
+        var notification: View?
+        var message: View?
+    }
+
+    var messageID: String
+    var details: Details
+
+    enum CodingKeys: String, CodingKey {
+        case messageID = "msg_id"
+        case details
+    }
+}

@@ -75,7 +75,7 @@ struct HTTPEdgeTests {
             let response = try #require(try await connection.response())
             #expect(response.status == 405, "\(response)")
             #expect(response.header("Allow") == "GET", "\(response)")
-            try await connection.send("PUT /admin/v1/apps/some-key HTTP/1.1\r\nHost: herald\r\n\r\n")
+            try await connection.send("PUT /admin/v1/apps/0123456789abcdef01234567 HTTP/1.1\r\nHost: herald\r\n\r\n")
             let other = try #require(try await connection.response())
             #expect(other.status == 405, "\(other)")
             #expect(Set(other.header("Allow")?.components(separatedBy: ", ") ?? []) == ["GET", "DELETE"], "\(other)")

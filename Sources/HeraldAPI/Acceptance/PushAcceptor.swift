@@ -58,6 +58,66 @@ public final class PushAcceptor: Sendable {
         }
     }
 
+    /// Accepts the pushes of a batch single push, each with its cid (checked: no push of
+    /// the app stored it in the last 24 hours, and older ones were cleared, see
+    /// ``APIStore/prepareCIDs(appID:cids:now:)``). They go through the group commit
+    /// together, so a thousand of them cost a few commits; a push with a replace is
+    /// committed alone. One outcome per push, in order: a push that fails fails alone.
+    ///
+    /// A cid another request stored meanwhile answers with that request's push, as a
+    /// repeated cid does.
+    public func accept(
+        batch: [(request: PushRequest, push: Push, cid: String)],
+        appID: Int64,
+        now: Date = Date()
+    ) async -> [Result<AcceptedPush, any Error>] {
+        await withTaskGroup(of: (Int, Result<AcceptedPush, any Error>).self) { group in
+            for (index, entry) in batch.enumerated() {
+                group.addTask {
+                    do {
+                        return (index, .success(try await self.accept(entry.request, push: entry.push, cid: entry.cid, appID: appID, now: now)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var outcomes = [Result<AcceptedPush, any Error>?](repeating: nil, count: batch.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes.map { $0! }
+        }
+    }
+
+    private func accept(_ request: PushRequest, push: Push, cid: String, appID: Int64, now: Date) async throws -> AcceptedPush {
+        var withCID = push
+        withCID.cid = cid
+        if push.replace != nil {
+            return try await accept(request, push: withCID, appID: appID, now: now)
+        }
+        var grouped = push
+        grouped.cid = nil
+        let pending = PendingPush(
+            request,
+            push: grouped,
+            msgID: try await store.newMsgID(),
+            cid: cid,
+            appID: appID,
+            now: now,
+            fansOutHere: sink != nil
+        )
+        if !pending.fansOut { store.remember(grouped, msgID: pending.msgID) }
+        switch await commits.submit(pending) {
+        case .committed:
+            return AcceptedPush(msgID: pending.msgID, cid: cid, repeated: false)
+        case .unmatched:
+            // Not stored: its cid was stored meanwhile, or its device was deleted since the
+            // caller checked. The push committed alone tells which (and clears a cid that
+            // went stale meanwhile).
+            return try await accept(request, push: withCID, appID: appID, now: now)
+        case .failed(let error):
+            throw error
+        }
+    }
+
     /// One statement for the batch; on failure, each push on its own. What was fanned out
     /// goes to the local center as soon as it is committed.
     private static func commit(_ pushes: [PendingPush], in store: APIStore, sink: (any FannedOutPushSink)?) async -> [Outcome] {

@@ -18,17 +18,22 @@ struct ReportRoutes {
     /// waiting, opened, recalled, replaced, expired.
     @Sendable func received(_ request: Request, context: HeraldRequestContext) async throws -> ReportsResponse {
         let app = try await auth.requireApp(request)
+        let reports = try await store.reports(appID: app.id, msgIDs: try Self.msgIDs(request))
+        return ReportsResponse(reports: reports.map(ReportResponse.init))
+    }
+
+    /// The query's `msg_ids`: 1 to 100 comma-separated message ids.
+    static func msgIDs(_ request: Request) throws(HeraldError) -> [String] {
         guard let list = request.uri.queryParameters["msg_ids"].map(String.init), !list.isEmpty else {
             throw HeraldError.missingField("msg_ids", "is required (comma-separated message ids)")
         }
         // A form-encoded query writes spaces as "+" (no message id contains one).
         let ids = list.replacingOccurrences(of: "+", with: " ").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        if ids.count > 100 { throw HeraldError.limit("msg_ids", "at most 100 per request (got \(ids.count))") }
+        if ids.count > 100 { throw .limit("msg_ids", "at most 100 per request (got \(ids.count))") }
         for (index, id) in ids.enumerated() where !Identifiers.isMsgID(id) {
-            throw HeraldError.invalidField("msg_ids[\(index)]", "not a message id")
+            throw .invalidField("msg_ids[\(index)]", "not a message id")
         }
-        let reports = try await store.reports(appID: app.id, msgIDs: ids)
-        return ReportsResponse(reports: reports.map(ReportResponse.init))
+        return ids
     }
 
     /// Each registration id's status for one message.

@@ -20,6 +20,18 @@ struct JSONBody: Sendable {
         from request: Request,
         fast: (UnsafeRawBufferPointer) -> Value?
     ) async throws -> Value {
+        let buffer = try await bytes(of: request)
+        if let value = buffer.withUnsafeReadableBytes(fast) { return value }
+        do {
+            return try JSONDecoder().decode(Value.self, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw Self.translate(error)
+        }
+    }
+
+    /// The body, checked to be JSON by its media type, within the size limit and not
+    /// empty; not parsed.
+    func bytes(of request: Request) async throws -> ByteBuffer {
         if let contentType = request.headers[.contentType] {
             let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingHTTPWhitespace.lowercased() }
             guard mediaType == "application/json" else {
@@ -38,12 +50,7 @@ struct JSONBody: Sendable {
         guard buffer.readableBytes > 0 else {
             throw HeraldError(.invalidJSON, "body: expected a JSON object")
         }
-        if let value = buffer.withUnsafeReadableBytes(fast) { return value }
-        do {
-            return try JSONDecoder().decode(Value.self, from: Data(buffer.readableBytesView))
-        } catch let error as DecodingError {
-            throw Self.translate(error)
-        }
+        return buffer
     }
 
     static func translate(_ error: DecodingError) -> HeraldError {

@@ -1,9 +1,15 @@
 import HTTPTypes
+import HeraldCore
 import NIOConcurrencyHelpers
 
 /// Every route Herald serves, as (method, path template). The router is built from the
 /// same list that answers "does this path exist with another method" (405) and that the
 /// tests compare with `openapi.yaml`.
+///
+/// A parameter whose values have a shape (a message id, a registration id, an app key)
+/// matches only values of that shape: `GET /v3/push/quotas` names no message, so it is a
+/// path no route has (404), not a `DELETE /v3/push/{msg_id}` asked with the wrong method
+/// (405).
 public struct RouteTable: Sendable {
     public struct Route: Sendable, Hashable {
         public var method: HTTPRequest.Method
@@ -32,7 +38,7 @@ public struct RouteTable: Sendable {
         var methods: [HTTPRequest.Method] = []
         for route in routes {
             let template = route.path.split(separator: "/", omittingEmptySubsequences: true)
-            guard template.count == segments.count, zip(template, segments).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) else { continue }
+            guard template.count == segments.count, zip(template, segments).allSatisfy(Self.matches) else { continue }
             // Which segments are literal: the router takes the first literal it can.
             let literal = template.map { !$0.hasPrefix("{") }
             if methods.isEmpty || Self.isMoreSpecific(literal, than: best) {
@@ -43,6 +49,19 @@ public struct RouteTable: Sendable {
             }
         }
         return methods
+    }
+
+    /// Whether a path segment fits a template segment: the same literal, or a value of the
+    /// parameter's shape.
+    private static func matches(_ template: Substring, _ segment: Substring) -> Bool {
+        guard template.hasPrefix("{") else { return template == segment }
+        let value = String(segment)
+        switch template {
+        case "{msg_id}": return Identifiers.isMsgID(value)
+        case "{registration_id}": return Identifiers.isRegistrationID(value)
+        case "{app_key}": return Identifiers.isAppKey(value)
+        default: return true
+        }
     }
 
     private static func isMoreSpecific(_ one: [Bool], than other: [Bool]) -> Bool {

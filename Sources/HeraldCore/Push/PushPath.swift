@@ -3,7 +3,9 @@
 ///
 /// - A push with a cid or a replace is committed alone: both read and lock earlier
 ///   messages of the app, which a group commit can't do for one of its members. Any other
-///   push is group-committed with the pushes arriving meanwhile.
+///   push is group-committed with the pushes arriving meanwhile. (A batch single push
+///   checks its cids beforehand and hands each push to the group commit without its cid,
+///   carried apart by its `PendingPush`.)
 /// - A push whose audience is an explicit list (registration ids or aliases, not both, no
 ///   tags) and that leaves the badge alone (a badge change is read and written per device,
 ///   in order) is fanned out whole in one statement; others are fanned out batch by batch

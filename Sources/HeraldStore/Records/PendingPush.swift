@@ -8,6 +8,9 @@ import HeraldCore
 public final class PendingPush: Sendable {
     public let msgID: String
     let appID: Int64
+    /// The client's idempotency key, for a push of a batch single push (see
+    /// ``init(_:push:cid:appID:now:fansOutHere:)``); nil for every other push.
+    let cid: String?
     /// The request as stored (`messages.request`).
     let json: String
     let identifier: String
@@ -29,11 +32,17 @@ public final class PendingPush: Sendable {
 
     /// - Parameters:
     ///   - msgID: its message id (``APIStore/newMsgID()``).
+    ///   - cid: the push's cid, kept apart from `push` (whose own cid is nil, so that its
+    ///     ``PushPath`` is a group commit's). Only a batch single push gives one: it has
+    ///     already answered the cids stored in the last 24 hours and cleared older ones, so a
+    ///     cid can only clash with one committed meanwhile; the statement then stores
+    ///     nothing for it and the caller reads the first push back.
     ///   - fansOutHere: whether a center in this process takes the pushes fanned out at
     ///     acceptance.
-    public init(_ request: PushRequest, push: Push, msgID: String, appID: Int64, now: Date, fansOutHere: Bool) {
+    public init(_ request: PushRequest, push: Push, msgID: String, cid: String? = nil, appID: Int64, now: Date, fansOutHere: Bool) {
         self.msgID = msgID
         self.appID = appID
+        self.cid = cid
         json = String(decoding: request.storedJSON, as: UTF8.self)
         identifier = push.identifier(msgID: msgID)
         timeToLive = Int32(clamping: push.timeToLive)

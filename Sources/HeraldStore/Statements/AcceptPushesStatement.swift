@@ -25,9 +25,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[],
                                  $4::text[], $5::integer[],
                                  $6::timestamptz[], $7::timestamptz[], $8::boolean[],
-                                 $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[])
+                                 $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[], $19::text[])
                 WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
-                                     payload, notifies, idx)
+                                     payload, notifies, cid, idx)
         ), apps AS (
             -- Once per app, what a foreign key did per message (migration 0007): an app
             -- deleted meanwhile stores nothing, and none is deleted before this commits.
@@ -44,11 +44,23 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at, fanned_out_at)
             SELECT i.msg_id, i.app_id, i.request::json, i.identifier, i.ttl, i.expires_at, i.created_at,
                    CASE WHEN i.fans_out THEN now() END
-            FROM input i WHERE i.app_id IN (SELECT id FROM apps) AND (i.checked OR i.idx IN (SELECT idx FROM targets))
+            FROM input i WHERE i.cid = '' AND i.app_id IN (SELECT id FROM apps) AND (i.checked OR i.idx IN (SELECT idx FROM targets))
             ORDER BY i.idx
             RETURNING id, msg_id
+        ), mc AS (
+            -- Pushes with a cid ('' for none; batch single push): one whose cid another commit stored
+            -- meanwhile is not stored, and its caller reads that push back. Apart, so the
+            -- pushes without one don't pay for the conflict check.
+            INSERT INTO messages (msg_id, app_id, cid, request, identifier, time_to_live, expires_at, created_at, fanned_out_at)
+            SELECT i.msg_id, i.app_id, i.cid, i.request::json, i.identifier, i.ttl, i.expires_at, i.created_at,
+                   CASE WHEN i.fans_out THEN now() END
+            FROM input i WHERE i.cid <> '' AND i.app_id IN (SELECT id FROM apps) AND (i.checked OR i.idx IN (SELECT idx FROM targets))
+            ORDER BY i.idx
+            ON CONFLICT (app_id, cid) WHERE cid IS NOT NULL DO NOTHING
+            RETURNING id, msg_id
         ), stored AS (
-            SELECT i.idx, m.id, i.msg_id, i.fans_out, i.inboxed, i.payload, i.expires_at FROM m JOIN input i ON i.msg_id = m.msg_id
+            SELECT i.idx, m.id, i.msg_id, i.fans_out, i.inboxed, i.payload, i.expires_at
+            FROM (SELECT * FROM m UNION ALL SELECT * FROM mc) AS m JOIN input i ON i.msg_id = m.msg_id
         ), j AS (
             INSERT INTO push_jobs (message_id, kind, cursor_device, leased_until, leased_by, attempts)
             SELECT s.id, 'push', CASE WHEN s.fans_out THEN 9223372036854775807 ELSE 0 END,
@@ -98,7 +110,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
     var peerDeadAfter: Double
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 18)
+        var bindings = PostgresBindings(capacity: 19)
         bindings.append(pushes.map(\.msgID))
         bindings.append(pushes.map(\.appID))
         bindings.append(pushes.map(\.json))
@@ -117,6 +129,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         bindings.append(node)
         bindings.append(peerDeadAfter)
         bindings.append(pushes.map { $0.push.notification != nil })
+        bindings.append(pushes.map { $0.cid ?? "" })  // no cid is empty (PushRequest.validated)
         return bindings
     }
 
