@@ -25,7 +25,7 @@ public final class PendingPush: Sendable {
     public let fansOut: Bool
     /// What goes into the inboxes when it is fanned out at acceptance and stored (a time
     /// to live above 0).
-    let devicePayload: [UInt8]?
+    let devicePayloads: DevicePayloads?
 
     /// - Parameter fansOutHere: whether a center in this process takes the pushes fanned
     ///   out at acceptance.
@@ -44,7 +44,7 @@ public final class PendingPush: Sendable {
         self.path = path
         let fansOut = fansOutHere && path.fansOutAtAcceptance
         self.fansOut = fansOut
-        devicePayload = fansOut && push.timeToLive > 0 ? PushRendering.devicePayload(push, msgID: msgID) : nil
+        devicePayloads = fansOut && push.timeToLive > 0 ? PushRendering.devicePayloads(push, msgID: msgID) : nil
     }
 }
 
@@ -65,7 +65,7 @@ extension PendingPush {
                 superseded: false
             ),
             targets: [],
-            devicePayload: devicePayload
+            devicePayloads: devicePayloads
         )
     }
 }
