@@ -146,6 +146,18 @@ import Testing
         }
         // An alert alone renders once for every platform.
         #expect(PushRendering.devicePayloads(try self.push(#""notification": {"alert": "hi"}"#), msgID: "m").android == nil)
+        // A device whose platform's part and alert are both missing gets the other rendering:
+        // once for every platform.
+        let iosOnly = PushRendering.devicePayloads(try self.push(#""notification": {"ios": {"alert": "i", "badge": 2}}"#), msgID: "m")
+        #expect(iosOnly.android == nil)
+        let iosOnAndroid = try #require(try Self.object(iosOnly.payload(for: .android))["notification"] as? [String: Any])
+        #expect(iosOnAndroid["alert"] as? String == "i")
+        #expect(iosOnAndroid["badge"] as? Int == 2)
+        let androidOnly = PushRendering.devicePayloads(try self.push(#""notification": {"android": {"alert": "a", "title": "t"}}"#), msgID: "m")
+        #expect(androidOnly.android == nil)
+        let androidOnIOS = try #require(try Self.object(androidOnly.payload(for: .ios))["notification"] as? [String: Any])
+        #expect(androidOnIOS["alert"] as? String == "a")
+        #expect(androidOnIOS["title"] as? String == "t")
     }
 
     @Test func voipGoesToTheVoIPTokenBesideTheNotificationOrAlone() throws {

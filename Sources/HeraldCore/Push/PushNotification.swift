@@ -35,8 +35,16 @@ public struct PushNotification: Sendable, Hashable, Codable {
     /// alert, an iOS part, or a VoIP payload.
     public var reachesApple: Bool { alert != nil || ios != nil || voip != nil }
 
-    /// Whether the Android rendering differs from the one other devices get.
-    var hasPlatformParts: Bool { ios != nil || android != nil || voip != nil }
+    /// Whether a device gets the Android rendering: an Android device when the notification
+    /// has something for Android (its part, or `alert`), another device when it has nothing
+    /// else (no `alert`, iOS part or VoIP payload). A device whose platform's rendering would
+    /// be empty gets the other one, as every device got the iOS rendering before Herald
+    /// took JPush's parts: a push with only an iOS part still shows on Android.
+    func rendersAndroidPart(android: Bool) -> Bool {
+        let forAndroid = alert != nil || self.android != nil
+        let forOthers = alert != nil || ios != nil || voip != nil
+        return android ? forAndroid || !forOthers : !forOthers && forAndroid
+    }
 }
 
 /// JPush's custom message (`message`): delivered over the MQTT connection only, never shown

@@ -5,8 +5,10 @@ public enum PushRendering {
     /// notification, every other device the standard one (``DevicePayloads``).
     public static func devicePayloads(_ push: Push, msgID: String) -> DevicePayloads {
         let standard = devicePayload(push, msgID: msgID, android: false)
-        // Without a platform's part, the renderings are the same: rendered once.
-        guard push.notification?.hasPlatformParts == true else { return DevicePayloads(standard: standard) }
+        // The same rendering for every device: rendered once.
+        guard let notification = push.notification, notification.rendersAndroidPart(android: true) != notification.rendersAndroidPart(android: false),
+            notification.android != nil || notification.ios != nil || notification.voip != nil
+        else { return DevicePayloads(standard: standard) }
         return DevicePayloads(standard: standard, android: devicePayload(push, msgID: msgID, android: true))
     }
 
@@ -21,7 +23,7 @@ public enum PushRendering {
         json.field("identifier", push.identifier(msgID: msgID))
         if let notification = push.notification {
             json.field("type", push.replace != nil ? "replace" : "notification")
-            if android {
+            if notification.rendersAndroidPart(android: android) {
                 json.object("notification") { $0.writeAndroidNotification(notification) }
             } else {
                 json.object("notification") { $0.writeDeviceNotification(notification) }
