@@ -33,6 +33,30 @@ import Testing
         }
     }
 
+    @Test func validateCountsTheAudienceNarrowedToThePlatforms() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            _ = try await api.registerDevice(app, platform: "ios", apnsToken: randomAPNsToken())
+            _ = try await api.registerDevice(app, platform: "ipados")
+            _ = try await api.registerDevice(app, platform: "android")
+            _ = try await api.registerDevice(app, platform: "linux")
+            for (platform, size) in [
+                (#""all""#, 4), (#"["android"]"#, 1), (#"["ios"]"#, 2), (#"["ipados", "linux"]"#, 2), (#"["android", "ios"]"#, 3),
+            ] {
+                let reply = try await api.send(
+                    .post,
+                    "/v3/push/validate",
+                    auth: app.auth,
+                    json: #"{"platform": \#(platform), "audience": "all", "notification": {"alert": "Hi"}, "options": {"sendno": 3}}"#
+                )
+                #expect(reply.status == 200, "\(platform): \(reply.body)")
+                #expect(try reply.json["audience_size"] as? Int == size, "\(platform): \(reply.body)")
+                #expect(try reply.string("sendno") == "3")
+                #expect(try reply.string("msg_id") == "0")
+            }
+        }
+    }
+
     @Test func theOverridingPushReplacesTheMessageItNames() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()
