@@ -144,6 +144,27 @@ import Testing
         }
     }
 
+    @Test func theSDKHandsOnExtrasOfAnyKindAsText() async throws {
+        try await TestNode.run { test in
+            let android = try await test.register(platform: "android", alias: "droid")
+            try await test.online(android) { reader in
+                let sent = try await test.push([
+                    "platform": ["android"], "audience": ["alias": ["droid"]],
+                    "notification": ["android": ["alert": "Hi", "title": "T", "extras": ["news_id": 134, "name": "n", "item": ["id": 7]]]],
+                    "message": ["msg_content": "m", "extras": ["count": 2, "on": true]],
+                ])
+                #expect(sent.status == 200)
+                let notification = try #require(try await reader.next(where: \.isNotification)?.notification)
+                #expect(notification.alert == "Hi")
+                #expect(notification.title == "T")
+                #expect(notification.extras == ["news_id": "134", "name": "n", "item": #"{"id":7}"#])
+                let message = try #require(try await reader.next(where: { if case .message = $0 { true } else { false } }))
+                guard case .message(let body) = message else { return }
+                #expect(body.extras == ["count": "2", "on": "true"])
+            }
+        }
+    }
+
     private static func json(_ payload: ByteBuffer) -> JSON {
         (try? JSONDecoder().decode(JSON.self, from: Data(payload.readableBytesView))) ?? .null
     }
