@@ -58,34 +58,40 @@ struct DeliveryRouter: Sendable {
     /// handing it around doesn't copy the message).
     final class Prepared: Sendable {
         let message: MessageRecord
+        let payloads: DevicePayloads
+        /// The standard rendering, and the Android one when it differs.
         let devicePayload: ByteBuffer
+        let androidPayload: ByteBuffer?
         let apnsPayload: [UInt8]
+        /// The VoIP push sent beside the notification, when the push has one.
+        let voipPayload: [UInt8]?
         let hasNotification: Bool
+        /// Whether Apple devices have something of it to get from APNs.
+        let reachesApple: Bool
         let stored: Bool
 
-        /// What goes into the inboxes: the device payload when the message is stored (a
+        /// What goes into the inboxes: the device payloads when the message is stored (a
         /// time to live above 0), else nil.
-        var storedPayload: [UInt8]? { stored ? Array(buffer: devicePayload) : nil }
+        var storedPayload: DevicePayloads? { stored ? payloads : nil }
 
-        init(message: MessageRecord, devicePayload: ByteBuffer, apnsPayload: [UInt8], hasNotification: Bool, stored: Bool) {
+        init(message: MessageRecord, payloads: DevicePayloads) {
+            let push = message.push
             self.message = message
-            self.devicePayload = devicePayload
-            self.apnsPayload = apnsPayload
-            self.hasNotification = hasNotification
-            self.stored = stored
+            self.payloads = payloads
+            devicePayload = ByteBuffer(bytes: payloads.standard)
+            androidPayload = payloads.android.map { ByteBuffer(bytes: $0) }
+            // Only a notification ever goes to APNs.
+            apnsPayload = push.notification == nil ? [] : PushRendering.apnsPayload(push, msgID: message.msgID)
+            voipPayload = push.hasVoIPCompanion ? PushRendering.voipPayload(push, msgID: message.msgID) : nil
+            hasNotification = push.notification != nil
+            reachesApple = push.notification?.reachesApple == true
+            stored = push.timeToLive > 0
         }
     }
 
-    /// `devicePayload`: the message as already rendered for the inboxes, if it was.
-    func prepare(_ message: MessageRecord, devicePayload: [UInt8]? = nil) -> Prepared {
-        Prepared(
-            message: message,
-            devicePayload: ByteBuffer(bytes: devicePayload ?? PushRendering.devicePayload(message.push, msgID: message.msgID)),
-            // Only a notification ever goes to APNs.
-            apnsPayload: message.push.notification == nil ? [] : PushRendering.apnsPayload(message.push, msgID: message.msgID),
-            hasNotification: message.push.notification != nil,
-            stored: message.push.timeToLive > 0
-        )
+    /// `devicePayloads`: the message as already rendered for the inboxes, if it was.
+    func prepare(_ message: MessageRecord, devicePayloads: DevicePayloads? = nil) -> Prepared {
+        Prepared(message: message, payloads: devicePayloads ?? PushRendering.devicePayloads(message.push, msgID: message.msgID))
     }
 
     /// Routes a batch and records every outcome.
@@ -115,15 +121,14 @@ struct DeliveryRouter: Sendable {
         var elsewhere: [[FanOutTarget]] = Array(repeating: [], count: batches.count)
         for (index, (prepared, targets)) in batches.enumerated() {
             let message = prepared.message
-            let gatewayMessage = GatewayMessage(
-                msgID: message.msgID,
-                payload: prepared.devicePayload,
-                timeToLive: prepared.stored ? .seconds(max(1, Int64(message.expiresAt.timeIntervalSinceNow))) : .zero
-            )
+            let timeToLive: Duration = prepared.stored ? .seconds(max(1, Int64(message.expiresAt.timeIntervalSinceNow))) : .zero
+            let gatewayMessage = GatewayMessage(msgID: message.msgID, payload: prepared.devicePayload, timeToLive: timeToLive)
+            let androidMessage = prepared.androidPayload.map { GatewayMessage(msgID: message.msgID, payload: $0, timeToLive: timeToLive) }
             for target in targets {
                 if !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID) {
                     let device = DeviceIdentity(deviceID: target.deviceID, appID: message.appID, registrationID: target.registrationID)
-                    deliveries.append(GatewayDelivery(message: gatewayMessage, device: device, seq: target.inboxSeq))
+                    let rendered = target.platform == .android ? androidMessage ?? gatewayMessage : gatewayMessage
+                    deliveries.append(GatewayDelivery(message: rendered, device: device, seq: target.inboxSeq))
                     owners.append((index, target))
                 } else {
                     elsewhere[index].append(target)
@@ -165,7 +170,7 @@ struct DeliveryRouter: Sendable {
         for target in targets {
             if outcomes[target.deviceID] == .acknowledged {
                 updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp))
-            } else if prepared.hasNotification, canUseAPNs(target, push: prepared.message.push) {
+            } else if prepared.reachesApple, canUseAPNs(target, push: prepared.message.push) {
                 fallbacks.append(target)
             } else {
                 updates.append(DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired))
@@ -173,132 +178,6 @@ struct DeliveryRouter: Sendable {
         }
         metrics.tcpDelivered(updates.count { $0.state == .tcp })
         return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0))
-    }
-
-    /// Sends notifications to APNs concurrently (the client's stream limits pace them) and
-    /// records each answer as it comes, with the answers of the moment (``recorder``): a
-    /// copy APNs took shows as sent at once, not when the slowest copy of its batch is
-    /// answered (or times out), and a crash meanwhile doesn't send it again. Returns the
-    /// outcomes that could not be recorded, for the caller to record with its own.
-    func sendToAPNs(_ prepared: Prepared, targets: [FanOutTarget], attempts: Int) async -> [DeliveryUpdate] {
-        guard !targets.isEmpty else { return [] }
-        let messageID = prepared.message.id
-        return await withTaskGroup(of: DeliveryUpdate?.self) { group in
-            for target in targets {
-                group.addTask {
-                    let update = await self.sendToAPNs(prepared, target: target, attempts: attempts)
-                    return await self.recorder.submit((messageID, update)) ? nil : update
-                }
-            }
-            var unrecorded: [DeliveryUpdate] = []
-            for await update in group {
-                if let update { unrecorded.append(update) }
-            }
-            return unrecorded
-        }
-    }
-
-    private func sendToAPNs(_ prepared: Prepared, target: FanOutTarget, attempts: Int) async -> DeliveryUpdate {
-        let message = prepared.message
-        let push = message.push
-        let environment: APNsEnvironment =
-            push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
-        let pushType: APNsPushType =
-            switch push.pushType {
-            case .alert: .alert
-            case .background: .background
-            case .voip: .voip
-            }
-        guard let token = push.pushType == .voip ? target.voipToken : target.apnsToken else {
-            return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired)
-        }
-        let client: APNsClient?
-        do {
-            client = try await apns.client(appID: message.appID, environment: environment)
-        } catch {
-            logger.error("APNs client unavailable", metadata: ["herald.app_id": "\(message.appID)", "error": "\(error)"])
-            return retry(target, reason: Self.clientUnavailable, attempts: attempts, prepared: prepared, attempted: false)
-        }
-        guard let client else {
-            return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired)
-        }
-        // The device's badge is part of the payload only when the push sets or changes it
-        // (a retry or a taken-over job reads the device's badge whatever the push).
-        let badge = push.notification?.ios?.badge == nil ? nil : target.badge
-        let payload = badge.map { PushRendering.apnsPayload(push, msgID: message.msgID, badge: $0) } ?? prepared.apnsPayload
-        let notification = APNsNotification(
-            deviceToken: token,
-            pushType: pushType,
-            payload: payload,
-            priority: push.priority.flatMap { APNsPriority(rawValue: $0 == 1 ? 5 : $0) },
-            expiration: push.timeToLive == 0 ? Date(timeIntervalSince1970: 0) : message.expiresAt,
-            collapseID: message.identifier
-        )
-        do {
-            let outcome = try await client.send(notification)
-            metrics.apnsOutcome(outcome)
-            switch outcome {
-            case .delivered:
-                return DeliveryUpdate(deviceID: target.deviceID, state: .apns, apnsAttempted: true)
-            case .invalidToken(let reason, let since):
-                try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
-                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
-            case .retryLater(let reason, let after):
-                return retry(target, reason: reason.rawValue, attempts: attempts, prepared: prepared, after: after)
-            case .circuitOpen(let reason, let after):
-                // Nothing was sent: not an attempt.
-                return retry(target, reason: reason.rawValue, attempts: attempts, prepared: prepared, after: after, attempted: false)
-            case .credentialsBroken(let reason):
-                await apns.credentialsRefused(by: client, appID: message.appID, environment: environment, reason: reason)
-                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
-            case .failed(let reason, _):
-                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
-            }
-        } catch let error as APNsError {
-            metrics.apnsError(error)
-            guard error.isRetryable else {
-                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: error.reason, apnsAttempted: false)
-            }
-            return retry(target, reason: error.reason, attempts: attempts, prepared: prepared)
-        } catch is CancellationError {
-            return retry(target, reason: APNsError.shutdown.reason, attempts: attempts, prepared: prepared, attempted: false)
-        } catch {
-            logger.warning("APNs send failed", metadata: ["herald.app_id": "\(message.appID)", "error": "\(error)"])
-            return retry(target, reason: Self.internalError, attempts: attempts, prepared: prepared, attempted: false)
-        }
-    }
-
-    /// The copy is kept, waiting for its next APNs attempt, for as long as its time to live
-    /// lasts: after `after` (APNs' or the client's word), or the center's backoff (doubling
-    /// per attempt up to ``CenterConfiguration/apnsMaxRetryDelay``, less up to a fifth at
-    /// random so copies refused together don't come back together), whichever is longer.
-    /// `attempted`: a request went to APNs (a refusal by the open circuit is none).
-    private func retry(
-        _ target: FanOutTarget,
-        reason: String,
-        attempts: Int,
-        prepared: Prepared,
-        after: Duration? = nil,
-        attempted: Bool = true
-    ) -> DeliveryUpdate {
-        let backoff = min(configuration.apnsRetryDelay * (1 << min(attempts, 20)), configuration.apnsMaxRetryDelay)
-        let delay = max(after ?? .zero, backoff * (1 - 0.2 * Double.random(in: 0..<1)))
-        let at = Date().addingTimeInterval(delay.seconds)
-        guard at < prepared.message.expiresAt else {
-            return DeliveryUpdate(deviceID: target.deviceID, state: .expired, apnsReason: reason, apnsAttempted: attempted)
-        }
-        return DeliveryUpdate(deviceID: target.deviceID, state: .waiting, apnsReason: reason, retryAt: at, apnsAttempted: attempted)
-    }
-
-    /// Herald's reason for a copy whose app's APNs client could not be made (the
-    /// credentials could not be read).
-    static let clientUnavailable = "ClientUnavailable"
-    /// Herald's reason for a send that failed in an unforeseen way.
-    static let internalError = "InternalError"
-
-    private func canUseAPNs(_ target: FanOutTarget, push: Push) -> Bool {
-        guard target.platform.usesAPNs, target.tokenValid else { return false }
-        return push.pushType == .voip ? target.voipToken != nil : target.apnsToken != nil
     }
 }
 

@@ -98,7 +98,7 @@ extension PushJobRunner {
                 continue  // abandoned, lease held, as a killed worker would leave it
             }
             fresh.append(
-                RoutableFanOut(job: push.job, prepared: router.prepare(push.message, devicePayload: push.devicePayload), targets: push.targets)
+                RoutableFanOut(job: push.job, prepared: router.prepare(push.message, devicePayloads: push.devicePayloads), targets: push.targets)
             )
         }
         guard !fresh.isEmpty else { return }

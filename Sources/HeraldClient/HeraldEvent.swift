@@ -23,6 +23,8 @@ public enum HeraldEvent: Sendable, Hashable {
         public var title: String?
         public var alert: String?
         public var badge: Int?
+        /// The extras; a value that isn't a string is given as its JSON text (`134`,
+        /// `{"id":1}`).
         public var extras: [String: String]
     }
 
@@ -31,6 +33,7 @@ public enum HeraldEvent: Sendable, Hashable {
         public var content: String
         public var title: String?
         public var contentType: String?
+        /// The extras; a value that isn't a string is given as its JSON text.
         public var extras: [String: String]
     }
 }
@@ -41,14 +44,14 @@ struct PushPayload: Decodable {
         var alert: String?
         var title: String?
         var badge: Int?
-        var extras: [String: String]?
+        var extras: Extras?
     }
 
     struct MessageBody: Decodable {
         var msgContent: String
         var title: String?
         var contentType: String?
-        var extras: [String: String]?
+        var extras: Extras?
 
         enum CodingKeys: String, CodingKey {
             case title, extras
@@ -79,7 +82,7 @@ struct PushPayload: Decodable {
                 title: body.title,
                 alert: body.alert,
                 badge: body.badge,
-                extras: body.extras ?? [:]
+                extras: body.extras?.values ?? [:]
             )
         }
         var events: [HeraldEvent] = []
@@ -104,12 +107,82 @@ struct PushPayload: Decodable {
                         content: message.msgContent,
                         title: message.title,
                         contentType: message.contentType,
-                        extras: message.extras ?? [:]
+                        extras: message.extras?.values ?? [:]
                     )
                 )
             )
         }
         return events
+    }
+}
+
+/// Extras as the app gets them: strings as they are, any other JSON value (Herald passes
+/// on numbers, booleans, arrays and objects, as JPush does) as its JSON text.
+struct Extras: Decodable {
+    var values: [String: String]
+
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.singleValueContainer().decode([String: ExtraValue].self)
+        values = fields.mapValues(\.text)
+    }
+
+    /// One value, kept as text.
+    struct ExtraValue: Decodable {
+        var text: String
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let string = try? container.decode(String.self) {
+                text = string
+            } else {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                text = String(decoding: try encoder.encode(container.decode(AnyJSON.self)), as: UTF8.self)
+            }
+        }
+    }
+
+    /// Any JSON value, decoded to be written again.
+    enum AnyJSON: Codable {
+        case null
+        case bool(Bool)
+        case number(Double)
+        case integer(Int64)
+        case string(String)
+        case array([AnyJSON])
+        case object([String: AnyJSON])
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                self = .null
+            } else if let value = try? container.decode(Bool.self) {
+                self = .bool(value)
+            } else if let value = try? container.decode(Int64.self) {
+                self = .integer(value)
+            } else if let value = try? container.decode(Double.self) {
+                self = .number(value)
+            } else if let value = try? container.decode(String.self) {
+                self = .string(value)
+            } else if let value = try? container.decode([AnyJSON].self) {
+                self = .array(value)
+            } else {
+                self = .object(try container.decode([String: AnyJSON].self))
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .null: try container.encodeNil()
+            case .bool(let value): try container.encode(value)
+            case .number(let value): try container.encode(value)
+            case .integer(let value): try container.encode(value)
+            case .string(let value): try container.encode(value)
+            case .array(let value): try container.encode(value)
+            case .object(let value): try container.encode(value)
+            }
+        }
     }
 }
 

@@ -49,7 +49,8 @@ import Testing
             _ = try await test.register(platform: "linux", alias: "x")
             let cases: [(JSON, HeraldError.Code, String)] = [
                 (["audience": "everyone", "notification": ["alert": "a"]], .invalidField, "audience"),
-                (["audience": ["alias": []], "notification": ["alert": "a"]], .invalidField, "audience.alias"),
+                // An empty list is not set (JPush): nothing is.
+                (["audience": ["alias": []], "notification": ["alert": "a"]], .invalidField, "audience: expected"),
                 (
                     ["audience": ["tag": JSON((0..<21).map { "t\($0)" })], "notification": ["alert": "a"]],
                     .limitExceeded, "audience.tag"

@@ -62,8 +62,14 @@ import Testing
         ]
         var pushes = try bodies.map { try request($0).validated() }
         var escaped = pushes[0]
-        escaped.notification?.ios?.alert = .parts(title: control, subtitle: control, body: control)
-        escaped.notification?.ios?.extras = [control: control]
+        var alert = IOSAlert(title: control, subtitle: control, body: control)
+        alert.locKey = control
+        alert.locArgs = [control, control]
+        escaped.notification?.ios?.alert = .parts(alert)
+        escaped.notification?.ios?.sound = .critical(CriticalSound(name: control, volume: 0.123456789))
+        escaped.notification?.ios?.extras = [
+            control: .string(control), "n": .array([.double(-1.5e300), .int(Int64.min), .null, .object([control: true])]),
+        ]
         pushes.append(escaped)
         for push in pushes {
             #expect(PushRendering.apnsPayloadQuickBound(push) >= PushRendering.apnsPayloadSizeBound(push))

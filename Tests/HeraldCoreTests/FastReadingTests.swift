@@ -6,12 +6,22 @@ import Testing
 /// reads at all, it reads as JSONDecoder does: it never accepts a body JSONDecoder refuses.
 @Suite struct FastReadingTests {
     static let rich = """
-        {"audience":{"registration_id":["r1","r2"],"alias":["al"],"tag":["t1","t2"],"tag_and":["t3"],"tag_not":["t4"]},
-         "notification":{"alert":"common","ios":{"alert":{"title":"T","subtitle":"S","body":"B"},"sound":"s.caf","badge":"-2",
-           "thread-id":"th","category":"cat","content-available":true,"mutable-content":false,"interruption-level":"passive",
-           "extras":{"k":"v","k2":"v2"},"push_type":"voip"}},
-         "message":{"msg_content":"hello","title":"in-app","content_type":"text","extras":{"a":"b"}},
-         "options":{"time_to_live":0,"identifier":"id-1","replace":"id-0","apns_production":true,"priority":5},"cid":"c-1"}
+        {"platform":["android","ios"],"audience":{"registration_id":["r1","r2"],"alias":["al"],"tag":["t1","t2"],"tag_and":["t3"],"tag_not":["t4"]},
+         "notification":{"alert":"common","ios":{"alert":{"title":"T","subtitle":"S","body":"B","loc-key":"L","loc-args":["a","b"],
+           "title-loc-key":"TL","title-loc-args":[],"subtitle-loc-key":"SL","subtitle-loc-args":["s"],"launch-image":"i.png",
+           "action-loc-key":"A"},"sound":"s.caf","badge":"-2",
+           "thread-id":"th","category":"cat","content-available":1,"mutable-content":false,"interruption-level":"passive",
+           "extras":{"k":"v","k2":-7,"k3":{"n":[true,false,0]}},"push_type":"voip"},
+           "android":{"alert":"a","title":"t","builder_id":1,"priority":-2,"style":3,"extras":{"id":1},"intent":{"url":"u"}},
+           "voip":{"call":{"id":2}},"hmos":{"alert":"h"},"quickapp":{"page":"/p"}},
+         "message":{"msg_content":"hello","title":"in-app","content_type":"text","extras":{"a":"b","n":1}},
+         "inapp_message":{"inapp_message":true},"notification_3rd":{"title":"t"},
+         "sms_message":{"delay_time":60,"temp_id":1250,"temp_para":{"code":"1"}},
+         "live_activity":{"ios":{"event":"update","content-state":{"eta":5}}},
+         "callback":{"url":"https://e.com","params":{"p":1},"type":3},
+         "options":{"time_to_live":0,"identifier":"id-1","replace":"id-0","apns_production":true,"priority":5,"sendno":-18,
+           "apns_collapse_id":"c","override_msg_id":123,"big_push_duration":10,"classification":1,"third_party_channel":{"xiaomi":{}}},
+         "cid":"c-1"}
         """
 
     static let usual = [
@@ -23,6 +33,8 @@ import Testing
         #"{"audience":{"tag":[]},"message":{"msg_content":""},"options":{"time_to_live":864000,"priority":-0}}"#,
         #"{"audience":{"alias":["ünïcødé 推送 📣"]},"message":{"msg_content":"推送 / slash ' quote","extras":{}}}"#,
         "{\"audience\":\"all\",\n\t\"notification\":{\"alert\":\"new lines between fields\"}}",
+        #"{"platform":"all","audience":"all","notification":{"alert":"Hi, JPush!"}}"#,
+        #"{"platform":["ios"],"audience":"all","notification":{"ios":{"badge":"5","content-available":0,"alert":"x"}},"options":{"override_msg_id":"m"}}"#,
     ]
 
     @Test(arguments: usual)
@@ -46,7 +58,14 @@ import Testing
         #"{"audience":"all","notification":{"ios":{"badge":1.0}}}"#,
         #"{"audience":"all","notification":{"ios":{"badge":"+100000"}}}"#,
         #"{"audience":"all","notification":{"ios":{"badge":"++5"}}}"#,
-        #"{"audience":"all","notification":{"ios":{"badge":"5"}}}"#,
+        #"{"audience":"all","notification":{"ios":{"badge":"5x"}}}"#,
+        #"{"audience":"all","notification":{"ios":{"alert":"a","extras":{"k":null}}}}"#,
+        #"{"audience":"all","notification":{"ios":{"alert":"a","extras":{"k":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}}}}"#,
+        #"{"audience":"all","notification":{"ios":{"alert":"a","sound":{"critical":1,"name":"n"}}}}"#,
+        #"{"audience":"all","notification":{"android":{"alert":"a","priority":3}}}"#,
+        #"{"audience":"all","notification":{"alert":"a"},"options":{"sendno":"1"}}"#,
+        #"{"audience":"all","notification":{"alert":"a"},"options":{"override_msg_id":1.5}}"#,
+        #"{"platform":"android","audience":"all","notification":{"alert":"a"}}"#,
         #"{"audience":"all","notification":{"ios":{"push_type":"loud"}}}"#,
         #"{"audience":"all","notification":{"ios":{"content-available":1}}}"#,
         #"{"audience":"all","notification":{"alert":"a"},"options":{"time_to_live":1e3}}"#,

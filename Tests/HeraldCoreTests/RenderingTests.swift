@@ -45,6 +45,8 @@ import Testing
         #"{"audience":"all","notification":{"ios":{"alert":"text","badge":7}}}"#,
         #"{"audience":{"alias":["x"]},"notification":{"ios":{"alert":{},"badge":"+3"}},"options":{}}"#,
         #"{"audience":{"tag":[]},"message":{"msg_content":""}}"#,
+        FastReadingTests.rich,
+        #"{"audience":"all","notification":{"ios":{"sound":{"critical":1,"name":"a\"b","volume":0.3},"extras":{"d":1.5e-7,"n":null}}}}"#,
     ])
     func theStoredRequestDecodesToTheSameRequest(_ json: String) throws {
         var request = try JSONDecoder().decode(PushRequest.self, from: Data(json.utf8))

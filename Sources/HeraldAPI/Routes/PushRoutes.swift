@@ -22,27 +22,39 @@ struct PushRoutes {
     /// (group-committed with the pushes arriving meanwhile).
     @Sendable func push(_ request: Request, context: HeraldRequestContext) async throws -> PushResponse {
         let app = try await auth.requireApp(request)
-        let input = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead)
-        let push = try input.validated()
+        let (input, push) = try await validated(request, appID: app.id)
         if let cid = push.cid, let earlier = try await store.acceptedPush(appID: app.id, cid: cid) {
-            return PushResponse(msgID: earlier.msgID, cid: earlier.cid)
+            return PushResponse(push, msgID: earlier.msgID, cid: earlier.cid)
         }
         if !push.path.checksAudienceWhenStored, try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) == 0 {
             throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent")
         }
         let accepted = try await acceptor.accept(input, push: push, appID: app.id)
-        return PushResponse(msgID: accepted.msgID, cid: accepted.cid)
+        return PushResponse(push, msgID: accepted.msgID, cid: accepted.cid)
     }
 
     /// The same checks as a push, and the audience size; nothing is stored or sent.
-    @Sendable func validate(_ request: Request, context: HeraldRequestContext) async throws -> ValidateResponse {
+    @Sendable func validate(_ request: Request, context: HeraldRequestContext) async throws -> PushResponse {
         let app = try await auth.requireApp(request)
-        let push = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead).validated()
+        let push = try await validated(request, appID: app.id).push
         let size = try await store.audienceSize(appID: app.id, audience: push.audience)
         guard size > 0 else {
             throw HeraldError(.noAudienceMatch, "audience: no device of this app matches")
         }
-        return ValidateResponse(audienceSize: size)
+        // No message is made: its msg_id is "0".
+        return PushResponse(push, msgID: "0", cid: nil, audienceSize: size)
+    }
+
+    /// The request and its push, JPush's `override_msg_id` turned into the replace of that
+    /// push's identifier (within a day, as JPush; an unknown msg_id is `messageNotFound`).
+    private func validated(_ request: Request, appID: Int64) async throws -> (request: PushRequest, push: Push) {
+        let input = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead)
+        let push = try input.validated()
+        guard let msgID = push.overrideMsgID else { return (input, push) }
+        guard let identifier = try await store.identifier(appID: appID, msgID: msgID) else {
+            throw HeraldError(.messageNotFound, "options.override_msg_id: no message \(msgID) in this app within the last 24 hours")
+        }
+        return try input.overriding(identifier: identifier)
     }
 
     @Sendable func recall(_ request: Request, context: HeraldRequestContext) async throws -> RecallResponse {
@@ -64,15 +76,31 @@ struct PushRoutes {
     }
 }
 
-/// `{"msg_id", "cid"}`, written without JSONEncoder: it answers every push.
+/// `{"sendno", "msg_id", "cid", "warnings"}` as JPush answers (`sendno` echoed, "0" when the
+/// request has none; `warnings` only when there are some), and for a validation the
+/// `audience_size`. Written without JSONEncoder: it answers every push.
 struct PushResponse: ResponseGenerator {
+    var sendno: Int64
     var msgID: String
     var cid: String?
+    var warnings: [String]
+    var audienceSize: Int?
+
+    init(_ push: Push, msgID: String, cid: String?, audienceSize: Int? = nil) {
+        sendno = push.sendno ?? 0
+        self.msgID = msgID
+        self.cid = cid
+        warnings = push.warnings
+        self.audienceSize = audienceSize
+    }
 
     func response(from request: Request, context: some RequestContext) -> Response {
-        var json = JSONObjectWriter(capacity: 64)
+        var json = JSONObjectWriter(capacity: 96)
+        json.field("sendno", String(sendno))
         json.field("msg_id", msgID)
         json.field("cid", cid)
+        json.field("audience_size", audienceSize)
+        json.field("warnings", warnings.isEmpty ? nil : warnings)
         let body = json.finish()
         return Response(
             status: .ok,
@@ -80,10 +108,6 @@ struct PushResponse: ResponseGenerator {
             body: .init(byteBuffer: ByteBuffer(bytes: body))
         )
     }
-}
-
-struct ValidateResponse: ResponseEncodable {
-    var audienceSize: Int
 }
 
 struct RecallRequest: Decodable {

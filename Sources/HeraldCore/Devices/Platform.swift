@@ -1,12 +1,17 @@
 /// The platform a device runs on.
 public enum Platform: String, Sendable, Codable, CaseIterable {
     case ios, ipados, macos, tvos, watchos, visionos, android, linux, windows, web
+    /// HarmonyOS NEXT: its devices reach Herald over the long connection only (Herald has no
+    /// HarmonyOS push channel).
+    case hmos
+    /// Quick apps (快应用) on Android phones, over the long connection only.
+    case quickapp
 
     /// Apple platforms can hold APNs tokens.
     public var usesAPNs: Bool {
         switch self {
         case .ios, .ipados, .macos, .tvos, .watchos, .visionos: true
-        case .android, .linux, .windows, .web: false
+        case .android, .linux, .windows, .web, .hmos, .quickapp: false
         }
     }
 }

@@ -1,30 +1,34 @@
-/// `notification.ios`: what APNs shows (or, for background and VoIP pushes, delivers).
+/// `notification.ios`: what APNs shows (or, for background and VoIP pushes, delivers), with
+/// JPush's fields and the values JPush takes for them.
 public struct IOSNotification: Sendable, Hashable, Codable {
-    /// A string, or title / subtitle / body.
+    /// A string, or title / subtitle / body and the localization keys.
     public var alert: Alert?
-    public var sound: String?
+    /// A sound name, or the critical-alert dictionary.
+    public var sound: Sound?
     /// A number, or "+N" / "-N" to change the device's badge by N.
     public var badge: Badge?
     public var threadID: String?
     public var category: String?
+    /// `true` / `false`, or JPush's `1` / `0`.
     public var contentAvailable: Bool?
     public var mutableContent: Bool?
     /// passive, active, time-sensitive or critical.
     public var interruptionLevel: String?
-    public var extras: [String: String]?
+    /// Any JSON values, beside `aps` in the payload.
+    public var extras: [String: JSONValue]?
     /// alert (default), background (silent) or voip (to the VoIP token).
     public var pushType: IOSPushType?
 
     public init(
         alert: Alert? = nil,
-        sound: String? = nil,
+        sound: Sound? = nil,
         badge: Badge? = nil,
         threadID: String? = nil,
         category: String? = nil,
         contentAvailable: Bool? = nil,
         mutableContent: Bool? = nil,
         interruptionLevel: String? = nil,
-        extras: [String: String]? = nil,
+        extras: [String: JSONValue]? = nil,
         pushType: IOSPushType? = nil
     ) {
         self.alert = alert
@@ -53,50 +57,29 @@ public struct IOSNotification: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         alert = try container.decodeIfPresent(Alert.self, forKey: .alert)
-        sound = try container.decodeIfPresent(String.self, forKey: .sound)
+        sound = try container.decodeIfPresent(Sound.self, forKey: .sound)
         badge = try container.decodeIfPresent(Badge.self, forKey: .badge)
         threadID = try container.decodeIfPresent(String.self, forKey: .threadID)
         category = try container.decodeIfPresent(String.self, forKey: .category)
-        contentAvailable = try container.decodeIfPresent(Bool.self, forKey: .contentAvailable)
-        mutableContent = try container.decodeIfPresent(Bool.self, forKey: .mutableContent)
+        contentAvailable = try container.decodeIfPresent(Flag.self, forKey: .contentAvailable)?.value
+        mutableContent = try container.decodeIfPresent(Flag.self, forKey: .mutableContent)?.value
         interruptionLevel = try container.decodeIfPresent(String.self, forKey: .interruptionLevel)
-        extras = try container.decodeIfPresent([String: String].self, forKey: .extras)
+        extras = try container.decodeIfPresent([String: JSONValue].self, forKey: .extras)
         pushType = try container.decodeIfPresent(IOSPushType.self, forKey: .pushType)
     }
 
-    /// The alert text, or its parts.
-    public enum Alert: Sendable, Hashable, Codable {
-        case text(String)
-        case parts(title: String?, subtitle: String?, body: String?)
+    /// A flag as JSON or as JPush writes it: true / false, or 1 / 0.
+    struct Flag: Decodable {
+        var value: Bool
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case title, subtitle, body }
-
-        public init(from decoder: any Decoder) throws {
-            if let text = try? decoder.singleValueContainer().decode(String.self) {
-                self = .text(text)
-                return
-            }
-            guard let object = try? decoder.container(keyedBy: AnyCodingKey.self) else {
-                throw HeraldError.invalidField(decoder.fieldName, "expected a string or an object with title, subtitle, body")
-            }
-            let container = try StrictKeyedContainer<CodingKeys>(checking: object, at: decoder.codingPath)
-            self = .parts(
-                title: try container.decodeIfPresent(String.self, forKey: .title),
-                subtitle: try container.decodeIfPresent(String.self, forKey: .subtitle),
-                body: try container.decodeIfPresent(String.self, forKey: .body)
-            )
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            switch self {
-            case .text(let text):
-                var container = encoder.singleValueContainer()
-                try container.encode(text)
-            case .parts(let title, let subtitle, let body):
-                var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encodeIfPresent(title, forKey: .title)
-                try container.encodeIfPresent(subtitle, forKey: .subtitle)
-                try container.encodeIfPresent(body, forKey: .body)
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let flag = try? container.decode(Bool.self) {
+                value = flag
+            } else if let number = try? container.decode(Int.self), number == 0 || number == 1 {
+                value = number == 1
+            } else {
+                throw HeraldError.invalidField(decoder.fieldName, "expected true, false, 1 or 0")
             }
         }
     }
@@ -106,6 +89,9 @@ public struct IOSNotification: Sendable, Hashable, Codable {
         case set(Int)
         case change(Int)
 
+        /// The largest N of a "+N" / "-N" change or of a badge given as a string.
+        public static let maxInText = 99_999
+
         public init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             if let number = try? container.decode(Int.self) {
@@ -113,12 +99,28 @@ public struct IOSNotification: Sendable, Hashable, Codable {
                 self = .set(number)
                 return
             }
-            guard let text = try? container.decode(String.self), let sign = text.first, sign == "+" || sign == "-",
-                let amount = Int(text.dropFirst()), amount >= 0, amount <= 99_999
-            else {
-                throw HeraldError.invalidField(decoder.fieldName, "expected a number or \"+N\" / \"-N\"")
+            guard let text = try? container.decode(String.self), let badge = Badge(text: text) else {
+                throw HeraldError.invalidField(decoder.fieldName, "expected a number, \"N\", \"+N\" or \"-N\"")
             }
-            self = .change(sign == "+" ? amount : -amount)
+            self = badge
+        }
+
+        /// JPush's string forms: "+N" / "-N" change the badge, "N" sets it, "" clears it.
+        init?(text: String) {
+            if text.isEmpty {
+                self = .set(0)
+                return
+            }
+            let sign = text.first
+            let digits = sign == "+" || sign == "-" ? text.dropFirst() : Substring(text)
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                let amount = Int(digits), amount <= Self.maxInText
+            else { return nil }
+            switch sign {
+            case "+": self = .change(amount)
+            case "-": self = .change(-amount)
+            default: self = .set(amount)
+            }
         }
 
         public func encode(to encoder: any Encoder) throws {

@@ -41,10 +41,17 @@ public struct JSONObjectWriter {
         RenderedJSON.strings(values).write(to: &bytes)
     }
 
-    public mutating func field(_ name: String, _ values: [String: String]?) {
-        guard let values else { return }
+    public mutating func field(_ name: String, _ value: JSONValue?) {
+        guard let value else { return }
         key(name)
-        RenderedJSON.object(values).write(to: &bytes)
+        value.write(to: &bytes)
+    }
+
+    /// An object of JSON values, with sorted keys.
+    public mutating func field(_ name: String, _ fields: [String: JSONValue]?) {
+        guard let fields else { return }
+        key(name)
+        JSONValue.write(fields, to: &bytes)
     }
 
     /// A nested object, written by `body`.

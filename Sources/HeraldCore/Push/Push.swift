@@ -14,17 +14,41 @@ public struct Push: Sendable, Hashable {
     public var apnsProduction: Bool?
     public var priority: Int?
     public var cid: String?
+    /// The APNs collapse id when it isn't the identifier (JPush's `apns_collapse_id` beside
+    /// a replace).
+    public var apnsCollapseID: String?
+    /// JPush's `sendno`, echoed in the answer.
+    public var sendno: Int64?
+    /// JPush's `override_msg_id`: the API looks up that push's identifier and makes it
+    /// ``replace`` (``PushRequest/overriding(identifier:)``).
+    public var overrideMsgID: String?
+    /// What the request asked that Herald accepted without applying, one line per field,
+    /// each starting with the field's name; the answer carries them.
+    public var warnings: [String] = []
 
-    /// How APNs carries it: as asked, else `background` for a notification that only
-    /// wakes the app (content-available with no alert, sound or badge), else `alert`.
-    /// Apple requires such a push to go as a background push at priority 5.
+    /// How APNs carries it: as asked, else `voip` for a notification that is only a VoIP
+    /// payload, else `background` for a notification that only wakes the app
+    /// (content-available with no alert, sound or badge), else `alert`. Apple requires such
+    /// a push to go as a background push at priority 5.
     public var pushType: IOSPushType {
-        if let asked = notification?.ios?.pushType { return asked }
-        return notification?.isContentAvailableOnly == true ? .background : .alert
+        guard let notification else { return .alert }
+        if let asked = notification.ios?.pushType { return asked }
+        if notification.isVoIPOnly { return .voip }
+        return notification.isContentAvailableOnly ? .background : .alert
+    }
+
+    /// A VoIP push sent beside the APNs notification: the push has a VoIP payload and
+    /// something else to show.
+    public var hasVoIPCompanion: Bool {
+        guard let notification, notification.voip != nil else { return false }
+        return !notification.isVoIPOnly
     }
 
     /// The identifier on the device for a message id.
     public func identifier(msgID: String) -> String { replace ?? identifier ?? msgID }
+
+    /// The apns-collapse-id of a message whose identifier is `identifier`.
+    public func collapseID(identifier: String) -> String { apnsCollapseID ?? identifier }
 }
 
 extension PushNotification {
@@ -34,6 +58,9 @@ extension PushNotification {
         guard let ios, ios.contentAvailable == true else { return false }
         return alert == nil && ios.alert == nil && ios.sound == nil && ios.badge == nil
     }
+
+    /// Whether Apple devices get only the VoIP payload: no alert and no iOS part.
+    public var isVoIPOnly: Bool { voip != nil && alert == nil && ios == nil }
 }
 
 /// Validated audience: `all`, or normalised filters (deduplicated, never empty lists).
@@ -44,6 +71,8 @@ public struct ValidatedAudience: Sendable, Hashable {
     public var tags: [String]?
     public var tagsAnd: [String]?
     public var tagsNot: [String]?
+    /// The devices' platforms (``Platform`` raw values, sorted); nil for every platform.
+    public var platforms: [String]?
 
     public static let everyone = ValidatedAudience(all: true)
 
@@ -53,7 +82,8 @@ public struct ValidatedAudience: Sendable, Hashable {
         aliases: [String]? = nil,
         tags: [String]? = nil,
         tagsAnd: [String]? = nil,
-        tagsNot: [String]? = nil
+        tagsNot: [String]? = nil,
+        platforms: [String]? = nil
     ) {
         self.all = all
         self.registrationIDs = registrationIDs
@@ -61,6 +91,7 @@ public struct ValidatedAudience: Sendable, Hashable {
         self.tags = tags
         self.tagsAnd = tagsAnd
         self.tagsNot = tagsNot
+        self.platforms = platforms
     }
 }
 
@@ -73,6 +104,8 @@ extension PushLimits {
     public static let defaultTimeToLive = 86_400
     /// Longest time to live: ten days.
     public static let maxTimeToLive = 864_000
+    /// Minutes a push may be spread over (`big_push_duration`).
+    public static let maxBigPushDuration = 1400
     /// Bytes in an identifier (it is also the apns-collapse-id).
     public static let maxIdentifierBytes = 64
     /// Bytes in a cid.

@@ -1,9 +1,21 @@
 /// Renders what goes down each channel: the JSON a device gets over the MQTT connection
-/// (docs/protocol.md) and the APNs payload. Pure functions of the push.
+/// (docs/protocol.md) and the APNs payloads. Pure functions of the push.
 public enum PushRendering {
+    /// What devices get over the MQTT connection: Android devices their rendering of the
+    /// notification, every other device the standard one (``DevicePayloads``).
+    public static func devicePayloads(_ push: Push, msgID: String) -> DevicePayloads {
+        let standard = devicePayload(push, msgID: msgID, android: false)
+        // The same rendering for every device: rendered once.
+        guard let notification = push.notification, notification.rendersAndroidPart(android: true) != notification.rendersAndroidPart(android: false),
+            notification.android != nil || notification.ios != nil || notification.voip != nil
+        else { return DevicePayloads(standard: standard) }
+        return DevicePayloads(standard: standard, android: devicePayload(push, msgID: msgID, android: true))
+    }
+
     /// The long-connection payload of a push: a notification (or a replace command), an
-    /// in-app message, or both in one object.
-    public static func devicePayload(_ push: Push, msgID: String) -> [UInt8] {
+    /// in-app message, or both in one object; the notification rendered for Android
+    /// devices (`android`) or for the others.
+    public static func devicePayload(_ push: Push, msgID: String, android: Bool = false) -> [UInt8] {
         // Written field by field (not through RenderedJSON's sorted dictionaries): every
         // copy stored for a device is rendered here.
         var json = JSONObjectWriter()
@@ -11,7 +23,11 @@ public enum PushRendering {
         json.field("identifier", push.identifier(msgID: msgID))
         if let notification = push.notification {
             json.field("type", push.replace != nil ? "replace" : "notification")
-            json.object("notification") { $0.writeDeviceNotification(notification) }
+            if notification.rendersAndroidPart(android: android) {
+                json.object("notification") { $0.writeAndroidNotification(notification) }
+            } else {
+                json.object("notification") { $0.writeDeviceNotification(notification) }
+            }
         } else {
             json.field("type", "message")
         }
@@ -26,30 +42,24 @@ public enum PushRendering {
         RenderedJSON.object(["type": .string("recall"), "msg_id": .string(commandID), "identifiers": .strings(identifiers)]).bytes
     }
 
-    /// The APNs payload (`aps` plus extras plus Herald's own fields). `badge` is the
-    /// device's resulting badge when the push sets or changes it.
+    /// The payload of the push's APNs notification: for a notification that is only a VoIP
+    /// payload, ``voipPayload(_:msgID:)``; else `aps` plus extras plus Herald's own fields.
+    /// `badge` is the device's resulting badge when the push sets or changes it.
     public static func apnsPayload(_ push: Push, msgID: String, badge: Int? = nil) -> [UInt8] {
         let notification = push.notification ?? PushNotification()
+        if notification.isVoIPOnly { return voipPayload(push, msgID: msgID) }
         let ios = notification.ios ?? IOSNotification()
         var aps: [String: RenderedJSON] = [:]
         switch push.pushType {
         case .background:
             aps["content-available"] = .int(1)
         case .alert, .voip:
-            if let alert = ios.alert {
-                switch alert {
-                case .text(let text): aps["alert"] = .string(text)
-                case .parts(let title, let subtitle, let body):
-                    var parts: [String: RenderedJSON] = [:]
-                    parts["title"] = title.map(RenderedJSON.string)
-                    parts["subtitle"] = subtitle.map(RenderedJSON.string)
-                    parts["body"] = body.map(RenderedJSON.string)
-                    aps["alert"] = .object(parts)
-                }
-            } else if let alert = notification.alert {
-                aps["alert"] = .string(alert)
+            switch ios.alert {
+            case .text(let text): aps["alert"] = .string(text)
+            case .parts(let parts): aps["alert"] = .object(parts.rendered)
+            case nil: aps["alert"] = notification.alert.map(RenderedJSON.string)
             }
-            aps["sound"] = ios.sound.map(RenderedJSON.string)
+            aps["sound"] = ios.sound.map(\.rendered)
             if ios.contentAvailable == true { aps["content-available"] = .int(1) }
         }
         if let badge { aps["badge"] = .int(badge) } else if case .set(let value) = ios.badge { aps["badge"] = .int(value) }
@@ -58,44 +68,67 @@ public enum PushRendering {
         if ios.mutableContent == true { aps["mutable-content"] = .int(1) }
         aps["interruption-level"] = ios.interruptionLevel.map(RenderedJSON.string)
         var payload: [String: RenderedJSON] = [:]
-        for (key, value) in ios.extras ?? [:] where key != "aps" && key != "herald" { payload[key] = .string(value) }
+        for (key, value) in ios.extras ?? [:] where key != "aps" && key != "herald" { payload[key] = .value(value) }
         payload["aps"] = .object(aps)
         payload["herald"] = .object(["msg_id": msgID, "identifier": push.identifier(msgID: msgID)])
         return RenderedJSON.object(payload).bytes
     }
 
+    /// The payload of the VoIP push: `notification.voip` as given, plus Herald's own fields.
+    public static func voipPayload(_ push: Push, msgID: String) -> [UInt8] {
+        var payload: [String: RenderedJSON] = [:]
+        for (key, value) in push.notification?.voip?.fields ?? [:] where key != "herald" { payload[key] = .value(value) }
+        payload["herald"] = .object(["msg_id": msgID, "identifier": push.identifier(msgID: msgID)])
+        return RenderedJSON.object(payload).bytes
+    }
+
+    /// A message id of the longest length, for size bounds.
+    static let longestMsgID = String(repeating: "f", count: Identifiers.msgIDLength)
+
     /// The size of the largest APNs payload the push can have on any device: rendered with
     /// a message id of full length and, when the push changes the badge, the largest badge
     /// a device can have.
     public static func apnsPayloadSizeBound(_ push: Push) -> Int {
-        let msgID = String(repeating: "f", count: Identifiers.msgIDLength)
         let badge: Int? =
             switch push.notification?.ios?.badge {
             case .change: Int(Int32.max)
             case .set, nil: nil
             }
-        return apnsPayload(push, msgID: msgID, badge: badge).count
+        return apnsPayload(push, msgID: longestMsgID, badge: badge).count
     }
 
     /// A bound no rendering can exceed: every string byte escaped (6 bytes at most), plus
     /// the keys, punctuation and numbers of the largest `aps` and `herald` objects.
     static func apnsPayloadQuickBound(_ push: Push) -> Int {
         let notification = push.notification
+        if notification?.isVoIPOnly == true {
+            return JSONValue.renderedSizeBound(notification?.voip?.fields ?? [:]) + (PushLimits.maxIdentifierBytes + Identifiers.msgIDLength) * 6
+                + 100
+        }
         let ios = notification?.ios
         var bytes = 0
+        var keys = 0
         switch ios?.alert {
         case .text(let text): bytes += text.utf8.count
-        case .parts(let title, let subtitle, let body):
-            bytes += (title?.utf8.count ?? 0) + (subtitle?.utf8.count ?? 0) + (body?.utf8.count ?? 0)
+        case .parts(let parts):
+            bytes += (parts.title?.utf8.count ?? 0) + (parts.subtitle?.utf8.count ?? 0) + (parts.body?.utf8.count ?? 0)
+            for (_, value) in parts.localization {
+                bytes += value.bytes
+                keys += 1
+            }
         case nil: bytes += notification?.alert?.utf8.count ?? 0
         }
-        bytes += (ios?.sound?.utf8.count ?? 0) + (ios?.threadID?.utf8.count ?? 0) + (ios?.category?.utf8.count ?? 0)
+        switch ios?.sound {
+        case .named(let name): bytes += name.utf8.count
+        case .critical(let sound): bytes += (sound.name?.utf8.count ?? 0) + 64
+        case nil: break
+        }
+        bytes += (ios?.threadID?.utf8.count ?? 0) + (ios?.category?.utf8.count ?? 0)
         bytes += ios?.interruptionLevel?.utf8.count ?? 0
-        var extras = 0
-        for (key, value) in ios?.extras ?? [:] { extras += key.utf8.count + value.utf8.count }
-        bytes += extras + PushLimits.maxIdentifierBytes + Identifiers.msgIDLength
-        // Keys, quotes, colons, commas and braces: at most 300 bytes, 6 per extra.
-        return bytes * 6 + 300 + 6 * (ios?.extras?.count ?? 0)
+        bytes += PushLimits.maxIdentifierBytes + Identifiers.msgIDLength
+        // Keys, quotes, colons, commas and braces: at most 300 bytes, and 20 per
+        // localization key; the extras bound their own.
+        return bytes * 6 + 300 + 20 * keys + JSONValue.renderedSizeBound(ios?.extras ?? [:])
     }
 
     /// A silent APNs push that tells the app to remove the notifications with these
@@ -108,26 +141,53 @@ public enum PushRendering {
             "herald": .object(["type": "recall", "msg_id": commandID]),
         ]).bytes
     }
-
 }
 
-extension JSONObjectWriter {
-    fileprivate mutating func writeDeviceNotification(_ notification: PushNotification) {
-        let ios = notification.ios
-        var alert = notification.alert
-        switch ios?.alert {
-        case .text(let text):
-            alert = text
-        case .parts(let title, let subtitle, let body):
-            field("title", title)
-            field("subtitle", subtitle)
-            alert = body ?? notification.alert
-        case nil:
-            break
+/// What a message's copies carry over the MQTT connection: the standard rendering, and the
+/// Android one when it differs.
+public struct DevicePayloads: Sendable, Hashable {
+    public var standard: [UInt8]
+    /// What Android devices get, when it differs from ``standard``.
+    public var android: [UInt8]?
+
+    public init(standard: [UInt8], android: [UInt8]? = nil) {
+        self.standard = standard
+        self.android = android
+    }
+
+    /// The payload a device of `platform` gets.
+    public func payload(for platform: Platform) -> [UInt8] {
+        platform == .android ? android ?? standard : standard
+    }
+}
+
+extension IOSAlert {
+    /// The alert dictionary as APNs takes it.
+    var rendered: [String: RenderedJSON] {
+        var parts: [String: RenderedJSON] = [:]
+        parts["title"] = title.map(RenderedJSON.string)
+        parts["subtitle"] = subtitle.map(RenderedJSON.string)
+        parts["body"] = body.map(RenderedJSON.string)
+        for (key, value) in localization {
+            switch value {
+            case .text(let text): parts[key] = .string(text)
+            case .list(let values): parts[key] = .strings(values)
+            }
         }
-        field("alert", alert)
-        if case .set(let value) = ios?.badge { field("badge", value) }
-        field("sound", ios?.sound)
-        field("extras", ios?.extras)
+        return parts
+    }
+}
+
+extension IOSNotification.Sound {
+    /// The sound as APNs takes it: a name, or the critical-alert dictionary.
+    var rendered: RenderedJSON {
+        switch self {
+        case .named(let name): return .string(name)
+        case .critical(let sound):
+            var fields: [String: RenderedJSON] = ["critical": .int(sound.critical)]
+            fields["name"] = sound.name.map(RenderedJSON.string)
+            fields["volume"] = sound.volume.map { .value(.double($0)) }
+            return .object(fields)
+        }
     }
 }

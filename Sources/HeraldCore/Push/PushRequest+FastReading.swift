@@ -1,20 +1,32 @@
 extension PushRequest {
-    /// Reads a request body in one pass, for the shapes pushes usually have, without
-    /// JSONDecoder (whose containers and generic machinery cost more than the rest of
-    /// accepting a push).
+    /// Reads a request body in one pass, for the shapes pushes usually have (JPush's
+    /// documented bodies among them), without JSONDecoder (whose containers and generic
+    /// machinery cost more than the rest of accepting a push).
     ///
     /// Nil for anything it doesn't read exactly as JSONDecoder and the Codable conformance
     /// would: the caller then decodes with JSONDecoder, which also gives the error. So it
     /// never accepts what JSONDecoder refuses; it leaves out strings with escapes, `null`,
-    /// numbers that aren't plain integers, repeated keys and unknown keys. A test holds it
-    /// to JSONDecoder over every field and many malformed bodies.
+    /// numbers that aren't plain integers, repeated keys, unknown keys, a critical-alert
+    /// sound and JPush's options Herald doesn't apply. A test holds it to JSONDecoder over
+    /// every field and many malformed bodies.
     public static func fastRead(_ bytes: UnsafeRawBufferPointer) -> PushRequest? {
         var reader = FastJSONReader(bytes)
         var audience: PushAudience?
         var request = PushRequest(audience: .all)
-        let read = reader.object(keys: ["audience", "notification", "message", "options", "cid"]) { reader, key in
+        let keys = [
+            "platform", "audience", "notification", "message", "options", "cid", "inapp_message", "notification_3rd", "sms_message",
+            "live_activity", "callback",
+        ]
+        let read = reader.object(keys: keys) { reader, key in
             switch key {
             case 0:
+                if reader.peek == UInt8(ascii: "\"") {
+                    guard reader.string() == "all" else { return false }
+                    request.platform = .all
+                    return true
+                }
+                return set(&request.platform, reader.strings().map(PushPlatforms.list))
+            case 1:
                 if reader.peek == UInt8(ascii: "\"") {
                     guard reader.string() == "all" else { return false }
                     audience = .all
@@ -22,10 +34,15 @@ extension PushRequest {
                     audience = reader.audienceFilter().map(PushAudience.filter)
                 }
                 return audience != nil
-            case 1: return set(&request.notification, reader.notification())
-            case 2: return set(&request.message, reader.inAppMessage())
-            case 3: return set(&request.options, reader.options())
-            default: return set(&request.cid, reader.string())
+            case 2: return set(&request.notification, reader.notification())
+            case 3: return set(&request.message, reader.inAppMessage())
+            case 4: return set(&request.options, reader.options())
+            case 5: return set(&request.cid, reader.string())
+            case 6: return set(&request.inappMessage, reader.objectValue().map { FreeJSONObject(fields: $0) })
+            case 7: return set(&request.notification3rd, reader.objectValue().map { FreeJSONObject(fields: $0) })
+            case 8: return set(&request.smsMessage, reader.objectValue().flatMap { try? SMSMessage(fields: $0) })
+            case 9: return set(&request.liveActivity, reader.objectValue().flatMap { try? LiveActivity(fields: $0) })
+            default: return set(&request.callback, reader.objectValue().flatMap { try? PushCallback(fields: $0) })
             }
         }
         guard read, reader.atEnd, let audience else { return nil }
@@ -38,131 +55,6 @@ extension PushRequest {
 private func set<Value>(_ field: inout Value?, _ value: Value?) -> Bool {
     field = value
     return value != nil
-}
-
-/// The JSON reading behind ``PushRequest/fastRead(_:)``: every method returns nil (or
-/// false) for what it doesn't read exactly as JSONDecoder would.
-struct FastJSONReader {
-    private let bytes: UnsafeRawBufferPointer
-    private var index = 0
-
-    init(_ bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
-    }
-
-    var peek: UInt8? {
-        mutating get {
-            skipWhitespace()
-            return index < bytes.count ? bytes[index] : nil
-        }
-    }
-
-    /// Nothing but whitespace left.
-    var atEnd: Bool {
-        mutating get { peek == nil }
-    }
-
-    private mutating func skipWhitespace() {
-        while index < bytes.count {
-            switch bytes[index] {
-            case 0x20, 0x0A, 0x0D, 0x09: index += 1
-            default: return
-            }
-        }
-    }
-
-    private mutating func take(_ byte: UInt8) -> Bool {
-        guard peek == byte else { return false }
-        index += 1
-        return true
-    }
-
-    /// An object whose keys are all in `keys`, each at most once; `value` reads the value
-    /// of the key at the given position in `keys`.
-    mutating func object(keys: [String], value: (inout FastJSONReader, Int) -> Bool) -> Bool {
-        guard take(UInt8(ascii: "{")) else { return false }
-        var seen = 0 as UInt32
-        if take(UInt8(ascii: "}")) { return true }
-        repeat {
-            guard let key = string(), let position = keys.firstIndex(of: key), seen & (1 << position) == 0 else { return false }
-            seen |= 1 << position
-            guard take(UInt8(ascii: ":")), value(&self, position) else { return false }
-        } while take(UInt8(ascii: ","))
-        return take(UInt8(ascii: "}"))
-    }
-
-    /// A string without escapes or control characters, in valid UTF-8.
-    mutating func string() -> String? {
-        guard take(UInt8(ascii: "\"")) else { return nil }
-        let start = index
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                index += 1
-                return text
-            }
-            guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
-            index += 1
-        }
-        return nil
-    }
-
-    /// An integer written as one (no fraction, exponent or leading zero) that fits an Int.
-    mutating func int() -> Int? {
-        skipWhitespace()
-        var negative = false
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") {
-            negative = true
-            index += 1
-        }
-        let start = index
-        var value = 0
-        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
-            let digit = Int(bytes[index] - UInt8(ascii: "0"))
-            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times.addingReportingOverflow(digit)
-            guard !overflow, !overflow2 else { return nil }
-            value = sum
-            index += 1
-        }
-        let digits = index - start
-        guard digits > 0, digits == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
-        if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) { return nil }
-        return negative ? -value : value
-    }
-
-    mutating func bool() -> Bool? {
-        skipWhitespace()
-        for (word, value) in [("true", true), ("false", false)] where bytes[index...].starts(with: word.utf8) {
-            index += word.utf8.count
-            return value
-        }
-        return nil
-    }
-
-    mutating func strings() -> [String]? {
-        guard take(UInt8(ascii: "[")) else { return nil }
-        var values: [String] = []
-        if take(UInt8(ascii: "]")) { return values }
-        repeat {
-            guard let value = string() else { return nil }
-            values.append(value)
-        } while take(UInt8(ascii: ","))
-        return take(UInt8(ascii: "]")) ? values : nil
-    }
-
-    /// An object of strings, each key once.
-    mutating func stringMap() -> [String: String]? {
-        guard take(UInt8(ascii: "{")) else { return nil }
-        var values: [String: String] = [:]
-        if take(UInt8(ascii: "}")) { return values }
-        repeat {
-            guard let key = string(), values[key] == nil, take(UInt8(ascii: ":")), let value = string() else { return nil }
-            values[key] = value
-        } while take(UInt8(ascii: ","))
-        return take(UInt8(ascii: "}")) ? values : nil
-    }
 }
 
 extension FastJSONReader {
@@ -184,8 +76,15 @@ extension FastJSONReader {
 
     fileprivate mutating func notification() -> PushNotification? {
         var notification = PushNotification()
-        let read = object(keys: ["alert", "ios"]) { reader, key in
-            key == 0 ? set(&notification.alert, reader.string()) : set(&notification.ios, reader.iosNotification())
+        let read = object(keys: ["alert", "ios", "android", "voip", "hmos", "quickapp"]) { reader, key in
+            switch key {
+            case 0: return set(&notification.alert, reader.string())
+            case 1: return set(&notification.ios, reader.iosNotification())
+            case 2: return set(&notification.android, reader.objectValue().flatMap { try? AndroidNotification(fields: $0) })
+            case 3: return set(&notification.voip, reader.objectValue().map { FreeJSONObject(fields: $0) })
+            case 4: return set(&notification.hmos, reader.objectValue().map { FreeJSONObject(fields: $0) })
+            default: return set(&notification.quickapp, reader.objectValue().map { FreeJSONObject(fields: $0) })
+            }
         }
         return read ? notification : nil
     }
@@ -198,53 +97,71 @@ extension FastJSONReader {
         ]
         let read = object(keys: keys) { reader, key in
             switch key {
-            case 0:
-                if reader.peek == UInt8(ascii: "\"") {
-                    guard let text = reader.string() else { return false }
-                    ios.alert = .text(text)
-                } else {
-                    var parts: [String?] = [nil, nil, nil]
-                    let read = reader.object(keys: ["title", "subtitle", "body"]) { reader, part in
-                        set(&parts[part], reader.string())
-                    }
-                    guard read else { return false }
-                    ios.alert = .parts(title: parts[0], subtitle: parts[1], body: parts[2])
-                }
-                return true
-            case 1: return set(&ios.sound, reader.string())
+            case 0: return set(&ios.alert, reader.iosAlert())
+            case 1: return set(&ios.sound, reader.string().map(IOSNotification.Sound.named))
             case 2: return set(&ios.badge, reader.badge())
             case 3: return set(&ios.threadID, reader.string())
             case 4: return set(&ios.category, reader.string())
-            case 5: return set(&ios.contentAvailable, reader.bool())
-            case 6: return set(&ios.mutableContent, reader.bool())
+            case 5: return set(&ios.contentAvailable, reader.flag())
+            case 6: return set(&ios.mutableContent, reader.flag())
             case 7: return set(&ios.interruptionLevel, reader.string())
-            case 8: return set(&ios.extras, reader.stringMap())
+            case 8: return set(&ios.extras, reader.objectValue())
             default: return set(&ios.pushType, reader.string().flatMap(IOSPushType.init(rawValue:)))
             }
         }
         return read ? ios : nil
     }
 
-    /// A number at least 0, or "+N" / "-N" with N at most 99,999 (as ``IOSNotification/Badge`` decodes).
-    private mutating func badge() -> IOSNotification.Badge? {
-        if peek == UInt8(ascii: "\"") {
-            guard let text = string(), let sign = text.first, sign == "+" || sign == "-",
-                let amount = Int(text.dropFirst()), amount >= 0, amount <= 99_999
-            else { return nil }
-            return .change(sign == "+" ? amount : -amount)
+    private mutating func iosAlert() -> IOSNotification.Alert? {
+        if peek == UInt8(ascii: "\"") { return string().map(IOSNotification.Alert.text) }
+        var alert = IOSAlert()
+        let keys = [
+            "title", "subtitle", "body", "title-loc-key", "title-loc-args", "subtitle-loc-key", "subtitle-loc-args", "loc-key",
+            "loc-args", "launch-image", "action-loc-key",
+        ]
+        let read = object(keys: keys) { reader, part in
+            switch part {
+            case 0: return set(&alert.title, reader.string())
+            case 1: return set(&alert.subtitle, reader.string())
+            case 2: return set(&alert.body, reader.string())
+            case 3: return set(&alert.titleLocKey, reader.string())
+            case 4: return set(&alert.titleLocArgs, reader.strings())
+            case 5: return set(&alert.subtitleLocKey, reader.string())
+            case 6: return set(&alert.subtitleLocArgs, reader.strings())
+            case 7: return set(&alert.locKey, reader.string())
+            case 8: return set(&alert.locArgs, reader.strings())
+            case 9: return set(&alert.launchImage, reader.string())
+            default: return set(&alert.actionLocKey, reader.string())
+            }
         }
+        return read ? .parts(alert) : nil
+    }
+
+    /// true / false, or 1 / 0 (as ``IOSNotification/Flag`` decodes).
+    private mutating func flag() -> Bool? {
+        if let flag = bool() { return flag }
+        switch int() {
+        case 0: return false
+        case 1: return true
+        default: return nil
+        }
+    }
+
+    /// A number at least 0, or a string ``IOSNotification/Badge`` takes.
+    private mutating func badge() -> IOSNotification.Badge? {
+        if peek == UInt8(ascii: "\"") { return string().flatMap(IOSNotification.Badge.init(text:)) }
         guard let number = int(), number >= 0 else { return nil }
         return .set(number)
     }
 
     fileprivate mutating func inAppMessage() -> InAppMessage? {
-        var fields: (content: String?, title: String?, contentType: String?, extras: [String: String]?) = (nil, nil, nil, nil)
+        var fields: (content: String?, title: String?, contentType: String?, extras: [String: JSONValue]?) = (nil, nil, nil, nil)
         let read = object(keys: ["msg_content", "title", "content_type", "extras"]) { reader, key in
             switch key {
             case 0: return set(&fields.content, reader.string())
             case 1: return set(&fields.title, reader.string())
             case 2: return set(&fields.contentType, reader.string())
-            default: return set(&fields.extras, reader.stringMap())
+            default: return set(&fields.extras, reader.objectValue())
             }
         }
         guard read, let content = fields.content else { return nil }
@@ -253,13 +170,25 @@ extension FastJSONReader {
 
     fileprivate mutating func options() -> PushOptions? {
         var options = PushOptions()
-        let read = object(keys: ["time_to_live", "identifier", "replace", "apns_production", "priority"]) { reader, key in
+        let keys = [
+            "time_to_live", "identifier", "replace", "apns_production", "priority", "sendno", "apns_collapse_id", "override_msg_id",
+            "big_push_duration", "classification", "third_party_channel",
+        ]
+        let read = object(keys: keys) { reader, key in
             switch key {
             case 0: return set(&options.timeToLive, reader.int())
             case 1: return set(&options.identifier, reader.string())
             case 2: return set(&options.replace, reader.string())
             case 3: return set(&options.apnsProduction, reader.bool())
-            default: return set(&options.priority, reader.int())
+            case 4: return set(&options.priority, reader.int())
+            case 5: return set(&options.sendno, reader.int().map(Int64.init))
+            case 6: return set(&options.apnsCollapseID, reader.string())
+            case 7:
+                let text = reader.peek == UInt8(ascii: "\"") ? reader.string() : reader.int().map(String.init)
+                return set(&options.overrideMsgID, text)
+            case 8: return set(&options.bigPushDuration, reader.int())
+            case 9: return set(&options.classification, reader.int())
+            default: return set(&options.thirdPartyChannel, reader.objectValue().map { FreeJSONObject(fields: $0) })
             }
         }
         return read ? options : nil

@@ -1,28 +1,44 @@
 extension PushRequest {
-    /// Checks every value and limit; the error names the field.
+    /// Checks every value and limit; the error names the field. What Herald accepts without
+    /// applying it is named in the push's ``Push/warnings``.
     public func validated() throws(HeraldError) -> Push {
-        let audience = try validate(audience)
+        var warnings: [String] = []
+        var audience = try validate(audience)
+        audience.platforms = try validatedPlatforms()
         if notification == nil && message == nil {
+            if liveActivity != nil {
+                throw .invalidField("live_activity", "Herald doesn't deliver Live Activity updates yet; a push needs a notification or a message")
+            }
             throw .missingField("notification", "a push needs a notification, a message or both")
         }
-        if let notification { try validate(notification) }
+        if let notification { try validate(notification, warnings: &warnings) }
         if let message { try validate(message) }
         let options = options ?? PushOptions()
         let timeToLive = options.timeToLive ?? PushLimits.defaultTimeToLive
         guard (0...PushLimits.maxTimeToLive).contains(timeToLive) else {
             throw .invalidField("options.time_to_live", "must be 0 to \(PushLimits.maxTimeToLive) seconds")
         }
-        let identifier = try options.identifier.map { value throws(HeraldError) in try Self.identifier(value, field: "options.identifier") }
         let replace = try options.replace.map { value throws(HeraldError) in try Self.identifier(value, field: "options.replace") }
+        let (identifier, collapseID) = try validatedIdentifier(options)
+        if options.overrideMsgID?.isEmpty == true { throw .invalidField("options.override_msg_id", "must not be empty") }
         if let replace {
+            // A replace made from override_msg_id is named by it.
+            let field = options.overrideMsgID == nil ? "options.replace" : "options.override_msg_id"
             if let identifier, identifier != replace {
-                throw .invalidField("options.identifier", "must be omitted or equal options.replace")
+                throw .invalidField(
+                    "options.identifier",
+                    "must be omitted or equal the identifier of the notification \(field) replaces (\(replace))"
+                )
             }
-            if notification == nil { throw .invalidField("options.replace", "only a notification can replace another") }
+            if notification == nil { throw .invalidField(field, "only a notification can replace another") }
+        }
+        if options.overrideMsgID != nil, notification == nil {
+            throw .invalidField("options.override_msg_id", "only a notification can replace another")
         }
         if let priority = options.priority, ![1, 5, 10].contains(priority) {
             throw .invalidField("options.priority", "must be 10, 5 or 1")
         }
+        try validateUnapplied(options, warnings: &warnings)
         let cid = try cid.map { value throws(HeraldError) in
             if value.isEmpty || value.utf8.count > PushLimits.maxCIDBytes {
                 throw HeraldError.invalidField("cid", "must be 1 to \(PushLimits.maxCIDBytes) bytes")
@@ -31,6 +47,12 @@ extension PushRequest {
                 throw HeraldError.invalidField("cid", "must not contain control characters")
             }
             return value
+        }
+        for (field, present) in [
+            ("inapp_message", inappMessage != nil), ("notification_3rd", notification3rd != nil), ("sms_message", smsMessage != nil),
+            ("live_activity", liveActivity != nil), ("callback", callback != nil),
+        ] where present {
+            warnings.append("\(field): accepted and stored with the message, not applied yet")
         }
         let push = Push(
             audience: audience,
@@ -41,79 +63,108 @@ extension PushRequest {
             replace: replace,
             apnsProduction: options.apnsProduction,
             priority: options.priority,
-            cid: cid
+            cid: cid,
+            apnsCollapseID: collapseID,
+            sendno: options.sendno,
+            overrideMsgID: options.overrideMsgID,
+            warnings: warnings
         )
         try Self.checkAPNsPayloadSize(push)
         return push
     }
 
-    /// Refuses a notification whose APNs payload would be over Apple's limit, rendered as
-    /// the center renders it, with the largest message id and badge it can carry: APNs
-    /// would refuse every copy (PayloadTooLarge), so nothing is accepted.
-    private static func checkAPNsPayloadSize(_ push: Push) throws(HeraldError) {
-        guard push.notification != nil else { return }
-        let limit = push.pushType == .voip ? PushLimits.maxAPNsVoIPPayloadBytes : PushLimits.maxAPNsPayloadBytes
-        // Most pushes are far below the limit even with every byte escaped: no rendering.
-        guard PushRendering.apnsPayloadQuickBound(push) > limit else { return }
-        let size = PushRendering.apnsPayloadSizeBound(push)
-        guard size > limit else { return }
-        throw .tooLarge(
-            "notification",
-            "the APNs payload would be \(size) bytes, \(size - limit) over APNs' limit of \(limit) bytes for \(push.pushType.rawValue) pushes; shorten the alert or the extras"
-        )
+    /// This request replacing the push whose identifier `identifier` is (what
+    /// `options.override_msg_id` names, looked up by the API), validated.
+    public func overriding(identifier: String) throws(HeraldError) -> (request: PushRequest, push: Push) {
+        guard options?.replace == nil else {
+            throw .invalidField("options.override_msg_id", "give override_msg_id or replace, not both")
+        }
+        var request = self
+        request.options?.replace = identifier
+        return (request, try request.validated())
+    }
+
+    /// The identifier and JPush's `apns_collapse_id`. Herald's identifier is the APNs
+    /// collapse id too: `apns_collapse_id` is the identifier unless the push replaces
+    /// another (JPush's `override_msg_id` and `apns_collapse_id` are independent: a push
+    /// may replace a message on Android and collapse under another id on iOS); then it is
+    /// the APNs collapse id alone.
+    private func validatedIdentifier(_ options: PushOptions) throws(HeraldError) -> (identifier: String?, collapseID: String?) {
+        let identifier = try options.identifier.map { value throws(HeraldError) in try Self.identifier(value, field: "options.identifier") }
+        let collapseID = try options.apnsCollapseID.map { value throws(HeraldError) in
+            try Self.identifier(value, field: "options.apns_collapse_id")
+        }
+        if let identifier, let collapseID, identifier != collapseID {
+            throw .invalidField("options.apns_collapse_id", "must be omitted or equal options.identifier")
+        }
+        if options.replace != nil || options.overrideMsgID != nil { return (identifier, collapseID) }
+        return (identifier ?? collapseID, nil)
+    }
+
+    /// The platforms `platform` names; nil for all.
+    private func validatedPlatforms() throws(HeraldError) -> [String]? {
+        guard case .list(let names) = platform else { return nil }
+        if names.isEmpty { throw .invalidField("platform", "expected \"all\" or a list of at least one platform") }
+        var platforms = Set<String>()
+        for (index, name) in names.enumerated() {
+            guard let named = PushPlatforms.platforms(named: name) else {
+                throw .invalidField("platform[\(index)]", "expected one of \(PushPlatforms.names.joined(separator: ", "))")
+            }
+            platforms.formUnion(named.map(\.rawValue))
+        }
+        return platforms.sorted()
+    }
+
+    /// JPush's options that Herald checks and stores without applying yet.
+    private func validateUnapplied(_ options: PushOptions, warnings: inout [String]) throws(HeraldError) {
+        if let duration = options.bigPushDuration {
+            guard (0...PushLimits.maxBigPushDuration).contains(duration) else {
+                throw .invalidField("options.big_push_duration", "must be 0 to \(PushLimits.maxBigPushDuration) minutes")
+            }
+            warnings.append("options.big_push_duration: accepted, not applied yet (the push goes out at once)")
+        }
+        if let classification = options.classification {
+            guard classification == 0 || classification == 1 else { throw .invalidField("options.classification", "must be 0 or 1") }
+            warnings.append("options.classification: accepted, not applied yet")
+        }
+        if options.thirdPartyChannel != nil {
+            warnings.append("options.third_party_channel: accepted, not applied yet (Herald has no Android vendor channel)")
+        }
+        for key in options.unapplied.keys.sorted() {
+            warnings.append("options.\(key): accepted, not applied yet")
+        }
     }
 
     private func validate(_ audience: PushAudience) throws(HeraldError) -> ValidatedAudience {
         guard case .filter(let filter) = audience else { return .everyone }
-        func list(_ values: [String]?, field: String, max: Int) throws(HeraldError) -> [String]? {
-            guard let values else { return nil }
-            if values.isEmpty { throw .invalidField(field, "must not be empty") }
-            return try Validation.labels(values, field: field, max: max)
+        // An empty list is not set, as in JPush.
+        func given<Value: Collection>(_ values: Value?) -> Value? { values?.isEmpty == false ? values : nil }
+        for (field, present) in [
+            ("segment", given(filter.segment) != nil), ("abtest", given(filter.abtest) != nil),
+            ("live_activity_id", filter.liveActivityID != nil), ("file", filter.file != nil),
+        ] where present {
+            throw .invalidField("audience.\(field)", "not supported by Herald (use registration_id, alias or tags)")
         }
         var result = ValidatedAudience()
-        if let ids = filter.registrationID {
-            if ids.isEmpty { throw .invalidField("audience.registration_id", "must not be empty") }
+        if let ids = given(filter.registrationID) {
             result.registrationIDs = try Validation.registrationIDs(ids, field: "audience.registration_id", max: PushLimits.maxAudienceIDs)
         }
-        result.aliases = try list(filter.alias, field: "audience.alias", max: PushLimits.maxAudienceIDs)
-        result.tags = try list(filter.tag, field: "audience.tag", max: PushLimits.maxAudienceTags)
-        result.tagsAnd = try list(filter.tagAnd, field: "audience.tag_and", max: PushLimits.maxAudienceTags)
-        result.tagsNot = try list(filter.tagNot, field: "audience.tag_not", max: PushLimits.maxAudienceTags)
+        result.aliases = try given(filter.alias).map { values throws(HeraldError) in
+            try Validation.labels(values, field: "audience.alias", max: PushLimits.maxAudienceIDs)
+        }
+        func tags(_ values: [String]?, field: String) throws(HeraldError) -> [String]? {
+            try given(values).map { values throws(HeraldError) in try Validation.labels(values, field: field, max: PushLimits.maxAudienceTags) }
+        }
+        result.tags = try tags(filter.tag, field: "audience.tag")
+        result.tagsAnd = try tags(filter.tagAnd, field: "audience.tag_and")
+        result.tagsNot = try tags(filter.tagNot, field: "audience.tag_not")
         if result.registrationIDs == nil && result.aliases == nil && result.tags == nil && result.tagsAnd == nil {
             if result.tagsNot != nil {
                 throw .invalidField("audience", "tag_not needs registration_id, alias, tag or tag_and beside it (or use \"all\")")
             }
-            throw .invalidField("audience", "expected \"all\" or at least one of registration_id, alias, tag, tag_and")
+            throw .invalidField("audience", "expected \"all\" or at least one non-empty list of registration_id, alias, tag, tag_and")
         }
         return result
-    }
-
-    private func validate(_ notification: PushNotification) throws(HeraldError) {
-        if let alert = notification.alert, alert.utf8.count > 4096 {
-            throw .tooLarge("notification.alert", "at most 4096 bytes")
-        }
-        guard let ios = notification.ios else {
-            if notification.alert == nil { throw .missingField("notification", "needs alert or ios") }
-            return
-        }
-        if let level = ios.interruptionLevel, !["passive", "active", "time-sensitive", "critical"].contains(level) {
-            throw .invalidField("notification.ios.interruption-level", "must be passive, active, time-sensitive or critical")
-        }
-        let pushType = ios.pushType ?? (notification.isContentAvailableOnly ? .background : .alert)
-        if pushType == .background, ios.alert != nil || ios.sound != nil {
-            throw .invalidField("notification.ios.alert", "a background push carries no alert or sound")
-        }
-        if ios.pushType == .alert, notification.isContentAvailableOnly {
-            throw .invalidField(
-                "notification.ios.push_type",
-                "a notification with only content-available is a background push (APNs requires push type background at priority 5): omit push_type or set it to background"
-            )
-        }
-        if pushType == .alert, ios.alert == nil, notification.alert == nil, ios.badge == nil, ios.sound == nil,
-            ios.contentAvailable != true
-        {
-            throw .invalidField("notification.ios.alert", "an alert push needs an alert, a badge, a sound or content-available")
-        }
     }
 
     private func validate(_ message: InAppMessage) throws(HeraldError) {

@@ -1,10 +1,12 @@
-/// The JSON the renderers build: strings, integers, string lists and objects, written
-/// with sorted keys and unescaped slashes, straight into bytes (no Foundation bridging).
+/// The JSON the renderers build: strings, integers, string lists, objects and values passed
+/// on as given, written with sorted keys and unescaped slashes, straight into bytes (no
+/// Foundation bridging).
 enum RenderedJSON: Sendable {
     case string(String)
     case int(Int)
     case strings([String])
     case object([String: RenderedJSON])
+    case value(JSONValue)
 
     static func object(_ strings: [String: String]) -> RenderedJSON {
         .object(strings.mapValues(RenderedJSON.string))
@@ -39,6 +41,8 @@ enum RenderedJSON: Sendable {
                 fields[key]!.write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
+        case .value(let value):
+            value.write(to: &out)
         }
     }
 

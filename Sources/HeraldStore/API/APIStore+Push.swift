@@ -91,8 +91,9 @@ extension APIStore {
         }
         let checked = pushes.map { $0.registrationIDs == nil && $0.aliases == nil }
         let fansOut = pushes.map { $0.fansOut && sink != nil }
-        let inboxed = pushes.map { $0.devicePayload != nil }
-        let payloads = pushes.map { ByteBuffer(bytes: $0.devicePayload ?? []) }
+        let inboxed = pushes.map { $0.devicePayloads != nil }
+        let payloads = pushes.map { ByteBuffer(bytes: $0.devicePayloads?.standard ?? []) }
+        let androidPayloads = pushes.map { ByteBuffer(bytes: $0.devicePayloads?.android ?? []) }
         let lease = (sink?.lease ?? .zero).intervalSeconds
         let node = sink?.node ?? ""
         let peerDeadAfter = sink?.peerRouting?.deadAfter.intervalSeconds ?? 0
@@ -107,6 +108,7 @@ extension APIStore {
                     fansOut: fansOut,
                     inboxed: inboxed,
                     payloads: payloads,
+                    androidPayloads: androidPayloads,
                     lease: lease,
                     node: node,
                     peerDeadAfter: peerDeadAfter
@@ -202,6 +204,19 @@ extension APIStore {
             """,
             logger: logger
         )
+    }
+
+    /// The identifier of the app's message `msgID` sent within `window` (JPush's
+    /// `override_msg_id` replaces it), or nil when there is none.
+    public func identifier(appID: Int64, msgID: String, within window: TimeInterval = cidWindow, now: Date = Date()) async throws -> String? {
+        let rows = try await client.query(
+            "SELECT identifier, created_at FROM messages WHERE app_id = \(appID) AND msg_id = \(msgID)",
+            logger: logger
+        )
+        for try await (identifier, createdAt) in rows.decode((String, Date).self) where now.timeIntervalSince(createdAt) < window {
+            return identifier
+        }
+        return nil
     }
 
     /// How many devices of the app the audience matches (at most `limit`).

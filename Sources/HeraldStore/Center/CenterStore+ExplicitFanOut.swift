@@ -25,7 +25,10 @@ extension CenterStore {
         let messageIDs = jobs.map(\.message.id)
         let appIDs = jobs.map(\.message.appID)
         let stored = jobs.map { $0.payload != nil }
-        let payloads = jobs.map { ByteBuffer(bytes: $0.payload ?? []) }
+        let payloads = jobs.map { ByteBuffer(bytes: $0.payload?.standard ?? []) }
+        let androidPayloads = jobs.map { ByteBuffer(bytes: $0.payload?.android ?? []) }
+        // Comma-separated ("" for all): an array of arrays would have to be rectangular.
+        let platforms = jobs.map { $0.message.push.audience.platforms?.joined(separator: ",") ?? "" }
         let msgIDs = jobs.map(\.message.msgID)
         let expiries = jobs.map(\.message.expiresAt)
         return try await retryingDeadlocks {
@@ -33,8 +36,9 @@ extension CenterStore {
                 """
                 WITH jobs AS (
                     SELECT * FROM unnest(\(jobIDs)::bigint[], \(messageIDs)::bigint[], \(appIDs)::bigint[], \(stored)::boolean[],
-                                         \(payloads)::bytea[], \(msgIDs)::text[], \(expiries)::timestamptz[])
-                        AS j(job_id, message_id, app_id, stored, payload, msg_id, expires_at)
+                                         \(payloads)::bytea[], \(androidPayloads)::bytea[], \(msgIDs)::text[], \(expiries)::timestamptz[],
+                                         \(platforms)::text[])
+                        AS j(job_id, message_id, app_id, stored, payload, android_payload, msg_id, expires_at, platforms)
                 ), live AS (
                     SELECT m.id FROM messages m
                     WHERE m.id = ANY(\(messageIDs)) AND m.recalled_at IS NULL AND m.superseded_at IS NULL
@@ -46,14 +50,16 @@ extension CenterStore {
                     SELECT j.job_id, d.id AS device_id, j.stored
                     FROM wanted w JOIN jobs j ON j.job_id = w.job_id JOIN live ON live.id = j.message_id
                     JOIN devices d ON d.app_id = j.app_id AND d.registration_id = w.rid
+                    WHERE j.platforms = '' OR d.platform = ANY(string_to_array(j.platforms, ','))
                     UNION
                     SELECT j.job_id, d.id, j.stored
                     FROM wanted w JOIN jobs j ON j.job_id = w.job_id JOIN live ON live.id = j.message_id
                     JOIN devices d ON d.app_id = j.app_id AND d.alias = w.alias
+                    WHERE j.platforms = '' OR d.platform = ANY(string_to_array(j.platforms, ','))
                 ), copies AS (
                     SELECT job_id AS k, device_id, stored FROM targets
                 ), contents AS (
-                    SELECT job_id AS k, msg_id, payload, expires_at FROM jobs WHERE stored
+                    SELECT job_id AS k, msg_id, payload, android_payload, expires_at FROM jobs WHERE stored
                 ), \(unescaped: InboxCopies.ctes), delivered AS (
                     INSERT INTO deliveries (message_id, device_id, inbox_seq)
                     SELECT j.message_id, n.device_id, n.seq FROM numbered n JOIN jobs j ON j.job_id = n.k

@@ -38,7 +38,7 @@ extension CenterStore {
     public func fanOutBatch(
         job: PushJob,
         message: MessageRecord,
-        payload: [UInt8]?,
+        payload: DevicePayloads?,
         limit: Int,
         node: String,
         lease: Duration
@@ -82,7 +82,7 @@ extension CenterStore {
     private func fanOutBatch(
         job: PushJob,
         message: MessageRecord,
-        payload: [UInt8]?,
+        payload: DevicePayloads?,
         limit: Int,
         node: String,
         lease: Duration,
@@ -130,7 +130,7 @@ extension CenterStore {
     /// Inbox rows (``InboxCopies``), delivery rows and badges for a batch.
     private func store(
         message: MessageRecord,
-        payload: [UInt8]?,
+        payload: DevicePayloads?,
         in targets: inout [FanOutTarget],
         ids: [Int64],
         on connection: PostgresConnection
@@ -140,8 +140,8 @@ extension CenterStore {
             WITH copies AS (
                 SELECT 1::bigint AS k, id AS device_id, \(payload != nil)::boolean AS stored FROM unnest(\(ids)::bigint[]) AS id
             ), contents AS (
-                SELECT 1::bigint AS k, \(message.msgID)::text AS msg_id, \(ByteBuffer(bytes: payload ?? []))::bytea AS payload,
-                       \(message.expiresAt)::timestamptz AS expires_at
+                SELECT 1::bigint AS k, \(message.msgID)::text AS msg_id, \(ByteBuffer(bytes: payload?.standard ?? []))::bytea AS payload,
+                       \(ByteBuffer(bytes: payload?.android ?? []))::bytea AS android_payload, \(message.expiresAt)::timestamptz AS expires_at
             ), \(unescaped: InboxCopies.ctes), delivered AS (
                 INSERT INTO deliveries (message_id, device_id, inbox_seq) SELECT \(message.id), device_id, seq FROM numbered
                 ON CONFLICT DO NOTHING

@@ -3,11 +3,16 @@ import PostgresNIO
 
 extension PostgresQuery.StringInterpolation {
     /// The audience as a condition on `devices d`: every filter given must hold (AND);
-    /// `tag` matches any of its tags, `tag_and` all, `tag_not` none.
+    /// `tag` matches any of its tags, `tag_and` all, `tag_not` none; the device's platform
+    /// is one of the push's platforms, when it names them.
     /// `after`: only devices with a greater id are wanted (a fan-out's cursor); the tag
     /// lookup starts there in the tag index instead of reading the tag from its start.
     mutating func appendInterpolation(audienceFilter audience: ValidatedAudience, appID: Int64, after cursor: Int64 = 0) {
         appendLiteral("(")
+        appendInterpolation(audience.platforms)
+        appendLiteral("::text[] IS NULL OR d.platform = ANY(")
+        appendInterpolation(audience.platforms)
+        appendLiteral("::text[])) AND (")
         appendInterpolation(audience.registrationIDs)
         appendLiteral("::text[] IS NULL OR d.registration_id = ANY(")
         appendInterpolation(audience.registrationIDs)

@@ -54,7 +54,7 @@ extension GatewayStore {
                 SELECT DISTINCT c.k::bigint AS k, c.device_id, true AS stored
                 FROM unnest(\(deviceIDs)::bigint[], \(indices)::integer[]) AS c(device_id, k)
             ), contents AS (
-                SELECT k, msg_id, payload, expires_at
+                SELECT k, msg_id, payload, NULL::bytea AS android_payload, expires_at
                 FROM unnest(\(broadcasts.map(\.msgID))::text[], \(broadcasts.map { ByteBuffer(bytes: $0.payload) })::bytea[],
                             \(broadcasts.map(\.expiresAt))::timestamptz[]) WITH ORDINALITY AS c(msg_id, payload, expires_at, k)
             ), \(unescaped: InboxCopies.ctes)

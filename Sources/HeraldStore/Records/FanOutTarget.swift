@@ -52,9 +52,9 @@ extension FanOutTarget {
 public struct FanOutWork: Sendable {
     public var job: PushJob
     public var message: MessageRecord
-    public var payload: [UInt8]?
+    public var payload: DevicePayloads?
 
-    public init(job: PushJob, message: MessageRecord, payload: [UInt8]?) {
+    public init(job: PushJob, message: MessageRecord, payload: DevicePayloads?) {
         self.job = job
         self.message = message
         self.payload = payload

@@ -34,8 +34,8 @@ public struct FannedOutPush: Sendable {
     public var job: PushJob
     public var message: MessageRecord
     public var targets: [FanOutTarget]
-    /// The payload stored in the inboxes (nil for a push not stored: time to live 0).
-    public var devicePayload: [UInt8]?
+    /// The payloads stored in the inboxes (nil for a push not stored: time to live 0).
+    public var devicePayloads: DevicePayloads?
     /// Copies routed to the nodes holding their devices in the accepting statement (not
     /// among ``targets``: those nodes route them).
     public var routedToPeers = 0

@@ -28,7 +28,7 @@ public final class PendingPush: Sendable {
     public let fansOut: Bool
     /// What goes into the inboxes when it is fanned out at acceptance and stored (a time
     /// to live above 0).
-    let devicePayload: [UInt8]?
+    let devicePayloads: DevicePayloads?
 
     /// - Parameters:
     ///   - msgID: its message id (``APIStore/newMsgID()``).
@@ -55,7 +55,7 @@ public final class PendingPush: Sendable {
         self.path = path
         let fansOut = fansOutHere && path.fansOutAtAcceptance
         self.fansOut = fansOut
-        devicePayload = fansOut && push.timeToLive > 0 ? PushRendering.devicePayload(push, msgID: msgID) : nil
+        devicePayloads = fansOut && push.timeToLive > 0 ? PushRendering.devicePayloads(push, msgID: msgID) : nil
     }
 }
 
@@ -76,7 +76,7 @@ extension PendingPush {
                 superseded: false
             ),
             targets: [],
-            devicePayload: devicePayload
+            devicePayloads: devicePayloads
         )
     }
 }

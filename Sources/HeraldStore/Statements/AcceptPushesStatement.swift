@@ -25,9 +25,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[],
                                  $4::text[], $5::integer[],
                                  $6::timestamptz[], $7::timestamptz[], $8::boolean[],
-                                 $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[], $19::text[])
+                                 $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[], $19::text[], $20::text[], $21::bytea[])
                 WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
-                                     payload, notifies, cid, idx)
+                                     payload, notifies, cid, platforms, android_payload, idx)
         ), apps AS (
             -- Once per app, what a foreign key did per message (migration 0007): an app
             -- deleted meanwhile stores nothing, and none is deleted before this commits.
@@ -37,9 +37,11 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         ), targets AS (
             SELECT w.idx, d.id AS device_id FROM wanted w JOIN input i ON i.idx = w.idx
                 JOIN devices d ON d.app_id = i.app_id AND d.registration_id = NULLIF(w.rid, '')
+            WHERE i.platforms = '' OR d.platform = ANY(string_to_array(i.platforms, ','))
             UNION
             SELECT w.idx, d.id FROM wanted w JOIN input i ON i.idx = w.idx
                 JOIN devices d ON d.app_id = i.app_id AND d.alias = NULLIF(w.alias, '')
+            WHERE i.platforms = '' OR d.platform = ANY(string_to_array(i.platforms, ','))
         ), m AS (
             INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at, fanned_out_at)
             SELECT i.msg_id, i.app_id, i.request::json, i.identifier, i.ttl, i.expires_at, i.created_at,
@@ -59,7 +61,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             ON CONFLICT (app_id, cid) WHERE cid IS NOT NULL DO NOTHING
             RETURNING id, msg_id
         ), stored AS (
-            SELECT i.idx, m.id, i.msg_id, i.fans_out, i.inboxed, i.payload, i.expires_at
+            SELECT i.idx, m.id, i.msg_id, i.fans_out, i.inboxed, i.payload, i.android_payload, i.expires_at
             FROM (SELECT * FROM m UNION ALL SELECT * FROM mc) AS m JOIN input i ON i.msg_id = m.msg_id
         ), j AS (
             INSERT INTO push_jobs (message_id, kind, cursor_device, leased_until, leased_by, attempts)
@@ -73,7 +75,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         ), copies AS (
             SELECT s.idx AS k, t.device_id, s.inboxed AS stored FROM stored s JOIN targets t ON t.idx = s.idx WHERE s.fans_out
         ), contents AS (
-            SELECT s.idx AS k, s.msg_id, s.payload, s.expires_at FROM stored s WHERE s.fans_out AND s.inboxed
+            SELECT s.idx AS k, s.msg_id, s.payload, s.android_payload, s.expires_at FROM stored s WHERE s.fans_out AND s.inboxed
         ), \(InboxCopies.ctes), delivered AS (
             INSERT INTO deliveries (message_id, device_id, inbox_seq)
             SELECT s.id, n.device_id, n.seq FROM numbered n JOIN stored s ON s.idx = n.k
@@ -104,13 +106,15 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
     var fansOut: [Bool]
     var inboxed: [Bool]
     var payloads: [ByteBuffer]
+    /// What Android devices' copies hold, empty when the same as `payloads`.
+    var androidPayloads: [ByteBuffer]
     var lease: Double
     var node: String
     /// The peers' liveness bound in seconds, 0 when no copy is routed to a peer here.
     var peerDeadAfter: Double
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 19)
+        var bindings = PostgresBindings(capacity: 21)
         bindings.append(pushes.map(\.msgID))
         bindings.append(pushes.map(\.appID))
         bindings.append(pushes.map(\.json))
@@ -130,6 +134,10 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         bindings.append(peerDeadAfter)
         bindings.append(pushes.map { $0.push.notification != nil })
         bindings.append(pushes.map { $0.cid ?? "" })  // no cid is empty (PushRequest.validated)
+        // A push's platforms, comma-separated ("" for all): an array of arrays would have to
+        // be rectangular.
+        bindings.append(pushes.map { $0.push.audience.platforms?.joined(separator: ",") ?? "" })
+        bindings.append(androidPayloads)
         return bindings
     }
 

@@ -10,7 +10,9 @@ enum InboxCopies {
     /// - `copies(k, device_id, stored)`: one row per copy. `k` orders one device's copies
     ///   (smaller first); `stored` is false for a copy that is only routed, never stored
     ///   (time to live 0).
-    /// - `contents(k, msg_id, payload, expires_at)`: what a stored copy of `k` holds.
+    /// - `contents(k, msg_id, payload, android_payload, expires_at)`: what a stored copy of
+    ///   `k` holds; an Android device's copy holds `android_payload` unless it is null or
+    ///   empty (the same as `payload`).
     ///
     /// They define `numbered(k, device_id, seq)`: each copy whose device still exists, with
     /// its inbox number (null when not stored). A device deleted meanwhile gets nothing:
@@ -19,7 +21,7 @@ enum InboxCopies {
     /// KEY SHARE and don't conflict with it.
     static let ctes = """
         locked AS (
-            SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM copies) ORDER BY d.id FOR NO KEY UPDATE
+            SELECT d.id, d.platform FROM devices d WHERE d.id IN (SELECT device_id FROM copies) ORDER BY d.id FOR NO KEY UPDATE
         ), counts AS (
             SELECT c.device_id, count(*) AS n FROM copies c JOIN locked l ON l.id = c.device_id WHERE c.stored
             GROUP BY c.device_id
@@ -34,8 +36,9 @@ enum InboxCopies {
             FROM copies c JOIN locked l ON l.id = c.device_id LEFT JOIN bumped b ON b.id = c.device_id AND c.stored
         ), inboxed AS (
             INSERT INTO device_messages (device_id, seq, msg_id, payload, expires_at)
-            SELECT n.device_id, n.seq, ct.msg_id, ct.payload, ct.expires_at
-            FROM numbered n JOIN contents ct ON ct.k = n.k WHERE n.seq IS NOT NULL
+            SELECT n.device_id, n.seq, ct.msg_id,
+                   COALESCE(CASE WHEN l.platform = 'android' THEN NULLIF(ct.android_payload, ''::bytea) END, ct.payload), ct.expires_at
+            FROM numbered n JOIN contents ct ON ct.k = n.k JOIN locked l ON l.id = n.device_id WHERE n.seq IS NOT NULL
         )
         """
 }

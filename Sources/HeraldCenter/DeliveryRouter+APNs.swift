@@ -1,0 +1,198 @@
+import Foundation
+import HeraldAPNs
+import HeraldCore
+import HeraldStore
+import Logging
+
+extension DeliveryRouter {
+    /// Sends notifications to APNs concurrently (the client's stream limits pace them) and
+    /// records each answer as it comes, with the answers of the moment (``recorder``): a
+    /// copy APNs took shows as sent at once, not when the slowest copy of its batch is
+    /// answered (or times out), and a crash meanwhile doesn't send it again. Returns the
+    /// outcomes that could not be recorded, for the caller to record with its own.
+    func sendToAPNs(_ prepared: Prepared, targets: [FanOutTarget], attempts: Int) async -> [DeliveryUpdate] {
+        guard !targets.isEmpty else { return [] }
+        let messageID = prepared.message.id
+        return await withTaskGroup(of: DeliveryUpdate?.self) { group in
+            for target in targets {
+                group.addTask {
+                    let update = await self.sendToAPNs(prepared, target: target, attempts: attempts)
+                    return await self.recorder.submit((messageID, update)) ? nil : update
+                }
+            }
+            var unrecorded: [DeliveryUpdate] = []
+            for await update in group {
+                if let update { unrecorded.append(update) }
+            }
+            return unrecorded
+        }
+    }
+
+    /// Sends a copy's APNs notification, and with the first attempt the VoIP push a
+    /// notification with `notification.voip` has beside it. The copy's outcome is the
+    /// notification's; the VoIP push is sent once, and what APNs answers it is counted and
+    /// logged. A device with only a VoIP token gets the VoIP push as the copy's delivery.
+    private func sendToAPNs(_ prepared: Prepared, target: FanOutTarget, attempts: Int) async -> DeliveryUpdate {
+        let message = prepared.message
+        let push = message.push
+        let environment: APNsEnvironment =
+            push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
+        let primaryToken = push.pushType == .voip ? target.voipToken : target.apnsToken
+        let voipToken = push.hasVoIPCompanion ? target.voipToken : nil
+        guard primaryToken != nil || voipToken != nil else {
+            return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired)
+        }
+        let client: APNsClient?
+        do {
+            client = try await apns.client(appID: message.appID, environment: environment)
+        } catch {
+            logger.error("APNs client unavailable", metadata: ["herald.app_id": "\(message.appID)", "error": "\(error)"])
+            return retry(target, reason: Self.clientUnavailable, attempts: attempts, prepared: prepared, attempted: false)
+        }
+        guard let client else {
+            return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired)
+        }
+        let expiration = push.timeToLive == 0 ? Date(timeIntervalSince1970: 0) : message.expiresAt
+        let voip = voipToken.map { token in
+            APNsNotification(
+                deviceToken: token,
+                pushType: .voip,
+                payload: prepared.voipPayload ?? [],
+                priority: .immediate,
+                expiration: expiration,
+                collapseID: push.collapseID(identifier: message.identifier)
+            )
+        }
+        guard let primaryToken else {
+            // Only the VoIP token: the VoIP push is the copy's delivery.
+            guard let voip else { return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired) }
+            return await send(voip, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
+        }
+        // The device's badge is part of the payload only when the push sets or changes it
+        // (a retry or a taken-over job reads the device's badge whatever the push).
+        let badge = push.notification?.ios?.badge == nil ? nil : target.badge
+        let payload = badge.map { PushRendering.apnsPayload(push, msgID: message.msgID, badge: $0) } ?? prepared.apnsPayload
+        let notification = APNsNotification(
+            deviceToken: primaryToken,
+            pushType: APNsPushType(push.pushType),
+            payload: payload,
+            priority: push.priority.flatMap { APNsPriority(rawValue: $0 == 1 ? 5 : $0) },
+            expiration: expiration,
+            collapseID: push.collapseID(identifier: message.identifier)
+        )
+        guard let voip, attempts == 0 else {
+            return await send(notification, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
+        }
+        async let beside = sendBeside(voip, client: client, appID: message.appID)
+        let update = await send(notification, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
+        await beside
+        return update
+    }
+
+    /// Sends the VoIP push that goes beside a notification: its outcome is counted and, when
+    /// it isn't delivered, logged.
+    private func sendBeside(_ voip: APNsNotification, client: APNsClient, appID: Int64) async {
+        do {
+            let outcome = try await client.send(voip)
+            metrics.apnsOutcome(outcome)
+            if case .delivered = outcome { return }
+            logger.warning("APNs did not take a VoIP push", metadata: ["herald.app_id": "\(appID)", "herald.outcome": "\(outcome)"])
+        } catch {
+            logger.warning(
+                "APNs VoIP push failed",
+                metadata: ["herald.app_id": "\(appID)", "error": "\((error as? APNsError)?.reason ?? "\(error)")"]
+            )
+        }
+    }
+
+    /// Sends a copy's notification and says what became of the copy.
+    private func send(
+        _ notification: APNsNotification,
+        client: APNsClient,
+        environment: APNsEnvironment,
+        target: FanOutTarget,
+        attempts: Int,
+        prepared: Prepared
+    ) async -> DeliveryUpdate {
+        let message = prepared.message
+        let token = notification.deviceToken
+        do {
+            let outcome = try await client.send(notification)
+            metrics.apnsOutcome(outcome)
+            switch outcome {
+            case .delivered:
+                return DeliveryUpdate(deviceID: target.deviceID, state: .apns, apnsAttempted: true)
+            case .invalidToken(let reason, let since):
+                try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            case .retryLater(let reason, let after):
+                return retry(target, reason: reason.rawValue, attempts: attempts, prepared: prepared, after: after)
+            case .circuitOpen(let reason, let after):
+                // Nothing was sent: not an attempt.
+                return retry(target, reason: reason.rawValue, attempts: attempts, prepared: prepared, after: after, attempted: false)
+            case .credentialsBroken(let reason):
+                await apns.credentialsRefused(by: client, appID: message.appID, environment: environment, reason: reason)
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            case .failed(let reason, _):
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            }
+        } catch let error as APNsError {
+            metrics.apnsError(error)
+            guard error.isRetryable else {
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: error.reason, apnsAttempted: false)
+            }
+            return retry(target, reason: error.reason, attempts: attempts, prepared: prepared)
+        } catch is CancellationError {
+            return retry(target, reason: APNsError.shutdown.reason, attempts: attempts, prepared: prepared, attempted: false)
+        } catch {
+            logger.warning("APNs send failed", metadata: ["herald.app_id": "\(message.appID)", "error": "\(error)"])
+            return retry(target, reason: Self.internalError, attempts: attempts, prepared: prepared, attempted: false)
+        }
+    }
+
+    /// The copy is kept, waiting for its next APNs attempt, for as long as its time to live
+    /// lasts: after `after` (APNs' or the client's word), or the center's backoff (doubling
+    /// per attempt up to ``CenterConfiguration/apnsMaxRetryDelay``, less up to a fifth at
+    /// random so copies refused together don't come back together), whichever is longer.
+    /// `attempted`: a request went to APNs (a refusal by the open circuit is none).
+    private func retry(
+        _ target: FanOutTarget,
+        reason: String,
+        attempts: Int,
+        prepared: Prepared,
+        after: Duration? = nil,
+        attempted: Bool = true
+    ) -> DeliveryUpdate {
+        let backoff = min(configuration.apnsRetryDelay * (1 << min(attempts, 20)), configuration.apnsMaxRetryDelay)
+        let delay = max(after ?? .zero, backoff * (1 - 0.2 * Double.random(in: 0..<1)))
+        let at = Date().addingTimeInterval(delay.seconds)
+        guard at < prepared.message.expiresAt else {
+            return DeliveryUpdate(deviceID: target.deviceID, state: .expired, apnsReason: reason, apnsAttempted: attempted)
+        }
+        return DeliveryUpdate(deviceID: target.deviceID, state: .waiting, apnsReason: reason, retryAt: at, apnsAttempted: attempted)
+    }
+
+    /// Herald's reason for a copy whose app's APNs client could not be made (the
+    /// credentials could not be read).
+    static let clientUnavailable = "ClientUnavailable"
+    /// Herald's reason for a send that failed in an unforeseen way.
+    static let internalError = "InternalError"
+
+    /// Whether the copy can go to APNs: an Apple device with a valid token for the push
+    /// (its VoIP token, for a VoIP push or one beside a notification).
+    func canUseAPNs(_ target: FanOutTarget, push: Push) -> Bool {
+        guard target.platform.usesAPNs, target.tokenValid else { return false }
+        if push.hasVoIPCompanion, target.voipToken != nil { return true }
+        return push.pushType == .voip ? target.voipToken != nil : target.apnsToken != nil
+    }
+}
+
+extension APNsPushType {
+    init(_ pushType: IOSPushType) {
+        switch pushType {
+        case .alert: self = .alert
+        case .background: self = .background
+        case .voip: self = .voip
+        }
+    }
+}

@@ -1,0 +1,85 @@
+/// JPush's `callback`: where to report what became of the push. Checked and stored with
+/// the message; not applied yet (the answer's `warnings` says so).
+public struct PushCallback: CheckedJSONObject {
+    public let fields: [String: JSONValue]
+
+    public init(fields: [String: JSONValue], at path: String = "callback") throws(HeraldError) {
+        try Self.fieldKinds.check(fields, at: path)
+        if let url = fields["url"]?.string {
+            let lowered = url.lowercased()
+            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), url.utf8.count > 8 else {
+                throw .invalidField("\(path).url", "must be an http or https URL")
+            }
+        }
+        if case .int(let type) = fields["type"], type & ~Self.typeBits != 0 || type == 0 {
+            throw .invalidField("\(path).type", "must combine 1 (received), 2 (clicked) and 8 (sent)")
+        }
+        self.fields = fields
+    }
+
+    /// The bits of `type`: 1 received, 2 clicked, 8 sent.
+    private static let typeBits: Int64 = 1 | 2 | 8
+
+    static let fieldKinds = JSONFields(["url": .string(maxBytes: 2048), "params": .object, "type": .int(1...11)])
+}
+
+/// JPush's `sms_message`: an SMS to the device's bound number when the push isn't received
+/// in time. Checked and stored with the message; not sent yet.
+public struct SMSMessage: CheckedJSONObject {
+    public let fields: [String: JSONValue]
+
+    public init(fields: [String: JSONValue], at path: String = "sms_message") throws(HeraldError) {
+        try Self.fieldKinds.check(fields, at: path)
+        self.fields = fields
+    }
+
+    static let fieldKinds = JSONFields(
+        [
+            "delay_time": .int(0...86_400),
+            "signid": .int(0...Int64.max),
+            "temp_id": .int(1...Int64.max),
+            "temp_para": .object,
+            "active_filter": .bool,
+        ],
+        required: ["delay_time", "temp_id"]
+    )
+}
+
+/// JPush's `live_activity`: an iOS Live Activity start, update or end. Checked and stored
+/// with the message; not delivered yet.
+public struct LiveActivity: CheckedJSONObject {
+    public let fields: [String: JSONValue]
+
+    public init(fields: [String: JSONValue], at path: String = "live_activity") throws(HeraldError) {
+        try Self.fieldKinds.check(fields, at: path)
+        if case .object(let ios) = fields["ios"], ios["event"]?.string == "start", ios["attributes-type"] == nil {
+            throw .invalidField("\(path).ios.attributes-type", "is required to start a Live Activity")
+        }
+        if case .object(let ios) = fields["ios"], case .int(let priority) = ios["apns-priority"], priority != 5, priority != 10 {
+            throw .invalidField("\(path).ios.apns-priority", "must be 5 or 10")
+        }
+        self.fields = fields
+    }
+
+    static let fieldKinds = JSONFields(
+        [
+            "ios": .nested(
+                JSONFields(
+                    [
+                        "event": .oneOf(["start", "update", "end"]),
+                        "attributes-type": .string(),
+                        "attributes": .object,
+                        "content-state": .object,
+                        "alert": .nested(JSONFields(["title": .string(), "body": .string(), "sound": .string()])),
+                        "dismissal-date": .int(0...Int64.max),
+                        "stale-date": .int(0...Int64.max),
+                        "relevance-score": .int(1...100),
+                        "apns-priority": .int(5...10),
+                    ],
+                    required: ["event", "content-state"]
+                )
+            )
+        ],
+        required: ["ios"]
+    )
+}

@@ -1,0 +1,70 @@
+extension PushRequest {
+    func validate(_ notification: PushNotification, warnings: inout [String]) throws(HeraldError) {
+        for (field, alert) in [("notification.alert", notification.alert), ("notification.android.alert", notification.android?.alert)] {
+            if let alert, alert.utf8.count > PushLimits.maxAlertBytes { throw .tooLarge(field, "at most \(PushLimits.maxAlertBytes) bytes") }
+        }
+        if notification.alert == nil, notification.ios == nil, notification.android == nil, notification.voip == nil {
+            // hmos and quickapp alone would reach no device: Herald has neither channel.
+            throw .missingField("notification", "needs alert, ios, android or voip (Herald delivers no hmos or quickapp notification)")
+        }
+        if notification.hmos != nil {
+            warnings.append("notification.hmos: accepted and stored, not delivered (Herald has no HarmonyOS channel)")
+        }
+        if notification.quickapp != nil {
+            warnings.append("notification.quickapp: accepted and stored, not delivered (Herald has no quick app channel)")
+        }
+        guard let ios = notification.ios else { return }
+        if let level = ios.interruptionLevel, !["passive", "active", "time-sensitive", "critical"].contains(level) {
+            throw .invalidField("notification.ios.interruption-level", "must be passive, active, time-sensitive or critical")
+        }
+        if ios.pushType == .voip, notification.voip != nil {
+            throw .invalidField("notification.ios.push_type", "voip can't go with notification.voip, which is the VoIP push's payload: omit one")
+        }
+        let pushType = ios.pushType ?? (notification.isContentAvailableOnly ? .background : .alert)
+        if pushType == .background, ios.alert != nil || ios.sound != nil {
+            throw .invalidField("notification.ios.alert", "a background push carries no alert or sound")
+        }
+        if ios.pushType == .alert, notification.isContentAvailableOnly {
+            throw .invalidField(
+                "notification.ios.push_type",
+                "a notification with only content-available is a background push (APNs requires push type background at priority 5): omit push_type or set it to background"
+            )
+        }
+        if pushType == .alert, ios.alert == nil, notification.alert == nil, ios.badge == nil, ios.sound == nil,
+            ios.contentAvailable != true
+        {
+            throw .invalidField("notification.ios.alert", "an alert push needs an alert, a badge, a sound or content-available")
+        }
+    }
+
+    /// Refuses a notification whose APNs payload would be over Apple's limit, rendered as
+    /// the center renders it, with the largest message id and badge it can carry: APNs
+    /// would refuse every copy (PayloadTooLarge), so nothing is accepted. The VoIP payload
+    /// sent beside a notification is held to the VoIP limit.
+    static func checkAPNsPayloadSize(_ push: Push) throws(HeraldError) {
+        guard let notification = push.notification, notification.reachesApple else { return }
+        let limit = push.pushType == .voip ? PushLimits.maxAPNsVoIPPayloadBytes : PushLimits.maxAPNsPayloadBytes
+        // Most pushes are far below the limit even with every byte escaped: no rendering.
+        if PushRendering.apnsPayloadQuickBound(push) > limit {
+            let size = PushRendering.apnsPayloadSizeBound(push)
+            if size > limit { throw tooLarge(size, limit: limit, pushType: push.pushType, field: "notification") }
+        }
+        if push.hasVoIPCompanion {
+            let size = PushRendering.voipPayload(push, msgID: PushRendering.longestMsgID).count
+            let limit = PushLimits.maxAPNsVoIPPayloadBytes
+            if size > limit { throw tooLarge(size, limit: limit, pushType: .voip, field: "notification.voip") }
+        }
+    }
+
+    private static func tooLarge(_ size: Int, limit: Int, pushType: IOSPushType, field: String) -> HeraldError {
+        .tooLarge(
+            field,
+            "the APNs payload would be \(size) bytes, \(size - limit) over APNs' limit of \(limit) bytes for \(pushType.rawValue) pushes; shorten the alert or the extras"
+        )
+    }
+}
+
+extension PushLimits {
+    /// Bytes in `notification.alert` (and an Android part's alert).
+    public static let maxAlertBytes = 4096
+}
