@@ -66,7 +66,11 @@ public enum ChildProcess {
         try process.run()
         let killer = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        process.waitUntilExit()
+        // Not waitUntilExit(), which waits on this thread's run loop: a CI run stalled 300 s
+        // in ServeStartupTests, whose herald exits at once, and this wait was the only place
+        // it could block. `isRunning` is set by Foundation's own reaper; polling it needs no
+        // wake-up.
+        while process.isRunning { usleep(10_000) }
         killer.cancel()
         try stdout.close()
         try stderr.close()
