@@ -7,20 +7,18 @@
 # answer; it prints one line per call, `KNOWN GAP` where Herald answers differently from
 # JPush today, and a summary. Exits non-zero on any failed assertion.
 #
-# The client goes into a private virtual environment, .build-jpush-venv (PyPI only).
+# The client goes into the private environment .build-test-venv, the one
+# scripts/install-deps.sh --test makes for schemathesis (PyPI only).
 # Uses the built binaries (HERALD_BIN_DIR to use others); never builds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin_dir="${HERALD_BIN_DIR:-$(cd "$root" && swift build --show-bin-path)}"
 jpush_version=3.4.1
 
-venv="$root/.build-jpush-venv"
-if ! "$venv/bin/python" -c "import sys, jpush; sys.exit(jpush.__version__ != '$jpush_version')" 2> /dev/null; then
-    echo "==> installing jpush $jpush_version (JPush's Python client) into $venv"
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check "jpush==$jpush_version"
-fi
+# Pinned: the check asserts what this version sends. pip needs no network once it is in.
+venv="$root/.build-test-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check "jpush==$jpush_version"
 
 work="$(mktemp -d /tmp/herald-jpush-client.XXXXXX)"
 chmod 755 "$work"

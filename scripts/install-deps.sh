@@ -14,9 +14,9 @@ fi
 if [ "${1:-}" = "--test" ] && ! command -v mosquitto_sub > /dev/null 2>&1; then
     missing+=(mosquitto-clients)
 fi
-# Python virtual environments: schemathesis (PyPI), which checks openapi.yaml against the
-# server, goes into one below (.build-test-venv) unless it is on PATH already, and
-# scripts/check-jpush-client.sh puts JPush's Python client into another.
+# schemathesis (PyPI), which checks openapi.yaml against the server, goes into a private
+# virtual environment below (.build-test-venv) unless it is on PATH already;
+# check-deploy.sh and check-jpush-client.sh put their PyPI packages there too.
 if [ "${1:-}" = "--test" ]; then
     python3 -c 'import venv, ensurepip' > /dev/null 2>&1 || missing+=(python3-venv)
 fi
