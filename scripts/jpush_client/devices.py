@@ -15,16 +15,9 @@ class DeviceChecks:
         c.check("device.get_deviceinfo(ios)", self.get_ios)
         c.check("device.set_deviceinfo(device_tag(add, remove))", self.set_tags)
         c.check("device.set_deviceinfo(device_alias)", self.set_alias)
-        c.known_gap(
-            "device.set_devicemobile(device_mobile)",
-            "Herald stores a mobile only from an import; POST /v3/devices/{rid} refuses `mobile` (1009)",
-            lambda: expect_failure(lambda: self.device.set_devicemobile(self.setup.imported_android_rid, jpush.device_mobile("13800138001")), 400, 1009),
-        )
-        c.known_gap(
-            "device.get_deviceinfo(...)['mobile']",
-            "GET /v3/devices/{rid} has no `mobile` (JPush's has it, null when unset)",
-            lambda: expect("mobile" not in self.device.get_deviceinfo(self.setup.imported_android_rid).payload, "mobile is there now"),
-        )
+        c.check("device.get_deviceinfo()['mobile'] (imported)", self.imported_mobile)
+        c.check("device.set_devicemobile(device_mobile)", self.set_mobile)
+        c.check("device.set_devicemobile('138-0013') -> 1003", self.bad_mobile)
         c.check("device.get_taglist()", self.taglist)
         c.check("device.check_taguserexist()", self.tag_membership)
         c.check("device.update_tagusers(device_regid(add, remove))", self.update_tag_users)
@@ -36,11 +29,9 @@ class DeviceChecks:
             "JPush answers 200 with no body, which the client's DeviceResponse reads as payload 'success'; after Herald's 204 it is None",
             self.deletes_answer_no_content,
         )
-        c.known_gap(
-            "device.get_aliasuser(alias, platform='android')",
-            "the `platform` query of GET/DELETE /v3/aliases/{alias} and DELETE /v3/tags/{tag} is ignored: every platform's devices are listed (and would be changed)",
-            self.platform_ignored,
-        )
+        c.check("device.get_aliasuser(alias, platform=...)", self.alias_platform)
+        c.check("device.delete_alias(alias, platform=...), delete_tag(tag, platform=...)", self.delete_by_platform)
+        c.check("device.delete_alias(alias, platform='symbian') -> 1003", self.unknown_platform)
         c.check("device.get_device_status([...])", self.presence)
 
     def info(self, rid):
@@ -68,6 +59,23 @@ class DeviceChecks:
         expect(self.info(rid).get("alias") == "bob-2", "alias not set")
         expect(self.device.get_aliasuser("bob-2").payload == {"registration_ids": [rid]}, "the alias does not find the device")
         return "alias bob-2"
+
+    def imported_mobile(self):
+        mobile = self.info(self.setup.imported_android_rid).get("mobile", "(absent)")
+        expect(mobile == "13800138000", "mobile %r, expected the imported 13800138000" % (mobile,))
+        return "13800138000, from the import"
+
+    def set_mobile(self):
+        rid = self.setup.imported_android_rid
+        answer = self.device.set_devicemobile(rid, jpush.device_mobile("13800138001"))
+        expect(answer.status_code == 200, "HTTP %d" % answer.status_code)
+        expect(self.info(rid).get("mobile") == "13800138001", "mobile not changed")
+        return "mobile 13800138001"
+
+    def bad_mobile(self):
+        expect_failure(lambda: self.device.set_devicemobile(self.setup.imported_android_rid, jpush.device_mobile("138-0013")), 400, 1003)
+        expect(self.info(self.setup.imported_android_rid).get("mobile") == "13800138001", "a refused mobile changed the device")
+        return "HTTP 400, 1003; the device keeps its mobile"
 
     def taglist(self):
         tags = self.device.get_taglist().payload.get("tags")
@@ -112,9 +120,31 @@ class DeviceChecks:
         for answer in (self.device.delete_alias("nobody-has-this-alias"), self.device.delete_tag("nobody-has-this-tag")):
             expect(answer.status_code == 204 and answer.payload is None, "HTTP %d, payload %r" % (answer.status_code, answer.payload))
 
-    def platform_ignored(self):
-        answer = self.device.get_aliasuser("ios-alice", platform="android")
-        expect(answer.payload == {"registration_ids": [self.setup.ios_rid]}, "answer %s" % answer.payload)
+    def alias_platform(self):
+        ios = self.setup.ios_rid
+        for platform, expected in (("android", []), ("ios", [ios]), ("android,ios", [ios])):
+            answer = self.device.get_aliasuser("ios-alice", platform=platform).payload
+            expect(answer == {"registration_ids": expected}, "platform=%s: %s" % (platform, answer))
+        return "platform=android: none; ios: the iOS device"
+
+    def delete_by_platform(self):
+        ios, old = self.setup.ios_rid, self.setup.imported_android_rid
+        self.device.set_deviceinfo(old, {"alias": "shared", "tags": {"add": ["both"]}})
+        self.device.set_deviceinfo(ios, {"alias": "shared", "tags": {"add": ["both"]}})
+        self.device.delete_alias("shared", platform="android")
+        expect(self.device.get_aliasuser("shared").payload == {"registration_ids": [ios]}, "the iOS device lost the alias too")
+        self.device.delete_tag("both", platform="ios")
+        expect(self.device.check_taguserexist("both", old).payload == {"result": True}, "the Android device lost the tag too")
+        expect(self.device.check_taguserexist("both", ios).payload == {"result": False}, "the iOS device kept the tag")
+        self.device.delete_alias("shared")
+        self.device.delete_tag("both")
+        self.device.set_deviceinfo(ios, jpush.device_alias("ios-alice"))
+        return "only the named platform's device lost the alias or the tag"
+
+    def unknown_platform(self):
+        expect_failure(lambda: self.device.delete_alias("ios-alice", platform="symbian"), 400, 1003)
+        expect(self.device.get_aliasuser("ios-alice").payload == {"registration_ids": [self.setup.ios_rid]}, "the alias was cleared")
+        return "HTTP 400, 1003; nothing cleared"
 
     def presence(self):
         android, ios = self.setup.android.registration_id, self.setup.ios_rid
