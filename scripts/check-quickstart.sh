@@ -3,19 +3,13 @@
 # (embedded PostgreSQL, own data directory, a free port), and fails if any request does.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-herald="$(cd "$root" && swift build --show-bin-path)/herald"
+bin_dir="$(cd "$root" && swift build --show-bin-path)"
 work="$(mktemp -d /tmp/herald-quickstart.XXXXXX)"
 chmod 755 "$work"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-port="$(free_port)"
-sandbox_port="$(free_port)"
-inspect_port="$(free_port)"
+source "$root/scripts/lib/herald-serve.sh"
 
 cleanup() {
-    if [ -n "${server:-}" ]; then
-        kill -INT "$server" 2> /dev/null || true
-        wait "$server" 2> /dev/null || true
-    fi
+    herald_stop
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -23,18 +17,9 @@ trap cleanup EXIT
 cd "$work"
 # The quick start runs at the repository root: give it the build products there.
 ln -s "$root/.build" "$work/.build"
-HERALD_APNS_SANDBOX_PORT="$sandbox_port" HERALD_APNS_SANDBOX_INSPECT_PORT="$inspect_port" \
-    "$herald" serve --http-port "$port" --http-host 127.0.0.1 --mqtt-port 0 > server.out 2> server.err &
-server=$!
-for _ in $(seq 1 120); do
-    grep -q "Herald is running" server.out 2> /dev/null && break
-    if ! kill -0 "$server" 2> /dev/null; then
-        cat server.err >&2
-        exit 1
-    fi
-    sleep 0.5
-done
-grep -q "Herald is running" server.out || { echo "herald did not start" >&2; cat server.err >&2; exit 1; }
+herald_serve "$bin_dir"
+port="$HERALD_PORT"
+inspect_port="$HERALD_INSPECT_PORT"
 
 # The block between the quickstart markers, with the README's port replaced by ours.
 sed -n '/<!-- quickstart -->/,/<!-- \/quickstart -->/p' "$root/README.md" \

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages Herald's run and test commands need, when they are missing:
 # the PostgreSQL 15 server binaries (the embedded database); with --test, the mosquitto
-# command-line clients (interoperability tests); with --bench, the mosquitto broker and
-# python3-venv (the peers the benchmarks measure against). Debian/Ubuntu (apt-get).
+# command-line clients (interoperability tests) and python3-venv (for schemathesis and
+# JPush's Python client); with --bench, the mosquitto broker and python3-venv (the peers
+# the benchmarks measure against). Debian/Ubuntu (apt-get).
 set -euo pipefail
 
 missing=()
@@ -14,8 +15,9 @@ if [ "${1:-}" = "--test" ] && ! command -v mosquitto_sub > /dev/null 2>&1; then
     missing+=(mosquitto-clients)
 fi
 # schemathesis (PyPI), which checks openapi.yaml against the server, goes into a private
-# virtual environment below (.build-test-venv) unless it is on PATH already.
-if [ "${1:-}" = "--test" ] && ! command -v schemathesis > /dev/null 2>&1; then
+# virtual environment below (.build-test-venv) unless it is on PATH already;
+# check-deploy.sh and check-jpush-client.sh put their PyPI packages there too.
+if [ "${1:-}" = "--test" ]; then
     python3 -c 'import venv, ensurepip' > /dev/null 2>&1 || missing+=(python3-venv)
 fi
 # The peers of the benchmarks: mosquitto (gateway) and a venv for aioapns (APNs).

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what is missing, checks formatting,
-# builds, checks the README's quick start against a running server, runs every test
-# against a real PostgreSQL (started by the tests themselves), then checks openapi.yaml
-# against a running server with schemathesis.
+# builds, checks the README's quick start and JPush's official Python client against a
+# running server, runs every test against a real PostgreSQL (started by the tests
+# themselves), then checks openapi.yaml against a running server with schemathesis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
@@ -18,6 +18,9 @@ swift build --build-tests
 
 echo "==> README quick start"
 scripts/check-quickstart.sh
+
+echo "==> JPush's official Python client against the server (scripts/check-jpush-client.sh)"
+scripts/check-jpush-client.sh
 
 echo "==> swift test"
 scripts/run-tests.sh

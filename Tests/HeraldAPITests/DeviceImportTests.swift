@@ -28,6 +28,7 @@ import Testing
             #expect(try first.string("apns_environment") == "sandbox")
             #expect(try first.string("alias") == "alice")
             #expect(try first.strings("tags") == ["beta", "vip"])
+            #expect(try first.string("mobile") == "+8613800138000")
             // No platform: the JPush id's third character says Android (0) or iOS (1), a token says iOS.
             #expect(try await api.send(.get, "/v3/devices/0900e8d85ef", auth: app.auth).string("platform") == "android")
             #expect(try await api.send(.get, "/v3/devices/1a1018970a8ae1e8f85", auth: app.auth).string("platform") == "ios")

@@ -173,7 +173,7 @@ import Testing
                 json: #"{"audience": {"registration_id": ["\#(device.registrationID)"]}, "message": {"msg_content": "x"}}"#
             )
             let msgID = try push.string("msg_id")
-            for path in ["/v3/received", "/v3/received/detail", "/v3/messages/detail"] {
+            for path in ["/v3/received", "/v3/received/detail", "/v3/messages/detail", "/v3/messages"] {
                 let mine = try await api.send(.get, "\(path)?msg_ids=\(msgID)", auth: app.auth)
                 let rows = try JSONSerialization.jsonObject(with: Data(mine.body.utf8)) as? [[String: Any]]
                 #expect(rows?.count == 1 && rows?.first?["msg_id"] as? String == msgID, "\(path): \(mine.body)")
@@ -228,7 +228,7 @@ import Testing
             let rid = unknownRegistrationID()
             let notFound: [(HTTPRequest.Method, String)] = [
                 (.get, "/v3/push/quotas"), (.get, "/v3/push/batch"), (.post, "/v3/push/batch/regid"), (.get, "/v3/push/cid/more"),
-                (.put, "/v3/devices/not-a-registration-id"), (.get, "/v3/received/nothing"), (.get, "/v3/messages"),
+                (.put, "/v3/devices/not-a-registration-id"), (.get, "/v3/received/nothing"), (.get, "/v3/messages/x"),
                 (.get, "/v3/status/message/x"), (.put, "/admin/v1/apps/not-a-key"), (.delete, "/v3/push/not-a-message-id"),
             ]
             for (method, path) in notFound {
@@ -241,7 +241,8 @@ import Testing
             let wrongMethod: [(HTTPRequest.Method, String, String)] = [
                 (.delete, "/v3/push/cid", "GET"), (.post, "/v3/push/quota", "GET"), (.get, "/v3/push/batch/regid/single", "POST"),
                 (.get, "/v3/devices/status", "POST"), (.get, "/v3/push/\(msgID)", "DELETE"), (.put, "/v3/devices/\(rid)", "GET, POST, DELETE"),
-                (.post, "/v3/received", "GET"), (.get, "/v3/status/message", "POST"), (.put, "/v3/aliases/any", "GET, POST, DELETE"),
+                (.post, "/v3/received", "GET"), (.post, "/v3/messages", "GET"), (.get, "/v3/status/message", "POST"),
+                (.put, "/v3/aliases/any", "GET, POST, DELETE"),
             ]
             for (method, path, allowed) in wrongMethod {
                 let reply = try await api.send(method, path, auth: app.auth)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldTestSupport
 import Testing
@@ -98,6 +99,53 @@ import Testing
             try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"alias": "a b"}"#)
             #expect(try await api.send(.get, "/v3/aliases/a%20b", auth: app.auth).strings("registration_ids") == [device.registrationID])
             #expect(try await api.send(.get, "/v3/aliases/a%zz", auth: app.auth).errorCode == HeraldError.Code.invalidField.rawValue)
+        }
+    }
+
+    /// JPush's `?platform=` on the alias and tag routes: only those platforms' devices are
+    /// listed or lose the alias or tag (JPush's `ios` is every Apple platform); an unknown
+    /// platform is refused and changes nothing.
+    @Test func thePlatformQueryNarrowsAliasAndTagRoutes() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let android = try await api.registerDevice(app, platform: "android")
+            let iphone = try await api.registerDevice(app, platform: "ios")
+            let mac = try await api.registerDevice(app, platform: "macos")
+            for device in [android, iphone, mac] {
+                try await api.send(
+                    .post,
+                    "/v3/devices/\(device.registrationID)",
+                    auth: app.auth,
+                    json: #"{"alias": "bob", "tags": {"add": ["news"]}}"#
+                )
+            }
+            func alias(_ query: String = "") async throws -> [String] {
+                try await api.send(.get, "/v3/aliases/bob\(query)", auth: app.auth).strings("registration_ids")
+            }
+            func tagged(_ device: TestDevice) async throws -> Bool? {
+                try await api.send(.get, "/v3/tags/news/registration_ids/\(device.registrationID)", auth: app.auth).json["result"] as? Bool
+            }
+            #expect(try await alias("?platform=android") == [android.registrationID])
+            #expect(try await alias("?platform=ios") == [iphone.registrationID, mac.registrationID].sorted())
+            #expect(try await alias("?platform=macos") == [mac.registrationID])
+            #expect(try await alias("?platform=android,ios") == [android, iphone, mac].map(\.registrationID).sorted())
+            #expect(try await alias("?platform=") == [android, iphone, mac].map(\.registrationID).sorted())
+
+            for path in ["/v3/aliases/bob?platform=android,symbian", "/v3/tags/news?platform=winphone"] {
+                for method in [HTTPRequest.Method.get, .delete] where method == .delete || path.hasPrefix("/v3/aliases") {
+                    let refused = try await api.send(method, path, auth: app.auth)
+                    #expect(refused.errorCode == HeraldError.Code.invalidField.rawValue, "\(method) \(path): \(refused.body)")
+                }
+            }
+            #expect(try await alias().count == 3)
+            #expect(try await tagged(android) == true)
+
+            #expect(try await api.send(.delete, "/v3/aliases/bob?platform=android", auth: app.auth).status == 204)
+            #expect(try await alias() == [iphone.registrationID, mac.registrationID].sorted())
+            #expect(try await api.send(.delete, "/v3/tags/news?platform=ios", auth: app.auth).status == 204)
+            #expect(try await tagged(android) == true)
+            #expect(try await tagged(iphone) == false)
+            #expect(try await tagged(mac) == false)
         }
     }
 

@@ -62,6 +62,13 @@ import Testing
             #expect(Self.counts(message["sub_ios"]["jg_ios"]) == [1, 0, 0, 0])
             #expect(message["sub_ios"]["apns"] == .null)
 
+            // JPush's older per-platform view of the same copies.
+            let stats = try await test.call("GET", "/v3/messages?msg_ids=\(sent.msgID)").json[0]
+            #expect(stats["msg_id"].string == sent.msgID)
+            #expect(Self.android(stats) == [1, 1, 1, 1, 0], "\(stats)")
+            #expect(Self.ios(stats) == [1, 1, 0, 0, 1, 0], "\(stats)")
+            #expect(stats["winphone"] == ["mpns_target": .null, "mpns_sent": .null, "click": .null])
+
             let ids = [android, iphone, linux, bystander, foreign].map(\.registrationID) + [Identifiers.newRegistrationID(), "junk"]
             let statuses = try await test.call("POST", "/v3/status/message", ["msg_id": JSON(sent.msgID), "registration_ids": JSON(ids)])
             #expect(statuses.status == 200, "\(statuses.json)")
@@ -79,10 +86,12 @@ import Testing
             let afterViews = try await test.call("GET", "/v3/messages/detail?msg_ids=\(sent.msgID)").json[0]["details"]
             #expect(Self.counts(afterViews["notification"]["sub_ios"]["apns"]) == [1, 1, 1, 0])
             #expect(Self.counts(afterViews["message"]["sub_ios"]["jg_ios"]) == [1, 1, 1, 0])
+            let afterStats = try await test.call("GET", "/v3/messages?msg_ids=\(sent.msgID)").json[0]
+            #expect(Self.ios(afterStats) == [1, 1, 1, 0, 1, 1], "\(afterStats)")
 
             // Another app sees none of it.
             let outsider = Caller.basic(other.app.appKey, other.masterSecret)
-            for path in ["/v3/received", "/v3/received/detail", "/v3/messages/detail"] {
+            for path in ["/v3/received", "/v3/received/detail", "/v3/messages/detail", "/v3/messages"] {
                 let answer = try await test.call("GET", "\(path)?msg_ids=\(sent.msgID)", as: outsider)
                 #expect(answer.status == 200 && answer.json == [], "\(path)")
             }
@@ -122,5 +131,17 @@ import Testing
     /// `[target, sent, received, click]` of a view or channel.
     static func counts(_ stats: JSON) -> [Int?] {
         [stats["target"].int, stats["sent"].int, stats["received"].int, stats["click"].int]
+    }
+
+    /// `/v3/messages`' Android numbers: `[target, online_push, received, click, msg_click]`.
+    static func android(_ stats: JSON) -> [Int?] {
+        let android = stats["android"]
+        return [android["target"].int, android["online_push"].int, android["received"].int, android["click"].int, android["msg_click"].int]
+    }
+
+    /// `/v3/messages`' iOS numbers: `[apns_target, apns_sent, apns_received, click, target, received]`.
+    static func ios(_ stats: JSON) -> [Int?] {
+        let ios = stats["ios"]
+        return [ios["apns_target"].int, ios["apns_sent"].int, ios["apns_received"].int, ios["click"].int, ios["target"].int, ios["received"].int]
     }
 }

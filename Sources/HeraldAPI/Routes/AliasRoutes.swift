@@ -31,13 +31,14 @@ struct AliasRoutes {
     @Sendable func getAlias(_ request: Request, context: HeraldRequestContext) async throws -> RegistrationIDsResponse {
         let app = try await auth.requireApp(request)
         let alias = try Validation.label(try context.parameter("alias"), field: "alias")
-        return RegistrationIDsResponse(registrationIds: try await store.devices(appID: app.id, alias: alias))
+        let platforms = try PlatformQuery.platforms(request)
+        return RegistrationIDsResponse(registrationIds: try await store.devices(appID: app.id, alias: alias, platforms: platforms))
     }
 
     @Sendable func deleteAlias(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let app = try await auth.requireApp(request)
         let alias = try Validation.label(try context.parameter("alias"), field: "alias")
-        try await store.deleteAlias(appID: app.id, alias: alias)
+        try await store.deleteAlias(appID: app.id, alias: alias, platforms: try PlatformQuery.platforms(request))
         return .noContent
     }
 }

@@ -66,9 +66,10 @@ struct UpdateDeviceRequest: Decodable {
     var apnsToken: DeviceChange.Update<String>?
     var voipToken: DeviceChange.Update<String>?
     var apnsEnvironment: String?
+    var mobile: DeviceChange.Update<String>?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case tags, alias
+        case tags, alias, mobile
         case apnsToken = "apns_token"
         case voipToken = "voip_token"
         case apnsEnvironment = "apns_environment"
@@ -102,6 +103,7 @@ struct UpdateDeviceRequest: Decodable {
         apnsToken = try Self.nullable(container, .apnsToken)
         voipToken = try Self.nullable(container, .voipToken)
         apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
+        mobile = try Self.nullable(container, .mobile)
     }
 
     /// Absent: leave alone; `null`: clear; a string: set.
@@ -146,6 +148,12 @@ struct UpdateDeviceRequest: Decodable {
             }
             change.apnsEnvironment = environment
         }
+        // JPush's device API: the device's mobile number; "" or null clears it.
+        switch mobile {
+        case .set(let mobile) where !mobile.isEmpty: change.mobile = .set(try Validation.mobile(mobile))
+        case .set, .clear: change.mobile = .clear
+        case nil: break
+        }
         return change
     }
 }
@@ -167,7 +175,7 @@ struct DeviceResponse: ResponseEncodable {
 
     enum CodingKeys: String, CodingKey {
         case registrationId, platform, alias, tags, apnsToken, apnsEnvironment, voipToken, tokenValid, createdAt, updatedAt
-        case online, node, lastOnlineAt
+        case online, node, lastOnlineAt, mobile
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -185,5 +193,6 @@ struct DeviceResponse: ResponseEncodable {
         try container.encode(device.node != nil, forKey: .online)
         try container.encode(device.node, forKey: .node)
         try container.encode(device.lastOnlineAt, forKey: .lastOnlineAt)
+        try container.encode(device.mobile, forKey: .mobile)
     }
 }

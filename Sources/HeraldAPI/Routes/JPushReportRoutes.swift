@@ -20,6 +20,7 @@ struct JPushReportRoutes {
         routes.on(.get, "/v3/received/detail", use: receivedDetail)
         routes.on(.post, "/v3/status/message", use: status)
         routes.on(.get, "/v3/messages/detail", use: messagesDetail)
+        routes.on(.get, "/v3/messages", use: messages)
     }
 
     @Sendable func received(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<[ReceivedEntry]> {
@@ -44,6 +45,12 @@ struct JPushReportRoutes {
         let app = try await auth.requireApp(request)
         let breakdowns = try await store.breakdowns(appID: app.id, msgIDs: try ReportRoutes.msgIDs(request))
         return VerbatimKeysResponse(breakdowns.map(MessageDetailEntry.init))
+    }
+
+    @Sendable func messages(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<[MessagesEntry]> {
+        let app = try await auth.requireApp(request)
+        let breakdowns = try await store.breakdowns(appID: app.id, msgIDs: try ReportRoutes.msgIDs(request))
+        return VerbatimKeysResponse(breakdowns.map(MessagesEntry.init))
     }
 
     /// Each registration id's status for one message, as JPush's codes: 0 received (over

@@ -36,7 +36,7 @@ struct TagRoutes {
     @Sendable func deleteTag(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let app = try await auth.requireApp(request)
         let tag = try Validation.label(try context.parameter("tag"), field: "tag")
-        try await store.deleteTag(appID: app.id, tag: tag)
+        try await store.deleteTag(appID: app.id, tag: tag, platforms: try PlatformQuery.platforms(request))
         return .noContent
     }
 

@@ -16,6 +16,16 @@ public enum Platform: String, Sendable, Codable, CaseIterable {
     }
 }
 
+extension Platform {
+    /// The platforms a name in JPush's `platform` stands for (a push's `platform`, the
+    /// `?platform=` of the alias and tag routes): JPush's `ios` is every platform APNs
+    /// serves; Herald's own names stand for themselves. Nil for a name that is neither.
+    public static func named(jpush name: String) -> [Platform]? {
+        if name == "ios" { return allCases.filter(\.usesAPNs) }
+        return Platform(rawValue: name).map { [$0] }
+    }
+}
+
 /// The APNs environment a token was issued for.
 public enum APNsEnvironment: String, Sendable, Codable, CaseIterable {
     case production, sandbox

@@ -46,6 +46,16 @@ public enum Validation {
         return Hex.encode(bytes)
     }
 
+    /// A mobile number as JPush keeps it for a device: digits, optionally after a `+`, at
+    /// most 20 of them.
+    public static func mobile(_ value: String, field: String = "mobile") throws(HeraldError) -> String {
+        let digits = value.utf8.first == UInt8(ascii: "+") ? value.utf8.dropFirst() : value.utf8[...]
+        guard (1...20).contains(digits.count), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            throw .invalidField(field, "must be 1 to 20 digits, optionally after a +")
+        }
+        return value
+    }
+
     /// An app name: 1 to 100 bytes, no control characters.
     public static func appName(_ value: String) throws(HeraldError) -> String {
         let trimmed = value.trimmingWhitespace()

@@ -91,8 +91,7 @@ public enum PushPlatforms: Sendable, Hashable, Codable {
     /// The devices' platforms a name stands for: JPush's `ios` is every platform APNs
     /// serves; Herald's own names stand for themselves.
     static func platforms(named name: String) -> [Platform]? {
-        if name == "ios" { return Platform.allCases.filter(\.usesAPNs) }
-        return Platform(rawValue: name).map { [$0] }
+        Platform.named(jpush: name)
     }
 
     /// The names a list may hold.

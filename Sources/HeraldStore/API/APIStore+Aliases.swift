@@ -2,10 +2,15 @@ import HeraldCore
 import PostgresNIO
 
 extension APIStore {
-    /// Registration ids of the app's devices with this alias.
-    public func devices(appID: Int64, alias: String) async throws -> [String] {
+    /// Registration ids of the app's devices with this alias; only those of `platforms`
+    /// (raw values) when given.
+    public func devices(appID: Int64, alias: String, platforms: [String]? = nil) async throws -> [String] {
         let rows = try await client.query(
-            "SELECT registration_id FROM devices WHERE app_id = \(appID) AND alias = \(alias) ORDER BY registration_id",
+            """
+            SELECT registration_id FROM devices
+            WHERE app_id = \(appID) AND alias = \(alias) AND (\(platforms)::text[] IS NULL OR platform = ANY(\(platforms)::text[]))
+            ORDER BY registration_id
+            """,
             logger: logger
         )
         var ids: [String] = []
@@ -13,11 +18,16 @@ extension APIStore {
         return ids
     }
 
-    /// Clears the alias from every device of the app that has it; returns how many had it.
+    /// Clears the alias from every device of the app that has it (of `platforms`, raw
+    /// values, when given); returns how many had it.
     @discardableResult
-    public func deleteAlias(appID: Int64, alias: String) async throws -> Int {
+    public func deleteAlias(appID: Int64, alias: String, platforms: [String]? = nil) async throws -> Int {
         try await client.query(
-            "UPDATE devices SET alias = NULL, updated_at = now() WHERE app_id = \(appID) AND alias = \(alias) RETURNING id",
+            """
+            UPDATE devices SET alias = NULL, updated_at = now()
+            WHERE app_id = \(appID) AND alias = \(alias) AND (\(platforms)::text[] IS NULL OR platform = ANY(\(platforms)::text[]))
+            RETURNING id
+            """,
             logger: logger
         ).count()
     }

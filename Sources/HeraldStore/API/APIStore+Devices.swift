@@ -143,6 +143,11 @@ extension APIStore {
             try await applyTags(change, deviceID: deviceID, appID: appID, on: connection)
             try await applyAlias(change.alias, deviceID: deviceID, appID: appID, on: connection)
             try await applyTokens(change, deviceID: deviceID, appID: appID, on: connection)
+            switch change.mobile {
+            case nil: break
+            case .clear: try await connection.query("UPDATE devices SET mobile = NULL WHERE id = \(deviceID)", logger: logger)
+            case .set(let mobile): try await connection.query("UPDATE devices SET mobile = \(mobile) WHERE id = \(deviceID)", logger: logger)
+            }
             try await connection.query("UPDATE devices SET updated_at = now() WHERE id = \(deviceID)", logger: logger)
 
             guard let device = try await Self.device(appID: appID, registrationID: registrationID, on: connection, logger: logger) else {
@@ -264,7 +269,7 @@ extension APIStore {
             SELECT d.registration_id, d.platform, d.alias, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
                 d.created_at, d.updated_at,
                 COALESCE((SELECT array_agg(t.tag ORDER BY t.tag) FROM device_tags t WHERE t.device_id = d.id), '{}'),
-                n.node_id, CASE WHEN n.node_id IS NOT NULL THEN now() ELSE s.last_seen_at END
+                n.node_id, CASE WHEN n.node_id IS NOT NULL THEN now() ELSE s.last_seen_at END, d.mobile
             FROM devices d
             LEFT JOIN device_sessions s ON s.device_id = d.id
             LEFT JOIN nodes n ON n.node_id = s.node_id
@@ -272,7 +277,9 @@ extension APIStore {
             """,
             logger: logger
         )
-        for try await row in rows.decode((String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?).self) {
+        for try await row in rows.decode(
+            (String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?, String?).self
+        ) {
             return DeviceRecord(
                 registrationID: row.0,
                 platform: Platform(rawValue: row.1) ?? .linux,
@@ -282,6 +289,7 @@ extension APIStore {
                 apnsEnvironment: row.4.flatMap(APNsEnvironment.init(rawValue:)),
                 voipToken: row.5,
                 tokenValid: row.6,
+                mobile: row.12,
                 createdAt: row.7,
                 updatedAt: row.8,
                 node: row.10,

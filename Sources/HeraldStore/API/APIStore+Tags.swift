@@ -81,10 +81,22 @@ extension APIStore {
         }
     }
 
-    /// Removes a tag from every device of the app; returns how many devices had it.
+    /// Removes a tag from every device of the app (of `platforms`, raw values, when given);
+    /// returns how many devices had it.
     @discardableResult
-    public func deleteTag(appID: Int64, tag: String) async throws -> Int {
-        try await client.query("DELETE FROM device_tags WHERE app_id = \(appID) AND tag = \(tag) RETURNING device_id", logger: logger).count()
+    public func deleteTag(appID: Int64, tag: String, platforms: [String]? = nil) async throws -> Int {
+        guard let platforms else {
+            return try await client.query("DELETE FROM device_tags WHERE app_id = \(appID) AND tag = \(tag) RETURNING device_id", logger: logger)
+                .count()
+        }
+        return try await client.query(
+            """
+            DELETE FROM device_tags t USING devices d
+            WHERE t.app_id = \(appID) AND t.tag = \(tag) AND d.id = t.device_id AND d.platform = ANY(\(platforms))
+            RETURNING t.device_id
+            """,
+            logger: logger
+        ).count()
     }
 
     /// Whether a device of the app has the tag; nil when the app has no such device.

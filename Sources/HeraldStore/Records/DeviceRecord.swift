@@ -11,6 +11,9 @@ public struct DeviceRecord: Sendable, Hashable {
     public var apnsEnvironment: APNsEnvironment?
     public var voipToken: String?
     public var tokenValid: Bool
+    /// The mobile number JPush's device API keeps (set by an import or an update), not used
+    /// to send anything yet.
+    public var mobile: String?
     public var createdAt: Date
     public var updatedAt: Date
     /// The node that holds the device's MQTT connection, while it is connected (to a node
@@ -59,6 +62,7 @@ public struct DeviceChange: Sendable, Hashable {
     public var apnsToken: Update<String>?
     public var voipToken: Update<String>?
     public var apnsEnvironment: APNsEnvironment?
+    public var mobile: Update<String>?
 
     public init() {}
 

@@ -39,7 +39,7 @@ struct ImportRowFields: Sendable {
         }
         let alias = try Self.present(self.alias).map { value throws(HeraldError) in try Validation.label(value, field: "alias") }
         let tags = try Validation.labels(self.tags ?? [], field: "tags", max: Limits.maxTagsPerDevice)
-        let mobile = try Self.present(self.mobile).map { value throws(HeraldError) in try Self.mobile(value) }
+        let mobile = try Self.present(self.mobile).map { value throws(HeraldError) in try Validation.mobile(value) }
         return ImportedDevice(
             line: line,
             registrationID: registrationID,
@@ -76,14 +76,5 @@ struct ImportRowFields: Sendable {
             }
         }
         throw .invalidField("platform", "is required (this registration id doesn't tell it)")
-    }
-
-    /// A phone number: digits, optionally after a `+`, at most 20 of them.
-    private static func mobile(_ value: String) throws(HeraldError) -> String {
-        let digits = value.utf8.first == UInt8(ascii: "+") ? value.utf8.dropFirst() : value.utf8[...]
-        guard (1...20).contains(digits.count), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
-            throw .invalidField("mobile", "must be 1 to 20 digits, optionally after a +")
-        }
-        return value
     }
 }
