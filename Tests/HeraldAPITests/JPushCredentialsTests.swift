@@ -79,8 +79,6 @@ import Testing
                 (#""app_key": "d4ee2375846bc30fa51334f", "master_secret": "\#(Self.jpushSecret)""#, "app_key"),
                 (#""app_key": "\#(Self.jpushKey)", "master_secret": "3f045fd404d09a8a1f38d7912""#, "master_secret"),
                 (#""app_key": "\#(Self.jpushKey)", "master_secret": "3f045fd404d09a8a1f38d79z""#, "master_secret"),
-                (#""app_key": "\#(Self.jpushKey)""#, "master_secret"),
-                (#""master_secret": "\#(Self.jpushSecret)""#, "app_key"),
                 (#""app_key": 12, "master_secret": "\#(Self.jpushSecret)""#, "app_key"),
             ]
             for (fields, field) in cases {
@@ -98,6 +96,24 @@ import Testing
                 json: #"{"name": "y", "app_key": "\#(Self.jpushKey)", "master_secret": "\#(String(repeating: "ab", count: 20))"}"#
             )
             #expect(herald.status == 201)
+        }
+    }
+
+    /// Either credential alone is kept, and the other made as for any app.
+    @Test func aKeyOrASecretAloneIsKeptAndTheOtherMade() async throws {
+        try await APITest.run { api in
+            let keyOnly = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "k", "app_key": "\#(Self.jpushKey)"}"#)
+            #expect(keyOnly.status == 201, "\(keyOnly.body)")
+            #expect(try keyOnly.string("app_key") == Self.jpushKey)
+            let made = try keyOnly.string("master_secret")
+            #expect(try await api.store.api.authenticateApp(appKey: Self.jpushKey, masterSecret: made) != nil)
+
+            let secretOnly = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "s", "master_secret": "\#(Self.jpushSecret)"}"#)
+            #expect(secretOnly.status == 201, "\(secretOnly.body)")
+            #expect(try secretOnly.string("master_secret") == Self.jpushSecret)
+            let key = try secretOnly.string("app_key")
+            #expect(key != Self.jpushKey)
+            #expect(try await api.store.api.authenticateApp(appKey: key, masterSecret: Self.jpushSecret) != nil)
         }
     }
 }

@@ -23,27 +23,21 @@ struct CreateAppRequest: Decodable {
         masterSecret = try container.decodeIfPresent(String.self, forKey: .masterSecret)
     }
 
-    /// The credentials to create the app with, if given, once their shapes are checked.
+    /// The credentials to create the app with, once their shapes are checked: what was
+    /// given is kept (an app moving from JPush keeps its key and secret), and what wasn't
+    /// is made as for any app. Nil when neither was given.
     func credentials() throws(HeraldError) -> (appKey: String, masterSecret: String)? {
-        switch (appKey, masterSecret) {
-        case (nil, nil):
-            return nil
-        case (let appKey?, let masterSecret?):
-            guard Identifiers.isAppKey(appKey) else {
-                throw .invalidField("app_key", "must be \(Identifiers.appKeyLength) lowercase hex characters, as JPush's are")
-            }
-            guard Identifiers.isMasterSecret(masterSecret) else {
-                throw .invalidField(
-                    "master_secret",
-                    "must be \(Identifiers.jpushMasterSecretLength) (JPush's) or \(Identifiers.masterSecretLength) lowercase hex characters"
-                )
-            }
-            return (appKey, masterSecret)
-        case (nil, _?):
-            throw .invalidField("app_key", "is required with master_secret")
-        case (_?, nil):
-            throw .invalidField("master_secret", "is required with app_key")
+        guard appKey != nil || masterSecret != nil else { return nil }
+        if let appKey, !Identifiers.isAppKey(appKey) {
+            throw .invalidField("app_key", "must be \(Identifiers.appKeyLength) lowercase hex characters, as JPush's are")
         }
+        if let masterSecret, !Identifiers.isMasterSecret(masterSecret) {
+            throw .invalidField(
+                "master_secret",
+                "must be \(Identifiers.jpushMasterSecretLength) (JPush's) or \(Identifiers.masterSecretLength) lowercase hex characters"
+            )
+        }
+        return (appKey ?? Identifiers.newAppKey(), masterSecret ?? Identifiers.newMasterSecret())
     }
 }
 
