@@ -108,7 +108,12 @@ import Testing
             let made = try keyOnly.string("master_secret")
             #expect(try await api.store.api.authenticateApp(appKey: Self.jpushKey, masterSecret: made) != nil)
 
-            let secretOnly = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "s", "master_secret": "\#(Self.jpushSecret)"}"#)
+            let secretOnly = try await api.send(
+                .post,
+                "/admin/v1/apps",
+                auth: .admin,
+                json: #"{"name": "s", "master_secret": "\#(Self.jpushSecret)"}"#
+            )
             #expect(secretOnly.status == 201, "\(secretOnly.body)")
             #expect(try secretOnly.string("master_secret") == Self.jpushSecret)
             let key = try secretOnly.string("app_key")
