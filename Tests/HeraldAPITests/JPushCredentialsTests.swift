@@ -80,6 +80,8 @@ import Testing
                 (#""app_key": "\#(Self.jpushKey)", "master_secret": "3f045fd404d09a8a1f38d7912""#, "master_secret"),
                 (#""app_key": "\#(Self.jpushKey)", "master_secret": "3f045fd404d09a8a1f38d79z""#, "master_secret"),
                 (#""app_key": 12, "master_secret": "\#(Self.jpushSecret)""#, "app_key"),
+                (#""app_key": null, "master_secret": "\#(Self.jpushSecret)""#, "app_key"),
+                (#""master_secret": null"#, "master_secret"),
             ]
             for (fields, field) in cases {
                 let reply = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "x", \#(fields)}"#)

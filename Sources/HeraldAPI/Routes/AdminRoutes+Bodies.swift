@@ -19,6 +19,10 @@ struct CreateAppRequest: Decodable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
+        // null is not "not given": the schema says a string (schemathesis sent a null key).
+        for (key, field) in [(CodingKeys.appKey, "app_key"), (.masterSecret, "master_secret")] where container.contains(key) {
+            if try container.decodeNil(forKey: key) { throw HeraldError.invalidField(field, "expected a string (got null)") }
+        }
         appKey = try container.decodeIfPresent(String.self, forKey: .appKey)
         masterSecret = try container.decodeIfPresent(String.self, forKey: .masterSecret)
     }
