@@ -33,7 +33,8 @@ struct CopyTally: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A message id as one device's connection sees it, from the start of Herald's device
-/// payload (`{"msg_id":"` and 24 hex digits): two integers, so a device's set of them
+/// payload (`{"msg_id":"` and the id: up to 19 decimal digits, or the 24 hex digits of an
+/// id made before msg ids took JPush's shape): two integers, so a device's set of them
 /// stays small.
 struct CopyKey: Hashable, Sendable {
     var high: UInt64
@@ -44,15 +45,26 @@ struct CopyKey: Hashable, Sendable {
     /// The key of `payload`, or nil when it doesn't start with a msg_id.
     static func of(_ payload: ByteBuffer) -> CopyKey? {
         payload.withUnsafeReadableBytes { bytes -> CopyKey? in
-            guard bytes.count >= prefix.count + 24 else { return nil }
+            guard bytes.count > prefix.count else { return nil }
             for index in prefix.indices where bytes[index] != prefix[index] { return nil }
+            var digits = prefix.count
+            var decimal: UInt64 = 0
+            while digits < bytes.count, digits - prefix.count < 19, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[digits]) {
+                decimal = decimal * 10 + UInt64(bytes[digits] - UInt8(ascii: "0"))
+                digits += 1
+            }
+            if digits > prefix.count, digits < bytes.count, bytes[digits] == UInt8(ascii: "\"") {
+                return CopyKey(high: 0, low: decimal)
+            }
+            guard bytes.count >= prefix.count + 24 else { return nil }
             var high: UInt64 = 0
             var low: UInt64 = 0
             for offset in 0..<24 {
                 guard let nibble = hexValue(bytes[prefix.count + offset]) else { return nil }
                 if offset < 16 { high = high << 4 | nibble } else { low = low << 4 | nibble }
             }
-            return CopyKey(high: high, low: low)
+            // Kept apart from the decimal keys by the top bit.
+            return CopyKey(high: high | 1 << 63, low: low)
         }
     }
 
