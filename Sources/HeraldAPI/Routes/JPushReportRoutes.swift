@@ -24,33 +24,35 @@ struct JPushReportRoutes {
     }
 
     @Sendable func received(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<[ReceivedEntry]> {
-        let app = try await auth.requireApp(request)
-        let breakdowns = try await store.breakdowns(appID: app.id, msgIDs: try ReportRoutes.msgIDs(request))
-        return VerbatimKeysResponse(breakdowns.map(ReceivedEntry.init))
+        try await breakdowns(request, shown: ReceivedEntry.init)
     }
 
     @Sendable func receivedDetail(
         _ request: Request,
         context: HeraldRequestContext
     ) async throws -> VerbatimKeysResponse<[ReceivedDetailEntry]> {
-        let app = try await auth.requireApp(request)
-        let breakdowns = try await store.breakdowns(appID: app.id, msgIDs: try ReportRoutes.msgIDs(request))
-        return VerbatimKeysResponse(breakdowns.map(ReceivedDetailEntry.init))
+        try await breakdowns(request, shown: ReceivedDetailEntry.init)
     }
 
     @Sendable func messagesDetail(
         _ request: Request,
         context: HeraldRequestContext
     ) async throws -> VerbatimKeysResponse<[MessageDetailEntry]> {
-        let app = try await auth.requireApp(request)
-        let breakdowns = try await store.breakdowns(appID: app.id, msgIDs: try ReportRoutes.msgIDs(request))
-        return VerbatimKeysResponse(breakdowns.map(MessageDetailEntry.init))
+        try await breakdowns(request, shown: MessageDetailEntry.init)
     }
 
     @Sendable func messages(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<[MessagesEntry]> {
+        try await breakdowns(request, shown: MessagesEntry.init)
+    }
+
+    /// The app's breakdowns of the query's `msg_ids`, each in one of JPush's report shapes.
+    private func breakdowns<Entry: Encodable>(
+        _ request: Request,
+        shown entry: (DeliveryBreakdown) -> Entry
+    ) async throws -> VerbatimKeysResponse<[Entry]> {
         let app = try await auth.requireApp(request)
         let breakdowns = try await store.breakdowns(appID: app.id, msgIDs: try ReportRoutes.msgIDs(request))
-        return VerbatimKeysResponse(breakdowns.map(MessagesEntry.init))
+        return VerbatimKeysResponse(breakdowns.map(entry))
     }
 
     /// Each registration id's status for one message, as JPush's codes: 0 received (over
