@@ -57,15 +57,18 @@ struct APIClient: Sendable {
 
     /// Sends `body` encoded as JSON.
     func send(_ method: String, _ path: String, json body: some Encodable, _ credentials: Credentials) async throws(CLIError) -> Response {
+        try await send(method, path, body: try Self.json(body), credentials)
+    }
+
+    /// `body` as the JSON heraldctl sends: keys sorted, slashes as they are.
+    static func json(_ body: some Encodable) throws(CLIError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data: Data
         do {
-            data = try encoder.encode(body)
+            return try encoder.encode(body)
         } catch {
             throw .usage("cannot encode the request body")
         }
-        return try await send(method, path, body: data, credentials)
     }
 
     /// Sends the file at `file` as the body of a request, streamed: the connection must

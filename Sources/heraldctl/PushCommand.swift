@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `heraldctl push`: send a notification or an in-app message to an audience.
 struct PushCommand: AsyncParsableCommand {
@@ -13,6 +14,9 @@ struct PushCommand: AsyncParsableCommand {
               heraldctl push --tag vip --tag-not muted --title Sale --alert "20% off" --ttl 3600
               heraldctl push --rid 0123456789abcdef0123 --silent --extra sync=inbox
               heraldctl push --all --message '{"kind": "refresh"}' --dry-run
+              heraldctl push --body jpush-request.json
+            --body sends a whole request (JPush's v3 shape) as it is, from a file or - for \
+            stdin; fields Herald accepts but does not act on are printed as warnings.
             """
     )
 
@@ -63,6 +67,14 @@ struct PushCommand: AsyncParsableCommand {
     @Option(help: "Which APNs to use (default: each device's own).") var apnsEnvironment: APNsCommand.Environment?
     @Option(help: "The APNs priority: 10 (now), 5 (power-friendly) or 1.") var priority: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Send this JSON request body (JPush's v3 shape) as it is, instead of one built from the options: a file, or - for stdin.",
+            valueName: "file"
+        )
+    )
+    var body: String?
+
     @Flag(help: "Only count the audience (POST /v3/push/validate); send nothing.") var dryRun = false
     @Flag(
         help:
@@ -80,6 +92,10 @@ struct PushCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if body != nil {
+            try validateWholeBody()
+            return
+        }
         if all, !targets.isEmpty {
             throw ValidationError("--all cannot be combined with --rid, --alias, --tag, --tag-and or --tag-not.")
         }
@@ -121,6 +137,35 @@ struct PushCommand: AsyncParsableCommand {
             if !wait { throw ValidationError("--wait-timeout goes with --wait.") }
             if waitTimeout <= 0 { throw ValidationError("--wait-timeout must be more than 0 seconds.") }
         }
+    }
+
+    /// With `--body`, only the options that say how to send it may be given.
+    func validateWholeBody() throws {
+        let content: [(String, Bool)] = [
+            ("--all", all), ("--rid, --alias, --tag, --tag-and, --tag-not", !targets.isEmpty), ("--alert", alert != nil),
+            ("--title", title != nil), ("--subtitle", subtitle != nil), ("--badge", badge != nil), ("--sound", sound != nil),
+            ("--thread-id", threadID != nil), ("--category", category != nil), ("--mutable-content", mutableContent),
+            ("--interruption-level", interruptionLevel != nil), ("--silent", silent), ("--voip", voip), ("--extra", !extras.isEmpty),
+            ("--message", messageContent != nil), ("--message-title", messageTitle != nil), ("--content-type", contentType != nil),
+            ("--ttl", timeToLive != nil), ("--identifier", identifier != nil), ("--replace", replace != nil), ("--cid", cid != nil),
+            ("--apns-environment", apnsEnvironment != nil), ("--priority", priority != nil),
+        ]
+        let given = content.filter(\.1).map(\.0)
+        if !given.isEmpty {
+            throw ValidationError("--body is the whole request; put \(given.joined(separator: ", ")) in it instead.")
+        }
+        if dryRun, wait { throw ValidationError("--dry-run sends nothing, so there is nothing to --wait for.") }
+        if let waitTimeout {
+            if !wait { throw ValidationError("--wait-timeout goes with --wait.") }
+            if waitTimeout <= 0 { throw ValidationError("--wait-timeout must be more than 0 seconds.") }
+        }
+    }
+
+    /// The bytes of `--body`: the file, or stdin for `-`.
+    func bodyBytes(_ path: String) throws(CLIError) -> Data {
+        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.usage("cannot read \(path)") }
+        return data
     }
 
     /// `["k=v", ...]` as a dictionary; a missing `=`, an empty key or a repeated key is an error.
@@ -184,19 +229,25 @@ struct PushCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try connection.client()
-        let body = try request()
+        let bytes: Data
+        if let body {
+            bytes = try bodyBytes(body)
+        } else {
+            bytes = try APIClient.json(try request())
+        }
         if dryRun {
-            let response = try await client.send("POST", "/v3/push/validate", json: body, .app)
+            let response = try await client.send("POST", "/v3/push/validate", body: bytes, .app)
             try output.emit(response) { () throws(CLIError) in
                 let size = try response.decode(AudienceSize.self, url: client.connection.displayURL)
                 return TableRenderer.fields([("audience_size", "\(size.audienceSize)"), ("sent", "no (dry run)")])
             }
             return
         }
-        let response = try await client.send("POST", "/v3/push", json: body, .app)
+        let response = try await client.send("POST", "/v3/push", body: bytes, .app)
         let accepted = try response.decode(PushAccepted.self, url: client.connection.displayURL)
         try output.emit(response) {
-            TableRenderer.fields([("msg_id", accepted.messageID)] + (accepted.cid.map { [("cid", $0)] } ?? []))
+            let fields = [("msg_id", accepted.messageID)] + (accepted.cid.map { [("cid", $0)] } ?? [])
+            return TableRenderer.fields(fields + accepted.warnings.map { ("warning", $0) })
         }
         if wait {
             let watcher = DeliveryWatcher(

@@ -5,10 +5,19 @@
 struct PushAccepted: Decodable {
     var messageID: String
     var cid: String?
+    /// What Herald accepted without acting on it (an Android vendor channel, for one).
+    var warnings: [String]
 
     enum CodingKeys: String, CodingKey {
-        case cid
+        case cid, warnings
         case messageID = "msg_id"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        messageID = try container.decode(String.self, forKey: .messageID)
+        cid = try container.decodeIfPresent(String.self, forKey: .cid)
+        warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
     }
 }
 

@@ -40,6 +40,35 @@ import Testing
         }
     }
 
+    @Test func pushSendsAJPushBodyAsItIsAndShowsItsWarnings() async throws {
+        try await CtlTest.run { test in
+            let app = try await test.createApp()
+            let rid = try await test.registerDevice(app)
+            let file = test.home.appendingPathComponent("jpush.json")
+            let body = """
+                {"platform": "all", "audience": {"registration_id": ["\(rid)"]},
+                 "notification": {"alert": "Hi", "android": {"alert": "Hi", "style": 1}, "hmos": {"alert": "Hi"}},
+                 "options": {"sendno": 7}}
+                """
+            try Data(body.utf8).write(to: file)
+            let result = try await test.operator_(app, "push", "--body", file.path)
+            #expect(result.status == 0, "\(result)")
+            let msgID = try #require(result.field("msg_id"))
+            #expect(Int64(msgID) != nil, "\(result)")
+            #expect(result.field("warning")?.hasPrefix("notification.hmos: ") == true, "\(result)")
+            #expect(try await test.store.api.reports(appID: app.app.id, msgIDs: [msgID]).count == 1)
+
+            let json = try await test.operator_(app, "push", "--body", file.path, "--json")
+            #expect(try json.json["sendno"] as? String == "7", "\(json)")
+
+            let mixed = try await test.operator_(app, "push", "--body", file.path, "--alert", "x")
+            #expect(mixed.status == 64)
+            #expect(mixed.stderr.contains("--body is the whole request; put --alert in it instead."), "\(mixed)")
+            let missing = try await test.operator_(app, "push", "--body", test.home.appendingPathComponent("nope.json").path)
+            #expect(missing.status == 64, "\(missing)")
+        }
+    }
+
     @Test func aliasesRemoveTakesTheAliasFromTheseDevicesOnly() async throws {
         try await CtlTest.run { test in
             let app = try await test.createApp()

@@ -39,7 +39,8 @@ struct AliasRoutes {
         let app = try await auth.requireApp(request)
         let alias = try Validation.label(try context.parameter("alias"), field: "alias")
         try await store.deleteAlias(appID: app.id, alias: alias, platforms: try PlatformQuery.platforms(request))
-        return .noContent
+        // 200 with no body, as JPush: its clients read that as success, and a 204 as nothing.
+        return .ok
     }
 }
 

@@ -37,7 +37,8 @@ struct TagRoutes {
         let app = try await auth.requireApp(request)
         let tag = try Validation.label(try context.parameter("tag"), field: "tag")
         try await store.deleteTag(appID: app.id, tag: tag, platforms: try PlatformQuery.platforms(request))
-        return .noContent
+        // 200 with no body, as JPush: its clients read that as success, and a 204 as nothing.
+        return .ok
     }
 
     @Sendable func membership(_ request: Request, context: HeraldRequestContext) async throws -> MembershipResponse {
