@@ -22,6 +22,10 @@ extension APIConfiguration {
     /// - `auth.failureWindow` (int, seconds, default: 60, 1 to 86400): how long failures count.
     /// - `auth.capacity` (int, default: 100000, 1000 to 10000000): keys and addresses the
     ///   throttle keeps at most.
+    /// - `api.rateLimit.perMinute` (int, default: 0, 0 or more; 0: none): push requests a
+    ///   minute an app may make when it has no limit of its own
+    ///   (`PATCH /admin/v1/apps/{app_key}`, `rate_limit_per_minute`); the limit is a token
+    ///   bucket every node shares.
     ///
     /// Not read here: the admin token (the server sets ``adminToken`` from `admin.token`, or
     /// one generated into its data directory), ``databaseURL`` (the database actually used,
@@ -35,6 +39,7 @@ extension APIConfiguration {
     public init(reader: ConfigReader, node: NodeConfiguration, database: DatabaseConfiguration) throws {
         let http = ConfigSection(reader, "http")
         let defaults = APIConfiguration(adminToken: "")
+        let rateLimit = ConfigSection(reader, "api").section("rateLimit")
         self.init(
             host: http.string("host", default: defaults.host),
             port: try http.port("port", default: defaults.port),
@@ -45,6 +50,9 @@ extension APIConfiguration {
             authFailures: try AuthFailureBudgets(reader: reader),
             idleTimeout: try http.seconds("idleTimeout", default: defaults.idleTimeout, in: 1...3600),
             requestTimeout: try http.seconds("requestTimeout", default: defaults.requestTimeout, in: 1...3600)
+        )
+        self.rateLimit = RateLimitConfiguration(
+            defaultPerMinute: try rateLimit.int("perMinute", default: 0, in: 0...Int.max, problem: "must be 0 (no limit) or more")
         )
     }
 }

@@ -28,6 +28,8 @@ public struct APIConfiguration: Sendable {
     /// A request must arrive whole, head and body, within this long of its first byte,
     /// or its connection is closed.
     public var requestTimeout: Duration
+    /// The push endpoints' rate limits (see ``RateLimiter``).
+    public var rateLimit = RateLimitConfiguration()
     /// Rows of a device import written per batch (one transaction, a few statements).
     public var importBatchSize = 2_000
 

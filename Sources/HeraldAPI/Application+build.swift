@@ -25,10 +25,18 @@ public func buildRouter(
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: AuthThrottleMiddleware(configuration: configuration.authFailures))
+    let limiter = RateLimiter(store: store, configuration: configuration.rateLimit, logger: Logger(label: "herald.api.rate-limit"))
+    router.add(middleware: RateLimitMiddleware(limiter: limiter, auth: auth))
     router.add(middleware: ErrorMiddleware(routes: table))
 
     OperationsRoutes(store: store, registry: registry, draining: draining).register(on: &routes)
-    AdminRoutes(store: store, auth: auth, body: body, apnsDestination: configuration.apnsDestination).register(on: &routes)
+    AdminRoutes(
+        store: store,
+        auth: auth,
+        body: body,
+        apnsDestination: configuration.apnsDestination,
+        defaultRateLimit: configuration.rateLimit.defaultPerMinute
+    ).register(on: &routes)
     DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
     DeviceImportRoutes(store: store, auth: auth, batchSize: configuration.importBatchSize).register(on: &routes)
     AliasRoutes(store: store, auth: auth, body: body).register(on: &routes)

@@ -22,11 +22,29 @@ struct App: Decodable {
     var name: String
     var createdAt: String
     var apns: APNsStatus?
+    var rateLimit: RateLimit
+
+    /// `{"per_minute": n, "source": "app" | "default"}`.
+    struct RateLimit: Decodable {
+        var perMinute: Int
+        var source: String
+
+        enum CodingKeys: String, CodingKey {
+            case source
+            case perMinute = "per_minute"
+        }
+
+        var fields: [(String, String)] {
+            let limit = perMinute == 0 ? "none" : "\(perMinute) push requests a minute"
+            return [("rate_limit", source == "default" ? "\(limit) (the server's default)" : limit)]
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case name, apns
         case appKey = "app_key"
         case createdAt = "created_at"
+        case rateLimit = "rate_limit"
     }
 }
 

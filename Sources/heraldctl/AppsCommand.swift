@@ -5,8 +5,8 @@ import Foundation
 struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
-        abstract: "Create, list and delete apps; set their APNs credentials (admin token).",
-        subcommands: [List.self, Create.self, Show.self, Delete.self, APNsCommand.self]
+        abstract: "Create, list, change and delete apps; set their APNs credentials (admin token).",
+        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self, APNsCommand.self]
     )
 
     struct List: AsyncParsableCommand {
@@ -144,7 +144,54 @@ struct AppsCommand: AsyncParsableCommand {
                 } else {
                     pairs.append(("apns", "-"))
                 }
-                return TableRenderer.fields(pairs)
+                return TableRenderer.fields(pairs + app.rateLimit.fields)
+            }
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change an app's settings.",
+            discussion: """
+                --rate-limit: push requests a minute (send, validate, batch), shared by every node; \
+                0 is no limit, `default` follows the server's api.rateLimit.perMinute.
+                Example: heraldctl apps update $APP_KEY --rate-limit 600
+                """
+        )
+
+        @Argument(help: "The app key.") var appKey: String
+        @Option(help: ArgumentHelp("Push requests a minute: a number (0: none), or `default`.", valueName: "n|default"))
+        var rateLimit: String?
+
+        @OptionGroup(title: "Connection") var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            guard let rateLimit else { throw ValidationError("Nothing to change: give --rate-limit.") }
+            if rateLimit != "default", Int(rateLimit).map({ $0 >= 0 }) != true {
+                throw ValidationError("--rate-limit must be 0 or more, or `default`; got '\(rateLimit)'.")
+            }
+        }
+
+        /// `{"rate_limit_per_minute": n | null}`.
+        struct Settings: Encodable {
+            var rateLimitPerMinute: Int?
+
+            enum CodingKeys: String, CodingKey { case rateLimitPerMinute = "rate_limit_per_minute" }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(rateLimitPerMinute, forKey: .rateLimitPerMinute)
+            }
+        }
+
+        func run() async throws {
+            let client = try connection.client()
+            let settings = Settings(rateLimitPerMinute: rateLimit.flatMap { Int($0) })
+            let response = try await client.send("PATCH", "/admin/v1/apps/\(APIClient.segment(appKey))", json: settings, .admin)
+            try output.emit(response) { () throws(CLIError) in
+                let app = try response.decode(App.self, url: client.connection.displayURL)
+                return TableRenderer.fields([("app_key", app.appKey)] + app.rateLimit.fields)
             }
         }
     }

@@ -78,7 +78,7 @@ struct HTTPEdgeTests {
             try await connection.send("PUT /admin/v1/apps/0123456789abcdef01234567 HTTP/1.1\r\nHost: herald\r\n\r\n")
             let other = try #require(try await connection.response())
             #expect(other.status == 405, "\(other)")
-            #expect(Set(other.header("Allow")?.components(separatedBy: ", ") ?? []) == ["GET", "DELETE"], "\(other)")
+            #expect(Set(other.header("Allow")?.components(separatedBy: ", ") ?? []) == ["GET", "PATCH", "DELETE"], "\(other)")
             // A literal segment wins over a parameter, as in the router: /v3/push/recall is
             // not also a /v3/push/{msg_id} (whose DELETE it doesn't answer).
             for path in ["/v3/push/recall", "/v3/push/validate"] {

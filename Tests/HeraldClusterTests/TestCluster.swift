@@ -91,6 +91,22 @@ struct TestCluster: Sendable {
         _ body: JSON?,
         authorization: String
     ) async throws -> (status: Int, json: JSON) {
+        let answer = try await exchange(node, method, path, body, authorization: authorization)
+        return (answer.status, answer.json)
+    }
+
+    /// An API call to `node`, as the test's app, with the answer's headers.
+    func exchange(_ node: ClusterNode, _ method: String, _ path: String, _ body: JSON? = nil) async throws -> Answer {
+        try await Self.exchange(node, method, path, body, authorization: "Basic " + Data("\(appKey):\(masterSecret)".utf8).base64EncodedString())
+    }
+
+    struct Answer: Sendable {
+        var status: Int
+        var json: JSON
+        var headers: [String: String]
+    }
+
+    static func exchange(_ node: ClusterNode, _ method: String, _ path: String, _ body: JSON?, authorization: String) async throws -> Answer {
         var request = URLRequest(url: URL(string: node.apiURL.absoluteString + path)!)
         request.httpMethod = method
         request.setValue(authorization, forHTTPHeaderField: "Authorization")
@@ -99,7 +115,10 @@ struct TestCluster: Sendable {
             request.httpBody = try JSONEncoder().encode(body)
         }
         let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONDecoder().decode(JSON.self, from: data)) ?? .null)
+        let http = response as? HTTPURLResponse
+        var headers: [String: String] = [:]
+        for case (let name as String, let value as String) in http?.allHeaderFields ?? [:] { headers[name.lowercased()] = value }
+        return Answer(status: http?.statusCode ?? 0, json: (try? JSONDecoder().decode(JSON.self, from: data)) ?? .null, headers: headers)
     }
 
     /// Pushes through `node`'s API; returns the msg_id.

@@ -53,6 +53,22 @@ import Testing
         }
     }
 
+    @Test func updateSetsAndClearsTheRateLimit() async throws {
+        try await CtlTest.run { test in
+            let app = try await test.createApp()
+            let appKey = app.app.appKey
+            #expect(try await test.admin("apps", "show", appKey).field("rate_limit") == "none (the server's default)")
+            let set = try await test.admin("apps", "update", appKey, "--rate-limit", "600")
+            #expect(set.status == 0, "\(set)")
+            #expect(set.field("rate_limit") == "600 push requests a minute")
+            #expect(try await test.store.api.app(appKey: appKey)?.rateLimitPerMinute == 600)
+            #expect(try await test.admin("apps", "update", appKey, "--rate-limit", "default").field("rate_limit") == "none (the server's default)")
+            #expect(try await test.store.api.app(appKey: appKey)?.rateLimitPerMinute == nil)
+            #expect(try await test.admin("apps", "update", appKey, "--rate-limit", "-3").status == 64)
+            #expect(try await test.admin("apps", "update", appKey).status == 64)
+        }
+    }
+
     @Test func createJSONIsTheAPIsAnswer() async throws {
         try await CtlTest.run { test in
             let created = try await test.admin("apps", "create", "Shop", "--json")

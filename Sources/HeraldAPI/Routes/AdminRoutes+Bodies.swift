@@ -45,6 +45,32 @@ struct CreateAppRequest: Decodable {
     }
 }
 
+/// `PATCH /admin/v1/apps/{app_key}`: the settings given change, the others stay.
+/// `rate_limit_per_minute`: push requests a minute (0: none), or null for the node's default.
+struct UpdateAppRequest: Decodable {
+    enum Change<Value: Sendable & Equatable>: Sendable, Equatable {
+        case keep
+        case set(Value)
+    }
+
+    var rateLimitPerMinute: Change<Int?> = .keep
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case rateLimitPerMinute = "rate_limit_per_minute"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        if container.contains(.rateLimitPerMinute) {
+            let limit = try container.decodeIfPresent(Int.self, forKey: .rateLimitPerMinute)
+            if let limit, !(0...1_000_000_000).contains(limit) {
+                throw HeraldError.invalidField("rate_limit_per_minute", "must be 0 (no limit) to 1000000000, or null for the node's default")
+            }
+            rateLimitPerMinute = .set(limit)
+        }
+    }
+}
+
 struct SetAPNsCredentialsRequest: Decodable {
     var type: String
     var bundleID: String
@@ -123,15 +149,25 @@ struct AppResponse: ResponseEncodable {
     var name: String
     var createdAt: Date
     var apns: APNsStatusResponse?
+    var rateLimit: RateLimitSetting
 
-    init(_ app: AppRecord, destination: APNsDestination) {
+    /// The limit the app's push requests meet, and where it comes from.
+    struct RateLimitSetting: Encodable {
+        /// Push requests a minute; 0: none.
+        var perMinute: Int
+        /// `app` (its own) or `default` (the node's `api.rateLimit.perMinute`).
+        var source: String
+    }
+
+    init(_ app: AppRecord, destination: APNsDestination, defaultRateLimit: Int) {
         appKey = app.appKey
         name = app.name
         createdAt = app.createdAt
         apns = APNsStatusResponse(app, destination: destination)
+        rateLimit = RateLimitSetting(perMinute: app.rateLimitPerMinute ?? defaultRateLimit, source: app.rateLimitPerMinute == nil ? "default" : "app")
     }
 
-    enum CodingKeys: String, CodingKey { case appKey, name, createdAt, apns }
+    enum CodingKeys: String, CodingKey { case appKey, name, createdAt, apns, rateLimit }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -139,6 +175,7 @@ struct AppResponse: ResponseEncodable {
         try container.encode(name, forKey: .name)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(apns, forKey: .apns)
+        try container.encode(rateLimit, forKey: .rateLimit)
     }
 }
 

@@ -10,11 +10,14 @@ struct AdminRoutes {
     let auth: Authentication
     let body: JSONBody
     let apnsDestination: APNsDestination
+    /// The node's `api.rateLimit.perMinute`, shown for apps without a limit of their own.
+    let defaultRateLimit: Int
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/admin/v1/apps", use: createApp)
         routes.on(.get, "/admin/v1/apps", use: listApps)
         routes.on(.get, "/admin/v1/apps/{app_key}", use: getApp)
+        routes.on(.patch, "/admin/v1/apps/{app_key}", use: updateApp)
         routes.on(.delete, "/admin/v1/apps/{app_key}", use: deleteApp)
         routes.on(.put, "/admin/v1/apps/{app_key}/apns", use: setAPNs)
         routes.on(.get, "/admin/v1/apps/{app_key}/apns", use: getAPNs)
@@ -36,12 +39,34 @@ struct AdminRoutes {
 
     @Sendable func listApps(_ request: Request, context: HeraldRequestContext) async throws -> AppsResponse {
         try auth.requireAdmin(request)
-        return AppsResponse(apps: try await store.listApps().map { AppResponse($0, destination: apnsDestination) })
+        return AppsResponse(
+            apps: try await store.listApps().map { AppResponse($0, destination: apnsDestination, defaultRateLimit: defaultRateLimit) }
+        )
     }
 
     @Sendable func getApp(_ request: Request, context: HeraldRequestContext) async throws -> AppResponse {
         try auth.requireAdmin(request)
-        return AppResponse(try await app(context), destination: apnsDestination)
+        return AppResponse(try await app(context), destination: apnsDestination, defaultRateLimit: defaultRateLimit)
+    }
+
+    /// Changes the settings the body names. Nodes see a new rate limit within the few
+    /// seconds they keep verified credentials (``AppCredentialCache``).
+    @Sendable func updateApp(_ request: Request, context: HeraldRequestContext) async throws -> AppResponse {
+        try auth.requireAdmin(request)
+        let appKey = try await app(context).appKey
+        let input = try await body.decode(UpdateAppRequest.self, from: request)
+        var updated: AppRecord?
+        if case .set(let limit) = input.rateLimitPerMinute {
+            updated = try await store.setRateLimit(appKey: appKey, perMinute: limit)
+            context.logger.info(
+                "app rate limit set",
+                metadata: ["herald.app_key": "\(appKey)", "herald.rate_limit": "\(limit.map(String.init) ?? "default")"]
+            )
+        } else {
+            updated = try await store.app(appKey: appKey)
+        }
+        guard let updated else { throw Self.appNotFound }
+        return AppResponse(updated, destination: apnsDestination, defaultRateLimit: defaultRateLimit)
     }
 
     @Sendable func deleteApp(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {

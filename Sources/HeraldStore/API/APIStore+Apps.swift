@@ -31,11 +31,11 @@ extension APIStore {
     /// Every app, oldest first.
     public func listApps() async throws -> [AppRecord] {
         let rows = try await client.query(
-            "SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason FROM apps ORDER BY id",
+            "SELECT \(unescaped: Self.appColumns) FROM apps ORDER BY id",
             logger: logger
         )
         var apps: [AppRecord] = []
-        for try await row in rows.decode((Int64, String, String, Date, String?, Date?, String?).self) {
+        for try await row in rows.decode(AppRow.self) {
             apps.append(Self.app(row))
         }
         return apps
@@ -45,10 +45,10 @@ extension APIStore {
     public func app(appKey: String) async throws -> AppRecord? {
         guard Identifiers.isAppKey(appKey) else { return nil }
         let rows = try await client.query(
-            "SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason FROM apps WHERE app_key = \(appKey)",
+            "SELECT \(unescaped: Self.appColumns) FROM apps WHERE app_key = \(appKey)",
             logger: logger
         )
-        for try await row in rows.decode((Int64, String, String, Date, String?, Date?, String?).self) {
+        for try await row in rows.decode(AppRow.self) {
             return Self.app(row)
         }
         return nil
@@ -65,16 +65,15 @@ extension APIStore {
         guard Identifiers.isAppKey(appKey) else { return nil }
         let rows = try await client.query(
             """
-            SELECT id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason, master_secret_hash
-            FROM apps WHERE app_key = \(appKey)
+            SELECT \(unescaped: Self.appColumns), master_secret_hash FROM apps WHERE app_key = \(appKey)
             """,
             logger: logger
         )
-        for try await (id, key, name, createdAt, summary, updatedAt, broken, hash) in rows.decode(
-            (Int64, String, String, Date, String?, Date?, String?, Data).self
+        for try await (id, key, name, createdAt, summary, updatedAt, broken, rateLimit, hash) in rows.decode(
+            (Int64, String, String, Date, String?, Date?, String?, Int32?, Data).self
         ) {
             guard SecretHash.matches(masterSecret, stored: Array(hash)) else { return nil }
-            return Self.app((id, key, name, createdAt, summary, updatedAt, broken))
+            return Self.app((id, key, name, createdAt, summary, updatedAt, broken, rateLimit))
         }
         return nil
     }
@@ -129,10 +128,25 @@ extension APIStore {
         return encoder
     }()
 
-    static func app(_ row: (Int64, String, String, Date, String?, Date?, String?)) -> AppRecord {
+    /// The columns of an ``AppRecord``, in the order of ``AppRow``.
+    static let appColumns =
+        "id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason, rate_limit_per_minute"
+
+    typealias AppRow = (Int64, String, String, Date, String?, Date?, String?, Int32?)
+
+    static func app(_ row: AppRow) -> AppRecord {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let summary = row.4.flatMap { try? decoder.decode(APNsCredentialsSummary.self, from: Data($0.utf8)) }
-        return AppRecord(id: row.0, appKey: row.1, name: row.2, createdAt: row.3, apns: summary, apnsUpdatedAt: row.5, apnsProblem: row.6)
+        return AppRecord(
+            id: row.0,
+            appKey: row.1,
+            name: row.2,
+            createdAt: row.3,
+            apns: summary,
+            apnsUpdatedAt: row.5,
+            apnsProblem: row.6,
+            rateLimitPerMinute: row.7.map(Int.init)
+        )
     }
 }

@@ -14,6 +14,9 @@ public struct AppRecord: Sendable, Hashable {
     /// APNs refused the credentials with this reason: nothing goes to APNs for the app
     /// until new credentials are uploaded.
     public var apnsProblem: String?
+    /// The app's own limit of push requests per minute (0: none); nil follows the node's
+    /// default.
+    public var rateLimitPerMinute: Int?
 }
 
 /// A newly created app, with its master secret: the only time the secret exists in clear.

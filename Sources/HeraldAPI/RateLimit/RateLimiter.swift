@@ -1,0 +1,109 @@
+import HeraldCore
+import HeraldStore
+import Logging
+import NIOConcurrencyHelpers
+
+/// The rate limits of this node's push endpoints: one ``LocalRateBucket`` per limited app,
+/// taking tokens from the app's bucket in PostgreSQL, which every node shares. At most one
+/// take per app is in flight; requests that need tokens meanwhile wait for it.
+final class RateLimiter: Sendable {
+    enum Decision: Sendable, Equatable {
+        /// The app has no limit: no headers.
+        case unlimited
+        case admitted(RateLimitHeaders)
+        case refused(RateLimitHeaders, retryAfter: Duration)
+    }
+
+    private struct State {
+        var buckets: [Int64: LocalRateBucket<ContinuousClock.Instant>] = [:]
+        var takes: [Int64: Task<RateTokens?, Never>] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let store: APIStore
+    private let configuration: RateLimitConfiguration
+    private let logger: Logger
+
+    init(store: APIStore, configuration: RateLimitConfiguration, logger: Logger) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The app's limit a minute: its own, else the node's default; 0 is none.
+    func perMinute(_ app: AppRecord) -> Int {
+        app.rateLimitPerMinute ?? configuration.defaultPerMinute
+    }
+
+    /// Admits a request of `app`, or refuses it. When the database cannot be asked, the
+    /// request is admitted (the push it carries needs the database anyway, and answers
+    /// 503 by itself): the limit protects the service, and a refusal would say nothing true.
+    func admit(_ app: AppRecord) async -> Decision {
+        let perMinute = perMinute(app)
+        if perMinute == 0 { return .unlimited }
+        // A few rounds at most: a take in flight, then this request's own.
+        for _ in 0..<4 {
+            let step = state.withLockedValue { state -> Step in
+                if let take = state.takes[app.id] { return .wait(take) }
+                var bucket = state.buckets[app.id] ?? LocalRateBucket()
+                let admission = bucket.admit(now: .now, perMinute: perMinute, configuration: configuration.bucket)
+                state.buckets[app.id] = bucket
+                switch admission {
+                case .admitted(let headers): return .done(.admitted(headers))
+                case .refused(let headers, let wait): return .done(.refused(headers, retryAfter: wait))
+                case .take(let want, let returning):
+                    let task = Task { [store, logger] () -> RateTokens? in
+                        do {
+                            return try await store.takeRateTokens(appID: app.id, perMinute: perMinute, want: want, returned: returning)
+                        } catch {
+                            logger.warning("rate limit: could not take tokens; admitting", metadata: ["error": "\(error)"])
+                            return nil
+                        }
+                    }
+                    state.takes[app.id] = task
+                    return .take(task)
+                }
+            }
+            switch step {
+            case .done(let decision): return decision
+            case .wait(let take): _ = await take.value
+            case .take(let take):
+                let taken = await take.value
+                return state.withLockedValue { state in
+                    state.takes[app.id] = nil
+                    guard let taken else { return .unlimited }
+                    var bucket = state.buckets[app.id] ?? LocalRateBucket()
+                    let admission = bucket.took(taken, now: .now, perMinute: perMinute)
+                    state.buckets[app.id] = bucket
+                    if state.buckets.count > configuration.capacity { state.buckets = [app.id: bucket] }
+                    switch admission {
+                    case .admitted(let headers): return .admitted(headers)
+                    case .refused(let headers, let wait): return .refused(headers, retryAfter: wait)
+                    case .take: return .unlimited
+                    }
+                }
+            }
+        }
+        // Other requests kept emptying the node's share first: refused, to try again shortly.
+        return .refused(RateLimitHeaders(limit: perMinute, remaining: 0, reset: 60), retryAfter: .seconds(1))
+    }
+
+    private enum Step {
+        case done(Decision)
+        case wait(Task<RateTokens?, Never>)
+        case take(Task<RateTokens?, Never>)
+    }
+}
+
+/// Settings of the push endpoints' rate limits.
+public struct RateLimitConfiguration: Sendable {
+    /// The limit of push requests a minute of an app that has none of its own (0: none).
+    public var defaultPerMinute = 0
+    var bucket = LocalRateBucket<ContinuousClock.Instant>.Configuration()
+    /// Apps whose shares the node keeps at most (it forgets them all beyond).
+    var capacity = 100_000
+
+    public init(defaultPerMinute: Int = 0) {
+        self.defaultPerMinute = defaultPerMinute
+    }
+}
