@@ -17,6 +17,8 @@ extension CenterConfiguration {
     ///   third of it; a job whose worker died is taken over after this.
     /// - `center.pollIntervalMs` (int, milliseconds, default: 1000, 10 to 60000): how often idle
     ///   workers look for jobs without a NOTIFY.
+    /// - `center.spreadMinuteMs` (int, milliseconds, default: 60000, 100 to 60000): how long
+    ///   one minute of a push's `big_push_duration` lasts; shorter only for tests.
     /// - `center.inboxPurgeInterval` (int, default: 60, 1 to 86400): how often expired inbox
     ///   rows and messages past their retention are deleted.
     /// - `center.messageRetentionDays` (int, days, default: 30, 11 to 3650): how long a message
@@ -48,6 +50,7 @@ extension CenterConfiguration {
         ackTimeout = try center.seconds("ackTimeout", default: ackTimeout, in: 1...300)
         lease = try center.seconds("lease", default: lease, in: 3...3600)
         pollInterval = try center.milliseconds("pollIntervalMs", default: pollInterval, in: 10...60_000)
+        spreadMinute = try center.milliseconds("spreadMinuteMs", default: spreadMinute, in: 100...60_000)
         inboxPurgeInterval = try center.seconds("inboxPurgeInterval", default: inboxPurgeInterval, in: 1...86_400)
         // Longer than the longest time to live (10 days) and recall window.
         let retentionDays = try center.int(

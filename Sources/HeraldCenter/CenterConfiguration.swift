@@ -18,6 +18,9 @@ public struct CenterConfiguration: Sendable {
     public var lease: Duration = .seconds(30)
     /// How often idle workers look for jobs without a NOTIFY (a missed one, a delayed retry).
     public var pollInterval: Duration = .seconds(1)
+    /// How long one minute of `big_push_duration` lasts: a minute, shorter only so that a
+    /// test can watch a spread push go out.
+    public var spreadMinute: Duration = .seconds(60)
     /// How often inbox rows whose time to live passed, and messages older than
     /// `messageRetention`, are deleted.
     public var inboxPurgeInterval: Duration = .seconds(60)

@@ -21,7 +21,13 @@ extension PushJobRunner {
     func runFresh(_ jobs: [PushJob], stopping: @escaping @Sendable () -> Bool) async throws -> [PushJob] {
         let messages = try await store.messages(ids: jobs.map(\.messageID))
         var finished = jobs.filter { messages[$0.messageID] == nil }
-        let live = jobs.compactMap { job in messages[job.messageID].map { (job: job, prepared: router.prepare($0)) } }
+        // A spread push goes its own way, with its lease renewed while it fans out.
+        let spread = jobs.filter { messages[$0.messageID]?.push.path.isSpread == true }
+        let live = jobs.compactMap { job in
+            messages[job.messageID].flatMap { $0.push.path.isSpread ? nil : (job: job, prepared: router.prepare($0)) }
+        }
+        var stoppedSpread: [PushJob] = []
+        for job in spread where try await !run(job, stopping: stopping) { stoppedSpread.append(job) }
         let work = live.map { FanOutWork(job: $0.job, message: $0.prepared.message, payload: $0.prepared.storedPayload) }
         var batches = try await store.fanOutExplicit(work.filter(\.message.push.path.fansOutExplicitly))
         let complete = Set(batches.keys)
@@ -77,7 +83,7 @@ extension PushJobRunner {
             }
             let done = large.map(\.job).filter { job in !unfinished.contains(job) }
             try await store.finishJobs(done)
-            return unfinished
+            return unfinished + stoppedSpread
         }
     }
 

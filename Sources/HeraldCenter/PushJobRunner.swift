@@ -64,6 +64,7 @@ struct PushJobRunner: Sendable {
                 cursor = last
             }
         }
+        if message.push.path.isSpread { return try await fanOutSpread(job, prepared, stopping: stopping) }
         guard try await fanOutRest(job, prepared, batches: 0, stopping: stopping) else { return false }
         try await store.finishJob(job)
         return true

@@ -73,10 +73,14 @@ struct ReportResponse: Encodable {
     var expired: Int
     var pending: Int
     var done: Bool
+    /// A push spread over time: `{"minutes", "audience", "next_batch_at"}`; `targeted` is
+    /// how many copies are made so far.
+    var spread: SpreadProgress?
 
     enum CodingKeys: String, CodingKey {
         case msgID = "msg_id"
         case targeted, tcpDelivered, apnsSent, apnsFailed, apnsFailures, waiting, opened, recalled, replaced, expired, pending, done
+        case spread
     }
 
     init(_ report: MessageReport) {
@@ -93,6 +97,7 @@ struct ReportResponse: Encodable {
         expired = report.expired
         pending = report.pending
         done = report.done
+        spread = report.spread
     }
 }
 

@@ -22,6 +22,9 @@ public struct Push: Sendable, Hashable {
     /// JPush's `override_msg_id`: the API looks up that push's identifier and makes it
     /// ``replace`` (``PushRequest/overriding(identifier:)``).
     public var overrideMsgID: String?
+    /// JPush's `big_push_duration` when above 0: the audience is fanned out evenly over
+    /// this many minutes instead of at once (``PushPath/isSpread``).
+    public var spreadMinutes: Int?
     /// What the request asked that Herald accepted without applying, one line per field,
     /// each starting with the field's name; the answer carries them.
     public var warnings: [String] = []

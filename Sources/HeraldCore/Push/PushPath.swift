@@ -13,6 +13,8 @@
 /// - A group-committed explicit push has its audience checked in the statement that stores
 ///   it (nothing is stored when no device matches); for every other push the API checks
 ///   the audience before accepting it.
+/// - A push spread over time (`big_push_duration`) is fanned out batch by batch, whatever
+///   its audience, each batch when its share of the time has come (``isSpread``).
 /// - With a message center in the same process, a group-committed explicit push of at
 ///   most ``maxAudienceFannedOutAtAcceptance`` names is fanned out in the statement that
 ///   accepts it and routed from that commit, without going through the queue.
@@ -23,6 +25,8 @@ public struct PushPath: Sendable, Hashable {
     public var fansOutExplicitly: Bool
     /// Registration ids plus aliases named, for an explicit push.
     public var explicitAudienceSize: Int
+    /// Fanned out evenly over ``Push/spreadMinutes``: its job is parked between batches.
+    public var isSpread: Bool
 
     /// The longest explicit audience fanned out at acceptance.
     public static let maxAudienceFannedOutAtAcceptance = 20
@@ -30,8 +34,9 @@ public struct PushPath: Sendable, Hashable {
     public init(_ push: Push) {
         let audience = push.audience
         isGroupCommitted = push.cid == nil && push.replace == nil
+        isSpread = push.spreadMinutes != nil
         fansOutExplicitly =
-            !audience.all && audience.tags == nil && audience.tagsAnd == nil && audience.tagsNot == nil
+            !isSpread && !audience.all && audience.tags == nil && audience.tagsAnd == nil && audience.tagsNot == nil
             && (audience.registrationIDs == nil) != (audience.aliases == nil) && push.notification?.ios?.badge == nil
         explicitAudienceSize = fansOutExplicitly ? (audience.registrationIDs?.count ?? 0) + (audience.aliases?.count ?? 0) : 0
     }

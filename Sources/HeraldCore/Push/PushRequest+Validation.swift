@@ -67,6 +67,7 @@ extension PushRequest {
             apnsCollapseID: collapseID,
             sendno: options.sendno,
             overrideMsgID: options.overrideMsgID,
+            spreadMinutes: options.bigPushDuration.flatMap { $0 > 0 ? $0 : nil },
             warnings: warnings
         )
         try Self.checkAPNsPayloadSize(push)
@@ -115,13 +116,12 @@ extension PushRequest {
         return platforms.sorted()
     }
 
-    /// JPush's options that Herald checks and stores without applying yet.
+    /// JPush's options that Herald checks, and of them those it stores without applying yet.
     private func validateUnapplied(_ options: PushOptions, warnings: inout [String]) throws(HeraldError) {
         if let duration = options.bigPushDuration {
             guard (0...PushLimits.maxBigPushDuration).contains(duration) else {
                 throw .invalidField("options.big_push_duration", "must be 0 to \(PushLimits.maxBigPushDuration) minutes")
             }
-            warnings.append("options.big_push_duration: accepted, not applied yet (the push goes out at once)")
         }
         if let classification = options.classification {
             guard classification == 0 || classification == 1 else { throw .invalidField("options.classification", "must be 0 or 1") }

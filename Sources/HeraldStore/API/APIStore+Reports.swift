@@ -21,7 +21,11 @@ extension APIStore {
               count(*) FILTER (WHERE dl.state = 'expired' OR (dl.state IN ('waiting', 'pending') AND m.expires_at <= now()
                                      AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= COALESCE(a.acked_seq, 0)))),
               count(*) FILTER (WHERE dl.state = 'pending'),
-              m.fanned_out_at IS NOT NULL AND count(*) FILTER (WHERE dl.state = 'pending' OR dl.next_attempt_at IS NOT NULL) = 0
+              m.fanned_out_at IS NOT NULL AND count(*) FILTER (WHERE dl.state = 'pending' OR dl.next_attempt_at IS NOT NULL) = 0,
+              (m.request -> 'options' ->> 'big_push_duration')::integer,
+              (SELECT j.spread_total FROM push_jobs j WHERE j.message_id = m.id AND j.kind = 'push'),
+              (SELECT j.available_at FROM push_jobs j WHERE j.message_id = m.id AND j.kind = 'push' AND j.spread_total IS NOT NULL),
+              m.fanned_out_at IS NOT NULL
             FROM messages m
             LEFT JOIN deliveries dl ON dl.message_id = m.id
             LEFT JOIN device_acks a ON a.device_id = dl.device_id
@@ -31,21 +35,32 @@ extension APIStore {
             logger: logger
         )
         var reports: [String: MessageReport] = [:]
-        for try await row in rows.decode((String, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Bool).self) {
-            reports[row.0] = MessageReport(
-                msgID: row.0,
-                targeted: Int(row.1),
-                tcpDelivered: Int(row.2),
-                apnsSent: Int(row.3),
-                apnsFailed: Int(row.4),
+        for try await row in rows {
+            let columns = row.makeRandomAccess()
+            func count(_ index: Int) throws -> Int { Int(try columns[index].decode(Int64.self)) }
+            let msgID = try columns[0].decode(String.self)
+            let targeted = try count(1)
+            reports[msgID] = MessageReport(
+                msgID: msgID,
+                targeted: targeted,
+                tcpDelivered: try count(2),
+                apnsSent: try count(3),
+                apnsFailed: try count(4),
                 apnsFailures: [:],
-                waiting: Int(row.5),
-                opened: Int(row.6),
-                recalled: Int(row.7),
-                replaced: Int(row.8),
-                expired: Int(row.9),
-                pending: Int(row.10),
-                done: row.11
+                waiting: try count(5),
+                opened: try count(6),
+                recalled: try count(7),
+                replaced: try count(8),
+                expired: try count(9),
+                pending: try count(10),
+                done: try columns[11].decode(Bool.self),
+                spread: Self.spread(
+                    (
+                        try columns[12].decode(Int32?.self), try columns[13].decode(Int32?.self), try columns[14].decode(Date?.self),
+                        try columns[15].decode(Bool.self)
+                    ),
+                    targeted: targeted
+                )
             )
         }
         let failures = try await client.query(
@@ -60,6 +75,13 @@ extension APIStore {
             reports[msgID]?.apnsFailures[reason] = Int(count)
         }
         return msgIDs.compactMap { reports[$0] }
+    }
+
+    /// A spread push's progress from its `big_push_duration`, its job's count and next
+    /// batch, and whether it is fanned out (its job gone: the audience is what it reached).
+    private static func spread(_ row: (Int32?, Int32?, Date?, Bool), targeted: Int) -> SpreadProgress? {
+        guard let minutes = row.0, minutes > 0 else { return nil }
+        return SpreadProgress(minutes: Int(minutes), audience: row.1.map(Int.init) ?? (row.3 ? targeted : nil), nextBatchAt: row.3 ? nil : row.2)
     }
 
     /// Each registration id's status for one message of the app; nil when the app has no

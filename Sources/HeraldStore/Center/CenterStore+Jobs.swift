@@ -17,13 +17,25 @@ extension CenterStore {
                 SELECT id FROM push_jobs WHERE available_at <= now() AND (leased_until IS NULL OR leased_until < now())
                 ORDER BY available_at, id LIMIT \(Int64(max(1, limit))) FOR UPDATE SKIP LOCKED
             )
-            RETURNING id, message_id, kind, cursor_device, attempts
+            RETURNING id, message_id, kind, cursor_device, attempts, spread_total, spread_done
             """,
             logger: logger
         )
         var jobs: [PushJob] = []
-        for try await (id, messageID, kind, cursor, attempts) in rows.decode((Int64, Int64, String, Int64, Int32).self) {
-            jobs.append(PushJob(id: id, messageID: messageID, kind: PushJob.Kind(rawValue: kind) ?? .push, cursor: cursor, attempt: Int(attempts)))
+        for try await (id, messageID, kind, cursor, attempts, total, done) in rows.decode(
+            (Int64, Int64, String, Int64, Int32, Int32?, Int32).self
+        ) {
+            jobs.append(
+                PushJob(
+                    id: id,
+                    messageID: messageID,
+                    kind: PushJob.Kind(rawValue: kind) ?? .push,
+                    cursor: cursor,
+                    attempt: Int(attempts),
+                    spreadTotal: total.map(Int.init),
+                    spreadDone: Int(done)
+                )
+            )
         }
         return jobs.sorted { $0.id < $1.id }
     }

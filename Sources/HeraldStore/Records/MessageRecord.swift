@@ -69,6 +69,10 @@ public struct PushJob: Sendable, Hashable {
     public var cursor: Int64
     /// 1 on the first claim; more when the job was taken over after a crash.
     public var attempt: Int
+    /// A spread push's audience, counted when its fan-out began (nil before).
+    public var spreadTotal: Int? = nil
+    /// A spread push's copies made so far.
+    public var spreadDone = 0
 }
 
 /// The delivery report of one message.
@@ -87,6 +91,18 @@ public struct MessageReport: Sendable, Hashable, Codable {
     public var pending: Int
     /// Fanned out, every copy routed, no APNs retry due.
     public var done: Bool
+    /// For a push spread over time (`big_push_duration`), how far its fan-out is.
+    public var spread: SpreadProgress? = nil
+}
+
+/// How far a push spread over time has gone out.
+public struct SpreadProgress: Sendable, Hashable, Codable {
+    /// `big_push_duration`.
+    public var minutes: Int
+    /// The audience counted when the fan-out began; nil before it began.
+    public var audience: Int?
+    /// When the next batch is due; nil once every copy is made (or before the first).
+    public var nextBatchAt: Date?
 }
 
 /// One device's status for one message.
