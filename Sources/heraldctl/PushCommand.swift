@@ -14,6 +14,7 @@ struct PushCommand: AsyncParsableCommand {
               heraldctl push --tag vip --tag-not muted --title Sale --alert "20% off" --ttl 3600
               heraldctl push --rid 0123456789abcdef0123 --silent --extra sync=inbox
               heraldctl push --all --message '{"kind": "refresh"}' --dry-run
+              heraldctl push --tag vip --alert "New season" --spread 60
               heraldctl push --body jpush-request.json
             --body sends a whole request (JPush's v3 shape) as it is, from a file or - for \
             stdin; fields Herald accepts but does not act on are printed as warnings.
@@ -66,6 +67,7 @@ struct PushCommand: AsyncParsableCommand {
     @Option(help: "A client id: the same cid twice sends once.") var cid: String?
     @Option(help: "Which APNs to use (default: each device's own).") var apnsEnvironment: APNsCommand.Environment?
     @Option(help: "The APNs priority: 10 (now), 5 (power-friendly) or 1.") var priority: Int?
+    @Option(help: ArgumentHelp("Spread the push evenly over this many minutes (1 to 1400).", valueName: "minutes")) var spread: Int?
 
     @Option(
         help: ArgumentHelp(
@@ -132,6 +134,7 @@ struct PushCommand: AsyncParsableCommand {
         }
         if let timeToLive, timeToLive < 0 { throw ValidationError("--ttl must be 0 or more seconds.") }
         if let priority, ![1, 5, 10].contains(priority) { throw ValidationError("--priority must be 10, 5 or 1.") }
+        if let spread, !(1...1400).contains(spread) { throw ValidationError("--spread must be 1 to 1400 minutes.") }
         if dryRun, wait { throw ValidationError("--dry-run sends nothing, so there is nothing to --wait for.") }
         if let waitTimeout {
             if !wait { throw ValidationError("--wait-timeout goes with --wait.") }
@@ -148,7 +151,7 @@ struct PushCommand: AsyncParsableCommand {
             ("--interruption-level", interruptionLevel != nil), ("--silent", silent), ("--voip", voip), ("--extra", !extras.isEmpty),
             ("--message", messageContent != nil), ("--message-title", messageTitle != nil), ("--content-type", contentType != nil),
             ("--ttl", timeToLive != nil), ("--identifier", identifier != nil), ("--replace", replace != nil), ("--cid", cid != nil),
-            ("--apns-environment", apnsEnvironment != nil), ("--priority", priority != nil),
+            ("--apns-environment", apnsEnvironment != nil), ("--priority", priority != nil), ("--spread", spread != nil),
         ]
         let given = content.filter(\.1).map(\.0)
         if !given.isEmpty {
@@ -216,7 +219,8 @@ struct PushCommand: AsyncParsableCommand {
             identifier: identifier,
             replace: replace,
             apnsProduction: apnsEnvironment.map { $0 == .production },
-            priority: priority
+            priority: priority,
+            bigPushDuration: spread
         )
         return PushRequest(
             audience: all ? .all : .targets(targets),

@@ -126,14 +126,19 @@ struct PushRequest: Encodable {
         var replace: String?
         var apnsProduction: Bool?
         var priority: Int?
+        /// Minutes to spread the push over (JPush's `big_push_duration`).
+        var bigPushDuration: Int? = nil
 
         enum CodingKeys: String, CodingKey {
             case identifier, replace, priority
             case timeToLive = "time_to_live"
             case apnsProduction = "apns_production"
+            case bigPushDuration = "big_push_duration"
         }
 
-        var isEmpty: Bool { timeToLive == nil && identifier == nil && replace == nil && apnsProduction == nil && priority == nil }
+        var isEmpty: Bool {
+            timeToLive == nil && identifier == nil && replace == nil && apnsProduction == nil && priority == nil && bigPushDuration == nil
+        }
     }
 
     var audience: Audience

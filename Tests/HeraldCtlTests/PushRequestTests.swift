@@ -80,7 +80,7 @@ import Testing
     @Test func optionsAndCid() throws {
         let body = try body([
             "--alias", "a", "--alert", "x", "--ttl", "60", "--identifier", "order-1", "--replace", "order-1", "--apns-environment", "sandbox",
-            "--priority", "5", "--cid", "c-1",
+            "--priority", "5", "--cid", "c-1", "--spread", "30",
         ])
         let options = try #require(body["options"] as? [String: Any])
         #expect(options["time_to_live"] as? Int == 60)
@@ -88,7 +88,8 @@ import Testing
         #expect(options["replace"] as? String == "order-1")
         #expect(options["apns_production"] as? Bool == false)
         #expect(options["priority"] as? Int == 5)
-        #expect(options.count == 5)
+        #expect(options["big_push_duration"] as? Int == 30)
+        #expect(options.count == 6)
         #expect(body["cid"] as? String == "c-1")
     }
 
@@ -96,6 +97,7 @@ import Testing
         (["--alert", "x"], "Choose an audience"),
         (["--all", "--tag", "t", "--alert", "x"], "--all cannot be combined"),
         (["--alias", "a"], "Nothing to send"),
+        (["--alias", "a", "--alert", "x", "--spread", "0"], "--spread must be 1 to 1400 minutes"),
         (["--alias", "a", "--silent", "--alert", "x"], "remove --alert"),
         (["--alias", "a", "--silent", "--voip"], "exclusive"),
         (["--alias", "a", "--alert", "x", "--extra", "novalue"], "--extra must be key=value"),
