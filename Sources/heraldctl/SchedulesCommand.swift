@@ -169,4 +169,3 @@ struct SchedulesCommand: AsyncParsableCommand {
         try output.emit(response) { "\(enabled ? "enabled" : "disabled") schedule \(scheduleID)" }
     }
 }
-

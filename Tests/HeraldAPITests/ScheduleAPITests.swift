@@ -13,7 +13,11 @@ import Testing
         return "\(date.description.prefix(10)) \(time)"
     }
 
-    static func single(_ name: String = "nightly", at time: String = future(days: 2), push: String = #"{"platform": "all", "audience": "all", "notification": {"alert": "hi"}}"#) -> String {
+    static func single(
+        _ name: String = "nightly",
+        at time: String = future(days: 2),
+        push: String = #"{"platform": "all", "audience": "all", "notification": {"alert": "hi"}}"#
+    ) -> String {
         #"{"name": "\#(name)", "enabled": true, "trigger": {"single": {"time": "\#(time)"}}, "push": \#(push)}"#
     }
 
@@ -75,12 +79,27 @@ import Testing
                 ("more than a year ahead", Self.single(at: Self.future(days: 400))),
                 ("a time without seconds", Self.single(at: "2030-01-01 09:00")),
                 ("a name with a dash", Self.single("night-ly")),
-                ("disabled at creation", #"{"name": "x", "enabled": false, "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#),
+                (
+                    "disabled at creation",
+                    #"{"name": "x", "enabled": false, "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#
+                ),
                 ("no trigger", #"{"name": "x", "enabled": true, "push": {"audience": "all", "notification": {"alert": "x"}}}"#),
-                ("a point on a daily trigger", #"{"name": "x", "enabled": true, "trigger": {"periodical": {"start": "\#(Self.future(days: 1))", "end": "\#(Self.future(days: 30))", "time": "09:00:00", "time_unit": "day", "frequency": 1, "point": ["MON"]}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#),
-                ("a weekday that isn't", #"{"name": "x", "enabled": true, "trigger": {"periodical": {"start": "\#(Self.future(days: 1))", "end": "\#(Self.future(days: 30))", "time": "09:00:00", "time_unit": "week", "frequency": 1, "point": ["MONDAY"]}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#),
-                ("an unknown zone", #"{"name": "x", "enabled": true, "time_zone": "Mars/Olympus", "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#),
-                ("an unknown section", #"{"name": "x", "enabled": true, "when": 1, "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#),
+                (
+                    "a point on a daily trigger",
+                    #"{"name": "x", "enabled": true, "trigger": {"periodical": {"start": "\#(Self.future(days: 1))", "end": "\#(Self.future(days: 30))", "time": "09:00:00", "time_unit": "day", "frequency": 1, "point": ["MON"]}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#
+                ),
+                (
+                    "a weekday that isn't",
+                    #"{"name": "x", "enabled": true, "trigger": {"periodical": {"start": "\#(Self.future(days: 1))", "end": "\#(Self.future(days: 30))", "time": "09:00:00", "time_unit": "week", "frequency": 1, "point": ["MONDAY"]}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#
+                ),
+                (
+                    "an unknown zone",
+                    #"{"name": "x", "enabled": true, "time_zone": "Mars/Olympus", "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#
+                ),
+                (
+                    "an unknown section",
+                    #"{"name": "x", "enabled": true, "when": 1, "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#
+                ),
             ]
             for (what, body) in bad {
                 let reply = try await api.send(.post, "/v3/schedules", auth: app.auth, json: body)
@@ -91,7 +110,8 @@ import Testing
 
             // A single schedule stays single.
             let id = try await api.send(.post, "/v3/schedules", auth: app.auth, json: Self.single()).string("schedule_id")
-            let periodical = #"{"trigger": {"periodical": {"start": "\#(Self.future(days: 1))", "end": "\#(Self.future(days: 30))", "time": "09:00:00", "time_unit": "day", "frequency": 1}}}"#
+            let periodical =
+                #"{"trigger": {"periodical": {"start": "\#(Self.future(days: 1))", "end": "\#(Self.future(days: 30))", "time": "09:00:00", "time_unit": "day", "frequency": 1}}}"#
             let switched = try await api.send(.put, "/v3/schedules/\(id)", auth: app.auth, json: periodical)
             #expect(switched.errorCode == HeraldError.Code.invalidSchedule.rawValue)
         }
@@ -141,7 +161,8 @@ import Testing
     @Test func aCidMakesOneScheduleAndTheAppsZoneIsSettable() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()
-            let body = #"{"cid": "retry-1", "name": "once", "enabled": true, "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}, "cid": "ignored"}}"#
+            let body =
+                #"{"cid": "retry-1", "name": "once", "enabled": true, "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}, "cid": "ignored"}}"#
             let first = try await api.send(.post, "/v3/schedules", auth: app.auth, json: body)
             let again = try await api.send(.post, "/v3/schedules", auth: app.auth, json: body)
             #expect(try first.string("schedule_id") == again.string("schedule_id"))
@@ -169,7 +190,11 @@ import Testing
             #expect(try moved.string("time_zone") == "Asia/Tokyo")
             let bad = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: device.auth, json: #"{"time_zone": "Nowhere"}"#)
             #expect(bad.errorCode == HeraldError.Code.invalidField.rawValue)
-            let badRegistration = try await api.send(.post, "/v3/devices", json: #"{"app_key": "\#(app.appKey)", "platform": "android", "time_zone": "+08:00"}"#)
+            let badRegistration = try await api.send(
+                .post,
+                "/v3/devices",
+                json: #"{"app_key": "\#(app.appKey)", "platform": "android", "time_zone": "+08:00"}"#
+            )
             #expect(badRegistration.errorCode == HeraldError.Code.invalidField.rawValue)
         }
     }

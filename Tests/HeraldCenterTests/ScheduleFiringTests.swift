@@ -1,8 +1,8 @@
 import Foundation
 import HeraldCenter
 import HeraldClient
-import HeraldNode
 import HeraldCore
+import HeraldNode
 import HeraldNodeTesting
 import HeraldStore
 import HeraldTestSupport

@@ -2,8 +2,8 @@ import Foundation
 import HeraldCenter
 import HeraldCore
 import HeraldStore
-import PostgresNIO
 import HeraldTestSupport
+import PostgresNIO
 import Testing
 
 /// Schedules due while no scheduler ran, on the wall clock: the scheduler that starts
@@ -68,7 +68,10 @@ import Testing
             #expect(fired.state == .sent)
             #expect(fired.occurrence == second.instant(in: utc))
             let msgID = try #require(fired.msgID)
-            let stored = try await stores.sql.query("SELECT count(*) FROM messages m JOIN push_jobs j ON j.message_id = m.id WHERE m.msg_id = \(msgID)", logger: TestDatabase.logger)
+            let stored = try await stores.sql.query(
+                "SELECT count(*) FROM messages m JOIN push_jobs j ON j.message_id = m.id WHERE m.msg_id = \(msgID)",
+                logger: TestDatabase.logger
+            )
             for try await count in stored.decode(Int64.self) { #expect(count == 1, "the fired push's message and job") }
             // Both single schedules have finished.
             #expect(try await stores.api.schedule(appID: app.app.id, scheduleID: early.scheduleID)?.finished == true)

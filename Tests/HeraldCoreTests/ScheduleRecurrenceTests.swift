@@ -199,18 +199,46 @@ import Testing
             ])
         ])
         let trigger = try ScheduleTrigger(json: json)
-        guard case .periodical(let periodical) = trigger else { Issue.record("not periodical"); return }
+        guard case .periodical(let periodical) = trigger else {
+            Issue.record("not periodical")
+            return
+        }
         #expect(periodical.unit == .week && periodical.points == [2, 4] && periodical.frequency == 2)
         #expect(try ScheduleTrigger(json: trigger.json) == trigger)
         let bad: [JSONValue] = [
             .object([:]),
             .object(["single": .object(["time": .string("2026-1-01 00:00:00")])]),
             .object(["single": .object(["time": .string("2026-01-01 00:00:00")]), "periodical": .object([:])]),
-            .object(["periodical": .object(["start": .string("2026-01-01 00:00:00"), "end": .string("2026-06-01 00:00:00"), "time": .string("12:00:00"), "time_unit": .string("day"), "frequency": .int(1), "point": .array([.string("MON")])])]),
-            .object(["periodical": .object(["start": .string("2026-01-01 00:00:00"), "end": .string("2026-06-01 00:00:00"), "time": .string("12:00:00"), "time_unit": .string("month"), "frequency": .int(1), "point": .array([.string("32")])])]),
-            .object(["periodical": .object(["start": .string("2026-01-01 00:00:00"), "end": .string("2026-06-01 00:00:00"), "time": .string("12:00:00"), "time_unit": .string("hour"), "frequency": .int(1)])]),
-            .object(["periodical": .object(["start": .string("2026-01-01 00:00:00"), "end": .string("2026-06-01 00:00:00"), "time": .string("12:00:00"), "time_unit": .string("day"), "frequency": .int(101)])]),
-            .object(["periodical": .object(["start": .string("2026-06-01 00:00:00"), "end": .string("2026-01-01 00:00:00"), "time": .string("12:00:00"), "time_unit": .string("day"), "frequency": .int(1)])]),
+            .object([
+                "periodical": .object([
+                    "start": .string("2026-01-01 00:00:00"), "end": .string("2026-06-01 00:00:00"), "time": .string("12:00:00"),
+                    "time_unit": .string("day"), "frequency": .int(1), "point": .array([.string("MON")]),
+                ])
+            ]),
+            .object([
+                "periodical": .object([
+                    "start": .string("2026-01-01 00:00:00"), "end": .string("2026-06-01 00:00:00"), "time": .string("12:00:00"),
+                    "time_unit": .string("month"), "frequency": .int(1), "point": .array([.string("32")]),
+                ])
+            ]),
+            .object([
+                "periodical": .object([
+                    "start": .string("2026-01-01 00:00:00"), "end": .string("2026-06-01 00:00:00"), "time": .string("12:00:00"),
+                    "time_unit": .string("hour"), "frequency": .int(1),
+                ])
+            ]),
+            .object([
+                "periodical": .object([
+                    "start": .string("2026-01-01 00:00:00"), "end": .string("2026-06-01 00:00:00"), "time": .string("12:00:00"),
+                    "time_unit": .string("day"), "frequency": .int(101),
+                ])
+            ]),
+            .object([
+                "periodical": .object([
+                    "start": .string("2026-06-01 00:00:00"), "end": .string("2026-01-01 00:00:00"), "time": .string("12:00:00"),
+                    "time_unit": .string("day"), "frequency": .int(1),
+                ])
+            ]),
         ]
         for value in bad {
             #expect(throws: HeraldError.self) { try ScheduleTrigger(json: value) }

@@ -40,8 +40,22 @@ import Testing
     @Test func pushEveryMakesAPeriodicalScheduleThatCanBeDisabledEnabledAndDeleted() async throws {
         try await CenterCtlTest.run { test in
             let made = try await test.heraldctl(
-                "push", "--tag", "news", "--alert", "Digest", "--every", "week", "--point", "mon", "--point", "FRI", "--time", "09:00:00",
-                "--local-time", "--time-zone", "Asia/Shanghai"
+                "push",
+                "--tag",
+                "news",
+                "--alert",
+                "Digest",
+                "--every",
+                "week",
+                "--point",
+                "mon",
+                "--point",
+                "FRI",
+                "--time",
+                "09:00:00",
+                "--local-time",
+                "--time-zone",
+                "Asia/Shanghai"
             )
             #expect(made.status == 0, "\(made)")
             let scheduleID = try #require(made.field("schedule_id"), "\(made)")
@@ -74,7 +88,10 @@ import Testing
                 ["push", "--all", "--alert", "x", "--at", Self.wall(in: 60), "--wait"],
             ]
             for arguments in usage {
-                let result = try await test.ctl.heraldctl(arguments, environment: ["HERALD_APP_KEY": test.app.app.appKey, "HERALD_MASTER_SECRET": test.app.masterSecret])
+                let result = try await test.ctl.heraldctl(
+                    arguments,
+                    environment: ["HERALD_APP_KEY": test.app.app.appKey, "HERALD_MASTER_SECRET": test.app.masterSecret]
+                )
                 #expect(result.status == 64, "\(arguments): \(result)")
             }
             let past = try await test.heraldctl("push", "--all", "--alert", "x", "--at", Self.wall(in: -3600))
@@ -86,7 +103,8 @@ import Testing
     @Test func schedulesCreateTakesAJPushScheduleObject() async throws {
         try await CenterCtlTest.run { test in
             let file = test.ctl.home.appendingPathComponent("schedule.json")
-            let body = #"{"name": "from_file", "enabled": true, "trigger": {"single": {"time": "\#(Self.wall(in: 86_400))"}}, "push": {"platform": "all", "audience": "all", "notification": {"alert": "x"}}}"#
+            let body =
+                #"{"name": "from_file", "enabled": true, "trigger": {"single": {"time": "\#(Self.wall(in: 86_400))"}}, "push": {"platform": "all", "audience": "all", "notification": {"alert": "x"}}}"#
             try Data(body.utf8).write(to: file)
             let made = try await test.heraldctl("schedules", "create", "--body", file.path)
             #expect(made.status == 0 && made.field("name") == "from_file", "\(made)")

@@ -61,7 +61,9 @@ extension APIStore {
                     if let push = outcome.push, let msgID = outcome.msgID {
                         try await insertMessage(json: pushJSON, push: push, msgID: msgID, cid: nil, appID: appID, now: now, on: connection)
                     }
-                    fired.append(FiredRun(scheduleID: scheduleID, occurrence: run.occurrence, timeZone: run.zone, state: outcome.state, msgID: outcome.msgID))
+                    fired.append(
+                        FiredRun(scheduleID: scheduleID, occurrence: run.occurrence, timeZone: run.zone, state: outcome.state, msgID: outcome.msgID)
+                    )
                 }
                 let next = evaluation.nextFireAt
                 try await connection.query(
