@@ -55,6 +55,9 @@ public func buildRouter(
     PushPoolRoutes(auth: auth).register(on: &routes)
     BatchPushRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     JPushReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    // Schedules (JPush's Schedule API) and the app's zone for them.
+    ScheduleRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    AppTimeZoneRoutes(store: store, auth: auth, body: body).register(on: &routes)
     table.set(routes.table)
     return (router, routes.table)
 }

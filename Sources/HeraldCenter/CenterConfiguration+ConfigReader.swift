@@ -23,6 +23,11 @@ extension CenterConfiguration {
     ///   rows and messages past their retention are deleted.
     /// - `center.messageRetentionDays` (int, days, default: 30, 11 to 3650): how long a message
     ///   and its delivery report are kept.
+    /// - `center.schedulePollIntervalMs` (int, milliseconds, default: 5000, 10 to 600000): how
+    ///   often the scheduler looks for due schedules when nothing wakes it sooner.
+    /// - `center.scheduleGrace` (int, default: 3600, 0 to 604800): how late an occurrence
+    ///   due while no scheduler ran may fire when one comes back; a later one is recorded
+    ///   missed.
     /// - `apns.connections` (int, default: 2, 1 to 16): HTTP/2 connections per app and
     ///   environment.
     /// - `apns.retryDelay` (int, default: 5, 1 to 3600): first APNs retry delay, doubling per
@@ -60,6 +65,8 @@ extension CenterConfiguration {
             unit: "days"
         )
         messageRetention = .seconds(retentionDays * 86_400)
+        schedulePollInterval = try center.milliseconds("schedulePollIntervalMs", default: schedulePollInterval, in: 10...600_000)
+        scheduleGrace = try center.seconds("scheduleGrace", default: scheduleGrace, in: 0...604_800)
         apnsConnections = try apns.int("connections", default: apnsConnections, in: 1...16)
         apnsRetryDelay = try apns.seconds("retryDelay", default: apnsRetryDelay, in: 1...3600)
         apnsMaxRetryDelay = try apns.seconds("maxRetryDelay", default: apnsMaxRetryDelay, in: 1...86_400)

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldAPNs
 import HeraldCore
 
@@ -44,6 +45,16 @@ public struct CenterConfiguration: Sendable {
     public var apnsConnections: Int = 2
     /// Where APNs traffic goes.
     public var apns: APNsRouting = .apple
+    /// How often the scheduler looks for due schedules when it has no reason to wake
+    /// earlier (a schedule due sooner, a changed schedule): what it finds late without a
+    /// NOTIFY (another node's change it didn't hear of) is found by then.
+    public var schedulePollInterval: Duration = .seconds(5)
+    /// How late an occurrence may fire: one due while no scheduler ran (every node down)
+    /// fires when one comes back if it is at most this late, else it is recorded missed.
+    public var scheduleGrace: Duration = .seconds(3600)
+    /// The scheduler's clock: what "now" is when it evaluates schedules (a test runs it
+    /// fast or moves it; Herald uses the wall clock).
+    public var scheduleClock: @Sendable () -> Date = { Date() }
 
     public init() {}
 }

@@ -18,18 +18,23 @@ public struct HeraldAPIClient: Sendable {
 
     /// Registers this installation and returns its new credentials.
     ///
-    /// - Parameter existing: the credentials this installation already holds, if any: its
-    ///   registration is kept (with a new secret). Without them Herald makes a new
-    ///   registration, and a token in the request moves to it from any other device.
+    /// - Parameters:
+    ///   - existing: the credentials this installation already holds, if any: its
+    ///     registration is kept (with a new secret). Without them Herald makes a new
+    ///     registration, and a token in the request moves to it from any other device.
+    ///   - timeZone: the device's IANA time zone, for pushes scheduled in each device's
+    ///     local time; the system's zone unless told otherwise (nil sends none).
     public func register(
         platform: String,
         apnsToken: String? = nil,
         apnsEnvironment: String? = nil,
+        timeZone: String? = TimeZone.current.identifier,
         existing: DeviceCredentials? = nil
     ) async throws -> DeviceCredentials {
         var body: [String: String] = ["app_key": appKey, "platform": platform]
         body["apns_token"] = apnsToken
         body["apns_environment"] = apnsEnvironment
+        body["time_zone"] = timeZone
         let data = try await send("POST", "/v3/devices", body: body, credentials: existing)
         return try JSONDecoder().decode(DeviceCredentials.self, from: data)
     }
@@ -37,6 +42,11 @@ public struct HeraldAPIClient: Sendable {
     /// Sets the device's alias (`""` clears it).
     public func setAlias(_ alias: String, credentials: DeviceCredentials) async throws {
         _ = try await send("POST", "/v3/devices/\(credentials.registrationID)", body: ["alias": alias], credentials: credentials)
+    }
+
+    /// Sets the device's IANA time zone (when the device moves to another one).
+    public func setTimeZone(_ timeZone: String, credentials: DeviceCredentials) async throws {
+        _ = try await send("POST", "/v3/devices/\(credentials.registrationID)", body: ["time_zone": timeZone], credentials: credentials)
     }
 
     /// Adds and removes tags of the device.

@@ -16,6 +16,7 @@ import ServiceLifecycle
 ///
 /// ```
 /// API ──(accept: message + job, one commit)──▶ durable pool ─▶ PostgreSQL
+/// Scheduler ──(due schedule: claim, accept its push, record the run: one commit)──┘
 ///  └─ fanned out at acceptance ─▶ MessageCenter ◀─ NOTIFY / claim ─ delivery pool
 ///                                   ├─▶ Gateway (MQTT) ─▶ device
 ///                                   └─▶ APNs
@@ -29,6 +30,8 @@ public struct HeraldNode: Sendable {
     public let stores: HeraldStores
     public let gateway: Gateway
     public let center: MessageCenter
+    /// Fires the schedules of every app (each node runs one; they share the work).
+    public let scheduler: Scheduler
     /// The node's part in its cluster.
     public let membership: ClusterMembership
     /// The HTTP application, with every other service of the node.
@@ -102,6 +105,8 @@ public struct HeraldNode: Sendable {
             cluster: membership,
             logger: logger
         )
+        let scheduler = Scheduler(configuration: centerConfiguration, store: stores.api, center: stores.center, logger: logger)
+        self.scheduler = scheduler
         self.stores = stores
         self.membership = membership
         self.drainGate = DrainGate(membership: membership, delay: configuration.node.cluster.drainDelay, logger: logger)
@@ -113,7 +118,7 @@ public struct HeraldNode: Sendable {
             registry: registry,
             // Shut down in reverse: the center finishes what it claimed, the gateway closes
             // its connections, the node leaves the cluster, the pools close.
-            services: [durable, delivery, membership, gateway] + services + [center],
+            services: [durable, delivery, membership, gateway] + services + [center, scheduler],
             fannedOutPushes: center,
             draining: { membership.isDraining },
             onServerRunning: { channel in

@@ -8,7 +8,7 @@ struct HeraldCtl: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "heraldctl",
-        abstract: "The admin CLI of Herald: apps, devices, tags, aliases, pushes and their delivery.",
+        abstract: "The admin CLI of Herald: apps, devices, tags, aliases, pushes, schedules and their delivery.",
         discussion: """
             Connection settings come from flags, else the environment (HERALD_URL, HERALD_APP_KEY, \
             HERALD_MASTER_SECRET, HERALD_ADMIN_TOKEN), else a profile of the config file \
@@ -31,6 +31,7 @@ struct HeraldCtl: AsyncParsableCommand {
             TagsCommand.self,
             AliasesCommand.self,
             PushCommand.self,
+            SchedulesCommand.self,
             RecallCommand.self,
             StatusCommand.self,
             ReportCommand.self,

@@ -16,8 +16,15 @@ struct PushCommand: AsyncParsableCommand {
               heraldctl push --all --message '{"kind": "refresh"}' --dry-run
               heraldctl push --tag vip --alert "New season" --spread 60
               heraldctl push --body jpush-request.json
+              heraldctl push --all --alert "Happy new year" --at "2026-12-31 23:59:00"
+              heraldctl push --tag news --alert "Morning digest" --every day --time 09:00:00 --local-time
+              heraldctl push --all --alert "Weekly" --every week --point MON --point FRI --time 18:00:00 --end "2027-06-01 00:00:00"
             --body sends a whole request (JPush's v3 shape) as it is, from a file or - for \
             stdin; fields Herald accepts but does not act on are printed as warnings.
+            --at and --every send later instead of now: they make a schedule (JPush's schedule \
+            API) and print its id; `heraldctl schedules` lists, shows and changes schedules. \
+            Times are wall times in --time-zone, else the app's zone; --local-time sends at that \
+            wall time in each device's own zone.
             """
     )
 
@@ -77,6 +84,25 @@ struct PushCommand: AsyncParsableCommand {
     )
     var body: String?
 
+    @Option(help: ArgumentHelp("Send once, later, at this wall time (makes a schedule; prints its id).", valueName: "YYYY-MM-DD HH:MM:SS"))
+    var at: String?
+    @Option(help: ArgumentHelp("Send again and again, every day, week or month (makes a schedule; with --time).", valueName: "unit"))
+    var every: ScheduleUnit?
+    @Option(help: ArgumentHelp("With --every: the time of day.", valueName: "HH:MM:SS")) var time: String?
+    @Option(
+        name: .customLong("point"),
+        help: ArgumentHelp("With --every week: a weekday MON..SUN; with --every month: a day 01..31 (repeatable).", valueName: "point")
+    )
+    var points: [String] = []
+    @Option(help: ArgumentHelp("With --every: every N days, weeks or months (default 1).", valueName: "n")) var frequency: Int?
+    @Option(help: ArgumentHelp("With --every: from this wall time (default: today 00:00:00).", valueName: "YYYY-MM-DD HH:MM:SS"))
+    var start: String?
+    @Option(help: ArgumentHelp("With --every: until this wall time (default: a year after --start).", valueName: "YYYY-MM-DD HH:MM:SS"))
+    var end: String?
+    @Flag(help: "With --at or --every: at that wall time in each device's own time zone.") var localTime = false
+    @Option(help: ArgumentHelp("With --at or --every: the IANA zone of the times (default: the app's).", valueName: "zone")) var timeZone: String?
+    @Option(help: ArgumentHelp("With --at or --every: the schedule's name (letters, digits, _).", valueName: "name")) var scheduleName: String?
+
     @Flag(help: "Only count the audience (POST /v3/push/validate); send nothing.") var dryRun = false
     @Flag(
         help:
@@ -94,6 +120,7 @@ struct PushCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        try validateSchedule()
         if body != nil {
             try validateWholeBody()
             return
@@ -238,6 +265,10 @@ struct PushCommand: AsyncParsableCommand {
             bytes = try bodyBytes(body)
         } else {
             bytes = try APIClient.json(try request())
+        }
+        if isScheduled {
+            try await schedule(push: bytes, client: client)
+            return
         }
         if dryRun {
             let response = try await client.send("POST", "/v3/push/validate", body: bytes, .app)

@@ -20,6 +20,9 @@ import Testing
             (.unavailable, 1030, 503),
             (.tooManyRequests, 2002, 429),
             (.forbidden, 2004, 403),
+            // JPush's Schedule API table.
+            (.invalidSchedule, 8100, 400),
+            (.scheduleNotFound, 8104, 404),
         ]
         for (code, number, status) in jpush {
             #expect(code.rawValue == number, "\(code.name)")

@@ -13,17 +13,24 @@ extension TestNode {
         String(format: "%064x", n + 0xABC000)
     }
 
-    /// Registers a device of the test's app through the API, as the SDK does.
+    /// Registers a device of the test's app through the API, as the SDK does (reporting
+    /// `timeZone`, none by default).
     public func register(
         platform: String = "ios",
         token: String? = nil,
         alias: String? = nil,
-        tags: [String] = []
+        tags: [String] = [],
+        timeZone: String? = nil
     ) async throws
         -> DeviceCredentials
     {
         let http = HeraldAPIClient(baseURL: apiURL, appKey: appKey)
-        let credentials = try await http.register(platform: platform, apnsToken: token, apnsEnvironment: token == nil ? nil : "sandbox")
+        let credentials = try await http.register(
+            platform: platform,
+            apnsToken: token,
+            apnsEnvironment: token == nil ? nil : "sandbox",
+            timeZone: timeZone
+        )
         if let alias { try await http.setAlias(alias, credentials: credentials) }
         if !tags.isEmpty { try await http.updateTags(add: tags, credentials: credentials) }
         return credentials

@@ -1,5 +1,8 @@
 """The client's report API (`jpush.report`), the cid pool and batch single push
-(`jpush.push`), and schedules (`jpush.schedule`, not served by Herald yet)."""
+(`jpush.push`), and schedules (`jpush.schedule`)."""
+
+import datetime
+import uuid
 
 import jpush
 from harness import UNKNOWN_RID, CheckFailed, expect, expect_failure, is_msg_id, wait_for
@@ -156,23 +159,79 @@ class ReportChecks:
         return "msg_id %s delivered, the unknown alias 1011" % msg_ids[0]
 
     def schedules(self):
+        """Create, list, read, change and delete schedules with the client, as an
+        operator's code does. The app's schedules read times in UTC (its default zone)."""
         schedule = self.client.create_schedule()
-        payload = jpush.schedulepayload.schedulepayload(
-            name="nightly",
-            enabled=True,
-            trigger=jpush.schedulepayload.trigger("2030-01-01 08:00:00"),
-            push={"platform": "all", "audience": "all", "notification": {"alert": "x"}},
-        )
+        made = {}
+
+        def wall(days, time=None):
+            day = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=days)
+            return day.strftime("%Y-%m-%d ") + (time or "08:00:00")
+
+        def create_single():
+            payload = jpush.schedulepayload.schedulepayload(
+                name="nightly",
+                enabled=True,
+                trigger=jpush.schedulepayload.trigger(wall(2)),
+                push={"platform": "all", "audience": "all", "notification": {"alert": "scheduled"}},
+            )
+            answer = schedule.post_schedule(payload)
+            expect(answer.status_code == 200, "status %s" % answer.status_code)
+            made["single"] = answer.payload["schedule_id"]
+            expect(str(uuid.UUID(made["single"])) == made["single"], "schedule_id %r" % made["single"])
+            expect(answer.payload["name"] == "nightly", "name %r" % answer.payload)
+            return "schedule_id %s" % made["single"]
+
+        def create_periodical():
+            trigger = jpush.schedulepayload.trigger(
+                "09:00:00", start=wall(1, "00:00:00"), end=wall(60, "00:00:00"), time_unit="WEEK", frequency=1, point=["MON", "fri"]
+            )
+            payload = jpush.schedulepayload.schedulepayload(
+                name="weekly_digest", enabled=True, trigger=trigger, push={"platform": "all", "audience": {"tag": ["vip"]}, "message": {"msg_content": "digest"}}
+            )
+            made["periodical"] = schedule.post_schedule(payload).payload["schedule_id"]
+            shown = schedule.get_schedule_by_id(made["periodical"]).payload["trigger"]["periodical"]
+            expect(shown["time_unit"] == "week" and shown["point"] == ["MON", "FRI"] and shown["frequency"] == 1, "trigger %r" % shown)
+            return "schedule_id %s, trigger %s" % (made["periodical"], shown)
+
+        def listed():
+            answer = schedule.get_schedule_list().payload
+            expect(answer["total_count"] == 2 and answer["total_pages"] == 1 and answer["page"] == 1, "list %r" % answer)
+            ids = sorted(entry["schedule_id"] for entry in answer["schedules"])
+            expect(ids == sorted(made.values()), "ids %r" % ids)
+            return "2 schedules, 1 page"
+
+        def shown():
+            answer = schedule.get_schedule_by_id(made["single"]).payload
+            expect(answer["schedule_id"] == made["single"] and answer["enabled"] is True, "schedule %r" % answer)
+            expect(answer["trigger"] == {"single": {"time": wall(2)}}, "trigger %r" % answer["trigger"])
+            expect(answer["push"]["notification"]["alert"] == "scheduled", "push %r" % answer["push"])
+            return "trigger %s" % answer["trigger"]["single"]["time"]
+
+        def changed():
+            payload = jpush.schedulepayload.schedulepayload(name="renamed", enabled=False)
+            answer = schedule.put_schedule(payload, made["single"]).payload
+            expect(answer["name"] == "renamed" and answer["enabled"] is False, "answer %r" % answer)
+            expect(schedule.get_schedule_by_id(made["single"]).payload["name"] == "renamed", "not stored")
+            return "renamed and disabled"
+
+        def deleted():
+            answer = schedule.delete_schedule(made["single"])
+            expect(answer.status_code == 200 and answer.payload == "success", "answer %s %r" % (answer.status_code, answer.payload))
+            expect_failure(lambda: schedule.get_schedule_by_id(made["single"]), 404, 8104)
+            expect_failure(lambda: schedule.delete_schedule(made["single"]), 404, 8104)
+            schedule.delete_schedule(made["periodical"])
+            expect(schedule.get_schedule_list().payload["total_count"] == 0, "schedules left")
+            return "gone: 404 (8104)"
+
+        c = self.checks
+        c.check("schedule.post_schedule(single)", create_single)
+        c.check("schedule.post_schedule(periodical)", create_periodical)
+        c.check("schedule.get_schedule_list()", listed)
+        c.check("schedule.get_schedule_by_id()", shown)
+        c.check("schedule.put_schedule()", changed)
+        c.check("schedule.delete_schedule()", deleted)
         some_id = "0e2fc3a0-1b56-11e9-a0a8-fa163e7c3ab9"
-        calls = [
-            ("schedule.post_schedule()", lambda: schedule.post_schedule(payload)),
-            ("schedule.get_schedule_list()", schedule.get_schedule_list),
-            ("schedule.get_schedule_by_id()", lambda: schedule.get_schedule_by_id(some_id)),
-            ("schedule.put_schedule()", lambda: schedule.put_schedule(payload, some_id)),
-            ("schedule.delete_schedule()", lambda: schedule.delete_schedule(some_id)),
-        ]
-        for name, call in calls:
-            self.checks.known_gap(name, "schedules are not implemented yet: 404 (9101), nothing stored", lambda call=call: expect_failure(call, 404, 9101))
 
         def msg_ids():
             # jpush 3.4.1 builds this URL from common.BASE_SCHEDULEURL, which it doesn't

@@ -9,6 +9,7 @@ struct RegisterDeviceRequest: Decodable {
     var apnsToken: String?
     var voipToken: String?
     var apnsEnvironment: String?
+    var timeZone: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case platform
@@ -16,6 +17,7 @@ struct RegisterDeviceRequest: Decodable {
         case apnsToken = "apns_token"
         case voipToken = "voip_token"
         case apnsEnvironment = "apns_environment"
+        case timeZone = "time_zone"
     }
 
     init(from decoder: any Decoder) throws {
@@ -25,6 +27,7 @@ struct RegisterDeviceRequest: Decodable {
         apnsToken = try container.decodeIfPresent(String.self, forKey: .apnsToken)
         voipToken = try container.decodeIfPresent(String.self, forKey: .voipToken)
         apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
+        timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
     }
 
     func validated() throws(HeraldError) -> (appKey: String, registration: DeviceRegistration) {
@@ -47,7 +50,8 @@ struct RegisterDeviceRequest: Decodable {
                 platform: platform,
                 apnsToken: try apnsToken.map { token throws(HeraldError) in try Validation.apnsToken(token, field: "apns_token") },
                 voipToken: try voipToken.map { token throws(HeraldError) in try Validation.apnsToken(token, field: "voip_token") },
-                apnsEnvironment: environment
+                apnsEnvironment: environment,
+                timeZone: try timeZone.map { zone throws(HeraldError) in try Validation.timeZone(zone, field: "time_zone").identifier }
             )
         )
     }
@@ -67,9 +71,11 @@ struct UpdateDeviceRequest: Decodable {
     var voipToken: DeviceChange.Update<String>?
     var apnsEnvironment: String?
     var mobile: DeviceChange.Update<String>?
+    var timeZone: DeviceChange.Update<String>?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case tags, alias, mobile
+        case timeZone = "time_zone"
         case apnsToken = "apns_token"
         case voipToken = "voip_token"
         case apnsEnvironment = "apns_environment"
@@ -104,6 +110,7 @@ struct UpdateDeviceRequest: Decodable {
         voipToken = try Self.nullable(container, .voipToken)
         apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
         mobile = try Self.nullable(container, .mobile)
+        timeZone = try Self.nullable(container, .timeZone)
     }
 
     /// Absent: leave alone; `null`: clear; a string: set.
@@ -154,6 +161,12 @@ struct UpdateDeviceRequest: Decodable {
         case .set, .clear: change.mobile = .clear
         case nil: break
         }
+        // The device's IANA time zone; "" or null clears it.
+        switch timeZone {
+        case .set(let zone) where !zone.isEmpty: change.timeZone = .set(try Validation.timeZone(zone, field: "time_zone").identifier)
+        case .set, .clear: change.timeZone = .clear
+        case nil: break
+        }
         return change
     }
 }
@@ -175,7 +188,7 @@ struct DeviceResponse: ResponseEncodable {
 
     enum CodingKeys: String, CodingKey {
         case registrationId, platform, alias, tags, apnsToken, apnsEnvironment, voipToken, tokenValid, createdAt, updatedAt
-        case online, node, lastOnlineAt, mobile
+        case online, node, lastOnlineAt, mobile, timeZone
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -194,5 +207,6 @@ struct DeviceResponse: ResponseEncodable {
         try container.encode(device.node, forKey: .node)
         try container.encode(device.lastOnlineAt, forKey: .lastOnlineAt)
         try container.encode(device.mobile, forKey: .mobile)
+        try container.encode(device.timeZone, forKey: .timeZone)
     }
 }

@@ -19,7 +19,8 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Stable error codes. Values never change meaning once released; new cases get new values.
     ///
     /// Where JPush's v3 API has the condition, the code is JPush's number with JPush's
-    /// meaning (its Push API table: 1000–1030, 2002–2004), so a client written against
+    /// meaning (its Push API table: 1000–1030, 2002–2004; its Schedule API table for the
+    /// two conditions only schedules have, 8100 and 8104), so a client written against
     /// JPush reads it right. Conditions JPush has no code for are Herald's own, in 9xxx, a
     /// range no JPush API uses (90xx the request, 91xx what was not found, 92xx state,
     /// 93xx APNs credentials). Every route answers from this one table: JPush's Device API
@@ -72,6 +73,16 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Authenticated, but not allowed to do this (a device acting on another device).
         /// (JPush: 2004, no permission for this operation.)
         case forbidden = 2004
+        /// A schedule's own sections are invalid (name, enabled, trigger, time_zone,
+        /// local_time, cid, the page asked for), the app has as many active schedules as it
+        /// may, or the change is one JPush refuses (single to periodical, a finished
+        /// schedule). The push inside a schedule answers the push's own codes. (JPush's
+        /// Schedule API: 8100, invalid parameter, 400.)
+        case invalidSchedule = 8100
+        /// No schedule with that id in this app, or it has finished (its last occurrence
+        /// passed; its msg_ids stay readable). (JPush's Schedule API: 8104, the schedule
+        /// does not exist or was already sent, 404.)
+        case scheduleNotFound = 8104
 
         // Herald's own codes: 90xx the request.
 
@@ -114,11 +125,11 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         public var httpStatus: Int {
             switch self {
             case .internalError: 500
-            case .missingField, .invalidField, .unsupportedKey, .noAudienceMatch: 400
+            case .missingField, .invalidField, .unsupportedKey, .noAudienceMatch, .invalidSchedule: 400
             case .invalidJSON, .limitExceeded, .malformedRequest: 400
             case .unauthorized: 401
             case .forbidden: 403
-            case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound: 404
+            case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound: 404
             case .methodNotAllowed: 405
             case .conflict: 409
             case .recallWindowClosed: 410
@@ -145,6 +156,8 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .unavailable: "unavailable"
             case .tooManyRequests: "too_many_requests"
             case .forbidden: "forbidden"
+            case .invalidSchedule: "invalid_schedule"
+            case .scheduleNotFound: "schedule_not_found"
             case .invalidJSON: "invalid_json"
             case .limitExceeded: "limit_exceeded"
             case .malformedRequest: "malformed_request"

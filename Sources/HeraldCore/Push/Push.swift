@@ -66,6 +66,18 @@ extension PushNotification {
     public var isVoIPOnly: Bool { voip != nil && alert == nil && ios == nil }
 }
 
+/// The devices of one time zone: those whose reported zone is `zone`, a device that
+/// reported none counting as in `fallback` (the schedule's zone).
+public struct AudienceTimeZone: Sendable, Hashable {
+    public var zone: String
+    public var fallback: String
+
+    public init(zone: String, fallback: String) {
+        self.zone = zone
+        self.fallback = fallback
+    }
+}
+
 /// Validated audience: `all`, or normalised filters (deduplicated, never empty lists).
 public struct ValidatedAudience: Sendable, Hashable {
     public var all: Bool
@@ -76,6 +88,9 @@ public struct ValidatedAudience: Sendable, Hashable {
     public var tagsNot: [String]?
     /// The devices' platforms (``Platform`` raw values, sorted); nil for every platform.
     public var platforms: [String]?
+    /// Only the devices in one time zone: set on the pushes a local-time schedule makes,
+    /// never by a request. Nil for every other push.
+    public var timeZone: AudienceTimeZone?
 
     public static let everyone = ValidatedAudience(all: true)
 

@@ -39,27 +39,7 @@ extension APIStore {
                             try await connection.query("UPDATE messages SET cid = NULL WHERE id = \(id)", logger: logger)
                         }
                     }
-                    if let replace = push.replace {
-                        try await supersede(appID: appID, identifier: replace, on: connection)
-                    }
-                    let expiresAt = now.addingTimeInterval(TimeInterval(push.timeToLive))
-                    let rows = try await connection.query(
-                        """
-                        INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at)
-                        VALUES (\(msgID), \(appID), \(push.cid), \(json)::json, \(push.identifier(msgID: msgID)), \(push.replace),
-                                \(push.timeToLive), \(expiresAt), \(now))
-                        RETURNING id
-                        """,
-                        logger: logger
-                    )
-                    var messageID: Int64?
-                    for try await id in rows.decode(Int64.self) { messageID = id }
-                    guard let messageID else { throw HeraldError(.internalError, "message was not stored") }
-                    try await connection.query(
-                        "INSERT INTO push_jobs (message_id, kind) VALUES (\(messageID), 'push')",
-                        logger: logger
-                    )
-                    try await connection.query("NOTIFY herald_jobs", logger: logger)
+                    try await insertMessage(json: json, push: push, msgID: msgID, cid: push.cid, appID: appID, now: now, on: connection)
                     return AcceptedPush(msgID: msgID, cid: push.cid, repeated: false)
                 }
             } catch  where Self.sqlState(error) == "23505" && attempt < 3 {
@@ -67,6 +47,53 @@ extension APIStore {
             }
         }
         throw HeraldError(.internalError, "push was not accepted")
+    }
+
+    /// Stores an accepted push on `connection`, inside the caller's transaction: a replace
+    /// supersedes the app's earlier messages with its identifier, then the message, its job
+    /// and the NOTIFY that wakes the centers. The statements ``acceptPush(_:push:appID:now:)``
+    /// commits, shared with the schedulers (``fireDueSchedule(now:grace:)``), so a scheduled
+    /// push is accepted exactly as the API accepts one. A push narrowed to a time zone
+    /// (a local-time schedule's) has it written on its message by one more statement.
+    func insertMessage(
+        json: String,
+        push: Push,
+        msgID: String,
+        cid: String?,
+        appID: Int64,
+        now: Date,
+        on connection: PostgresConnection
+    ) async throws {
+        if let replace = push.replace {
+            try await supersede(appID: appID, identifier: replace, on: connection)
+        }
+        let expiresAt = now.addingTimeInterval(TimeInterval(push.timeToLive))
+        let rows = try await connection.query(
+            """
+            INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at)
+            VALUES (\(msgID), \(appID), \(cid), \(json)::json, \(push.identifier(msgID: msgID)), \(push.replace),
+                    \(push.timeToLive), \(expiresAt), \(now))
+            RETURNING id
+            """,
+            logger: logger
+        )
+        var messageID: Int64?
+        for try await id in rows.decode(Int64.self) { messageID = id }
+        guard let messageID else { throw HeraldError(.internalError, "message was not stored") }
+        if let timeZone = push.audience.timeZone {
+            try await connection.query(
+                """
+                UPDATE messages SET audience_time_zone = \(timeZone.zone), audience_default_zone = \(timeZone.fallback)
+                WHERE id = \(messageID)
+                """,
+                logger: logger
+            )
+        }
+        try await connection.query(
+            "INSERT INTO push_jobs (message_id, kind) VALUES (\(messageID), 'push')",
+            logger: logger
+        )
+        try await connection.query("NOTIFY herald_jobs", logger: logger)
     }
 
     /// Accepts pushes without a cid or a replace in one statement: their messages, their

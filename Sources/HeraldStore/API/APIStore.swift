@@ -3,7 +3,8 @@ import Logging
 import PostgresNIO
 
 /// The store as the Open API uses it, on the durable pool: apps and their credentials,
-/// devices, aliases and tags, accepting and recalling pushes, reports.
+/// devices, aliases and tags, accepting and recalling pushes, reports, schedules. The
+/// schedulers fire schedules through it too: a scheduled push is accepted as a push is.
 ///
 /// Every operation is scoped to one app id, so one app can never read or change another's
 /// devices. Domain failures (limits, unknown ids) are thrown as ``HeraldError`` and roll

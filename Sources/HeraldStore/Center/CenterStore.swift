@@ -27,6 +27,16 @@ extension CenterStore {
             for try await _ in notifications { wake() }
         }
     }
+
+    /// Listens for changed schedules (``APIStore/schedulesChannel``) as ``listenForJobs(_:)``
+    /// listens for jobs.
+    public func listenForSchedules(_ wake: @escaping @Sendable () -> Void) async throws {
+        try await client.withConnection { connection in
+            let notifications = try await connection.listen(APIStore.schedulesChannel)
+            wake()
+            for try await _ in notifications { wake() }
+        }
+    }
 }
 
 extension CenterStore {

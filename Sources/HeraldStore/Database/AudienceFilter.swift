@@ -7,6 +7,7 @@ extension PostgresQuery.StringInterpolation {
     /// is one of the push's platforms, when it names them.
     /// `after`: only devices with a greater id are wanted (a fan-out's cursor); the tag
     /// lookup starts there in the tag index instead of reading the tag from its start.
+    /// A local-time schedule's push adds its time zone (``AudienceTimeZone``).
     mutating func appendInterpolation(audienceFilter audience: ValidatedAudience, appID: Int64, after cursor: Int64 = 0) {
         appendLiteral("(")
         appendInterpolation(audience.platforms)
@@ -43,5 +44,13 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral(" AND t.device_id = d.id AND t.tag = ANY(")
         appendInterpolation(audience.tagsNot)
         appendLiteral("::text[])))")
+        // Only a local-time schedule's pushes have it: every other push's statement stays
+        // as it was, text and plan.
+        if let timeZone = audience.timeZone {
+            appendLiteral(" AND COALESCE(d.time_zone, ")
+            appendInterpolation(timeZone.fallback)
+            appendLiteral(") = ")
+            appendInterpolation(timeZone.zone)
+        }
     }
 }

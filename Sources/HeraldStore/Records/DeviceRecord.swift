@@ -14,6 +14,8 @@ public struct DeviceRecord: Sendable, Hashable {
     /// The mobile number JPush's device API keeps (set by an import or an update), not used
     /// to send anything yet.
     public var mobile: String?
+    /// The IANA time zone the device reported, if any (local-time schedules).
+    public var timeZone: String?
     public var createdAt: Date
     public var updatedAt: Date
     /// The node that holds the device's MQTT connection, while it is connected (to a node
@@ -38,12 +40,21 @@ public struct DeviceRegistration: Sendable, Hashable {
     public var apnsToken: String?
     public var voipToken: String?
     public var apnsEnvironment: APNsEnvironment?
+    /// The device's IANA time zone (validated), if it reported one.
+    public var timeZone: String?
 
-    public init(platform: Platform, apnsToken: String? = nil, voipToken: String? = nil, apnsEnvironment: APNsEnvironment? = nil) {
+    public init(
+        platform: Platform,
+        apnsToken: String? = nil,
+        voipToken: String? = nil,
+        apnsEnvironment: APNsEnvironment? = nil,
+        timeZone: String? = nil
+    ) {
         self.platform = platform
         self.apnsToken = apnsToken
         self.voipToken = voipToken
         self.apnsEnvironment = apnsEnvironment
+        self.timeZone = timeZone
     }
 }
 
@@ -63,6 +74,7 @@ public struct DeviceChange: Sendable, Hashable {
     public var voipToken: Update<String>?
     public var apnsEnvironment: APNsEnvironment?
     public var mobile: Update<String>?
+    public var timeZone: Update<String>?
 
     public init() {}
 

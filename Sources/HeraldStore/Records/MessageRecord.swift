@@ -36,7 +36,8 @@ public struct MessageRecord: Sendable {
 extension MessageRecord {
     /// The columns ``init(_:at:recentPushes:)`` reads, from `messages m`, in this order.
     static let columns =
-        "m.id, m.msg_id, m.app_id, m.request::text, m.identifier, m.expires_at, m.created_at, m.recalled_at IS NOT NULL, m.superseded_at IS NOT NULL"
+        "m.id, m.msg_id, m.app_id, m.request::text, m.identifier, m.expires_at, m.created_at, m.recalled_at IS NOT NULL, m.superseded_at IS NOT NULL, "
+        + "m.audience_time_zone, m.audience_default_zone"
 
     /// The message in the row's columns from `offset` on (``columns``); nil when its id is
     /// null (an outer join found none). Its push comes from `recentPushes` when this node
@@ -45,11 +46,15 @@ extension MessageRecord {
         guard let id = try row[offset].decode(Int64?.self) else { return nil }
         let msgID = try row[offset + 1].decode(String.self)
         let request = try row[offset + 3].decode(String.self)
+        var push = try recentPushes.push(msgID: msgID) ?? JSONDecoder().decode(PushRequest.self, from: Data(request.utf8)).validated()
+        if let zone = try row[offset + 9].decode(String?.self) {
+            push.audience.timeZone = AudienceTimeZone(zone: zone, fallback: try row[offset + 10].decode(String?.self) ?? zone)
+        }
         self.init(
             id: id,
             msgID: msgID,
             appID: try row[offset + 2].decode(Int64.self),
-            push: try recentPushes.push(msgID: msgID) ?? JSONDecoder().decode(PushRequest.self, from: Data(request.utf8)).validated(),
+            push: push,
             identifier: try row[offset + 4].decode(String.self),
             expiresAt: try row[offset + 5].decode(Date.self),
             createdAt: try row[offset + 6].decode(Date.self),
