@@ -28,6 +28,10 @@ public struct MessageRecord: Sendable {
     public var createdAt: Date
     public var recalled: Bool
     public var superseded: Bool
+    /// Its app's quiet hours or daily cap apply to it (read from the app at each fan-out,
+    /// whatever the API decided when it accepted it): it is fanned out batch by batch and
+    /// each copy checked (``CenterStore/fanOutBatch(job:message:payload:limit:node:lease:)``).
+    public var isDeliveryControlled = false
 
     /// Neither recalled nor replaced: undelivered copies may still go out.
     public var isLive: Bool { !recalled && !superseded }
@@ -36,7 +40,11 @@ public struct MessageRecord: Sendable {
 extension MessageRecord {
     /// The columns ``init(_:at:recentPushes:)`` reads, from `messages m`, in this order.
     static let columns =
-        "m.id, m.msg_id, m.app_id, m.request::text, m.identifier, m.expires_at, m.created_at, m.recalled_at IS NOT NULL, m.superseded_at IS NOT NULL"
+        """
+        m.id, m.msg_id, m.app_id, m.request::text, m.identifier, m.expires_at, m.created_at, m.recalled_at IS NOT NULL, \
+        m.superseded_at IS NOT NULL, \
+        EXISTS (SELECT 1 FROM apps a WHERE a.id = m.app_id AND (a.quiet_hours_start IS NOT NULL OR a.daily_cap IS NOT NULL))
+        """
 
     /// The message in the row's columns from `offset` on (``columns``); nil when its id is
     /// null (an outer join found none). Its push comes from `recentPushes` when this node
@@ -45,16 +53,19 @@ extension MessageRecord {
         guard let id = try row[offset].decode(Int64?.self) else { return nil }
         let msgID = try row[offset + 1].decode(String.self)
         let request = try row[offset + 3].decode(String.self)
+        let push = try recentPushes.push(msgID: msgID) ?? JSONDecoder().decode(PushRequest.self, from: Data(request.utf8)).validated()
+        let appControlled = try row[offset + 9].decode(Bool.self)
         self.init(
             id: id,
             msgID: msgID,
             appID: try row[offset + 2].decode(Int64.self),
-            push: try recentPushes.push(msgID: msgID) ?? JSONDecoder().decode(PushRequest.self, from: Data(request.utf8)).validated(),
+            push: push,
             identifier: try row[offset + 4].decode(String.self),
             expiresAt: try row[offset + 5].decode(Date.self),
             createdAt: try row[offset + 6].decode(Date.self),
             recalled: try row[offset + 7].decode(Bool.self),
-            superseded: try row[offset + 8].decode(Bool.self)
+            superseded: try row[offset + 8].decode(Bool.self),
+            isDeliveryControlled: appControlled && push.classification != DeliveryControls.system
         )
     }
 }
@@ -93,6 +104,10 @@ public struct MessageReport: Sendable, Hashable, Codable {
     public var done: Bool
     /// For a push spread over time (`big_push_duration`), how far its fan-out is.
     public var spread: SpreadProgress? = nil
+    /// Copies waiting for the end of their device's quiet hours.
+    public var held = 0
+    /// Copies not sent because of the app's quiet hours (`drop`) or daily cap.
+    public var dropped = 0
 }
 
 /// How far a push spread over time has gone out.
