@@ -212,6 +212,7 @@ public final class MessageCenter: Service, Sendable {
             do {
                 let inboxBatch = 10_000
                 while try await store.purgeExpiredInbox(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
+                while try await store.purgeDailyCounts(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
                 let cutoff = Date().addingTimeInterval(-configuration.messageRetention.seconds)
                 let messageBatch = 1_000
                 var purged = 0
