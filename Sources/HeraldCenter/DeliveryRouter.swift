@@ -116,6 +116,8 @@ struct DeliveryRouter: Sendable {
     /// copies came through already (a device that keeps moving is followed ``maxHops``
     /// times, then falls back here).
     func outcomes(of batches: [(prepared: Prepared, targets: [FanOutTarget])], hops: Int = 0) async throws -> [[DeliveryUpdate]] {
+        // Copies the app's quiet hours or daily cap held back are not routed.
+        let batches = batches.map { batch in (prepared: batch.prepared, targets: batch.targets.filter { !$0.isWithheld }) }
         var deliveries: [GatewayDelivery] = []
         var owners: [(batch: Int, target: FanOutTarget)] = []
         var elsewhere: [[FanOutTarget]] = Array(repeating: [], count: batches.count)

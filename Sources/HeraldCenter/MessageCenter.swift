@@ -88,6 +88,7 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.listen() }
                 group.addTask { await self.tick() }
                 group.addTask { await self.retryDue() }
+                group.addTask { await self.releaseHeld() }
                 group.addTask { await self.purgeExpired() }
                 await withDiscardingTaskGroup { workers in
                     workers.addTask { await self.routeAccepted() }
@@ -176,6 +177,30 @@ public final class MessageCenter: Service, Sendable {
         }
     }
 
+    /// Every poll interval, releases the copies held by their app's quiet hours whose
+    /// window has ended: into their devices' inboxes, then routed as any batch. Every node
+    /// does it; they share the work copy by copy.
+    private func releaseHeld() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: configuration.pollInterval)
+            if isStopping { return }
+            do {
+                for id in try await store.heldCopiesDue(limit: 16) {
+                    guard let message = try await store.message(id: id) else { continue }
+                    let prepared = router.prepare(message)
+                    while !isStopping {
+                        let targets = try await store.releaseHeld(message: message, payload: prepared.storedPayload, limit: configuration.batchSize)
+                        if targets.isEmpty { break }
+                        metrics.fannedOut.increment(by: targets.filter { !$0.isWithheld }.count)
+                        try await router.route(prepared, targets: targets)
+                    }
+                }
+            } catch {
+                if !isStopping { logger.warning("Could not release held copies", metadata: ["error": "\(error)"]) }
+            }
+        }
+    }
+
     /// Every `inboxPurgeInterval`, deletes expired inbox rows, then messages older than
     /// `messageRetention` with their deliveries, in batches until none are left. In a
     /// cluster, the node holding the `purge` lease does it (batches would skip rows another
@@ -187,6 +212,7 @@ public final class MessageCenter: Service, Sendable {
             do {
                 let inboxBatch = 10_000
                 while try await store.purgeExpiredInbox(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
+                while try await store.purgeDailyCounts(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
                 let cutoff = Date().addingTimeInterval(-configuration.messageRetention.seconds)
                 let messageBatch = 1_000
                 var purged = 0

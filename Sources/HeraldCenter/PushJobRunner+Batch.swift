@@ -29,11 +29,13 @@ extension PushJobRunner {
         var stoppedSpread: [PushJob] = []
         for job in spread where try await !run(job, stopping: stopping) { stoppedSpread.append(job) }
         let work = live.map { FanOutWork(job: $0.job, message: $0.prepared.message, payload: $0.prepared.storedPayload) }
-        var batches = try await store.fanOutExplicit(work.filter(\.message.push.path.fansOutExplicitly))
+        // A push the app's controls apply to goes batch by batch, each copy checked.
+        let explicit = work.filter { $0.message.push.path.fansOutExplicitly && !$0.message.isDeliveryControlled }
+        var batches = try await store.fanOutExplicit(explicit)
         let complete = Set(batches.keys)
         try await batches.merge(
             store.fanOutFirstBatches(
-                work.filter { !$0.message.push.path.fansOutExplicitly },
+                work.filter { !$0.message.push.path.fansOutExplicitly || $0.message.isDeliveryControlled },
                 limit: configuration.batchSize,
                 node: configuration.nodeID,
                 lease: configuration.lease

@@ -23,6 +23,23 @@ struct App: Decodable {
     var createdAt: String
     var apns: APNsStatus?
     var rateLimit: RateLimit
+    var quietHours: QuietHours?
+    var dailyCap: Int?
+
+    /// `{"start", "end", "action"}`.
+    struct QuietHours: Decodable {
+        var start: String
+        var end: String
+        var action: String
+    }
+
+    /// The settings `apps show` and `apps update` print.
+    var settingsFields: [(String, String)] {
+        rateLimit.fields + [
+            ("quiet_hours", quietHours.map { "\($0.start)-\($0.end) local time, \($0.action)" } ?? "none"),
+            ("daily_cap", dailyCap.map { "\($0) operations pushes a device a day" } ?? "none"),
+        ]
+    }
 
     /// `{"per_minute": n, "source": "app" | "default"}`.
     struct RateLimit: Decodable {
@@ -45,6 +62,8 @@ struct App: Decodable {
         case appKey = "app_key"
         case createdAt = "created_at"
         case rateLimit = "rate_limit"
+        case quietHours = "quiet_hours"
+        case dailyCap = "daily_cap"
     }
 }
 

@@ -144,7 +144,7 @@ struct AppsCommand: AsyncParsableCommand {
                 } else {
                     pairs.append(("apns", "-"))
                 }
-                return TableRenderer.fields(pairs + app.rateLimit.fields)
+                return TableRenderer.fields(pairs + app.settingsFields)
             }
         }
     }
@@ -155,43 +155,92 @@ struct AppsCommand: AsyncParsableCommand {
             discussion: """
                 --rate-limit: push requests a minute (send, validate, batch), shared by every node; \
                 0 is no limit, `default` follows the server's api.rateLimit.perMinute.
-                Example: heraldctl apps update $APP_KEY --rate-limit 600
+                --quiet-hours START-END (local time of each device, HH:MM or HH:MM:SS; across \
+                midnight when END is earlier) with --quiet-action hold (wait for the end, the \
+                default) or drop; `none` removes them. --daily-cap N: operations pushes one device \
+                gets at most per local day; `none` removes it. Both leave system pushes \
+                (classification 1) alone.
+                Examples:
+                  heraldctl apps update $APP_KEY --rate-limit 600
+                  heraldctl apps update $APP_KEY --quiet-hours 22:00-08:00 --daily-cap 3
                 """
         )
 
         @Argument(help: "The app key.") var appKey: String
         @Option(help: ArgumentHelp("Push requests a minute: a number (0: none), or `default`.", valueName: "n|default"))
         var rateLimit: String?
+        @Option(help: ArgumentHelp("Quiet hours in each device's local time, or `none`.", valueName: "HH:MM-HH:MM|none"))
+        var quietHours: String?
+        @Option(help: "What quiet hours do to an operations push: hold (default) or drop.") var quietAction: QuietAction?
+        @Option(help: ArgumentHelp("Operations pushes per device per local day, or `none`.", valueName: "n|none")) var dailyCap: String?
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
 
+        enum QuietAction: String, ExpressibleByArgument, CaseIterable { case hold, drop }
+
         func validate() throws {
-            guard let rateLimit else { throw ValidationError("Nothing to change: give --rate-limit.") }
-            if rateLimit != "default", Int(rateLimit).map({ $0 >= 0 }) != true {
+            guard rateLimit != nil || quietHours != nil || dailyCap != nil else {
+                throw ValidationError("Nothing to change: give --rate-limit, --quiet-hours or --daily-cap.")
+            }
+            if let rateLimit, rateLimit != "default", Int(rateLimit).map({ $0 >= 0 }) != true {
                 throw ValidationError("--rate-limit must be 0 or more, or `default`; got '\(rateLimit)'.")
+            }
+            if let quietHours, quietHours != "none", Self.window(quietHours) == nil {
+                throw ValidationError("--quiet-hours must be START-END (22:00-08:00) or `none`; got '\(quietHours)'.")
+            }
+            if quietAction != nil, quietHours == nil || quietHours == "none" { throw ValidationError("--quiet-action goes with --quiet-hours.") }
+            if let dailyCap, dailyCap != "none", Int(dailyCap).map({ $0 >= 1 }) != true {
+                throw ValidationError("--daily-cap must be 1 or more, or `none`; got '\(dailyCap)'.")
             }
         }
 
-        /// `{"rate_limit_per_minute": n | null}`.
-        struct Settings: Encodable {
-            var rateLimitPerMinute: Int?
+        /// `22:00-08:00` as its two times; the server checks them.
+        static func window(_ text: String) -> (start: String, end: String)? {
+            let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
+            return (String(parts[0]), String(parts[1]))
+        }
 
-            enum CodingKeys: String, CodingKey { case rateLimitPerMinute = "rate_limit_per_minute" }
+        /// The body: only the settings given, `null` for `default` / `none`.
+        struct Settings: Encodable {
+            var rateLimit: String?
+            var quietHours: String?
+            var quietAction: QuietAction?
+            var dailyCap: String?
+
+            enum CodingKeys: String, CodingKey {
+                case rateLimit = "rate_limit_per_minute"
+                case quietHours = "quiet_hours"
+                case dailyCap = "daily_cap"
+            }
+
+            struct Window: Encodable {
+                var start: String
+                var end: String
+                var action: String
+            }
 
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(rateLimitPerMinute, forKey: .rateLimitPerMinute)
+                if let rateLimit { try container.encode(Int(rateLimit), forKey: .rateLimit) }
+                if let quietHours {
+                    let window = Update.window(quietHours).map {
+                        Window(start: $0.start, end: $0.end, action: (quietAction ?? .hold).rawValue)
+                    }
+                    try container.encode(window, forKey: .quietHours)
+                }
+                if let dailyCap { try container.encode(Int(dailyCap), forKey: .dailyCap) }
             }
         }
 
         func run() async throws {
             let client = try connection.client()
-            let settings = Settings(rateLimitPerMinute: rateLimit.flatMap { Int($0) })
+            let settings = Settings(rateLimit: rateLimit, quietHours: quietHours, quietAction: quietAction, dailyCap: dailyCap)
             let response = try await client.send("PATCH", "/admin/v1/apps/\(APIClient.segment(appKey))", json: settings, .admin)
             try output.emit(response) { () throws(CLIError) in
                 let app = try response.decode(App.self, url: client.connection.displayURL)
-                return TableRenderer.fields([("app_key", app.appKey)] + app.rateLimit.fields)
+                return TableRenderer.fields([("app_key", app.appKey)] + app.settingsFields)
             }
         }
     }

@@ -201,11 +201,12 @@ import Testing
         )
         #expect(
             warned.warnings.map { String($0.prefix { $0 != ":" }) } == [
-                "options.classification", "options.third_party_channel", "options.test_model",
+                "options.third_party_channel", "options.test_model",
             ]
         )
         // big_push_duration is applied: the push is spread, its path batch by batch.
         #expect(warned.spreadMinutes == 10)
+        #expect(warned.classification == 1)
         #expect(warned.path.isSpread && !warned.path.fansOutExplicitly)
         #expect(try push(#""notification": {"alert": "a"}, "options": {"big_push_duration": 0}"#).spreadMinutes == nil)
         for bad in [#""big_push_duration": 1401"#, #""classification": 2"#, #""apns_collapse_id": """#, #""test_model": "yes""#, #""sendno": "18""#] {

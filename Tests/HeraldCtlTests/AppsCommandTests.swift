@@ -65,6 +65,17 @@ import Testing
             #expect(try await test.admin("apps", "update", appKey, "--rate-limit", "default").field("rate_limit") == "none (the server's default)")
             #expect(try await test.store.api.app(appKey: appKey)?.rateLimitPerMinute == nil)
             #expect(try await test.admin("apps", "update", appKey, "--rate-limit", "-3").status == 64)
+
+            let quiet = try await test.admin("apps", "update", appKey, "--quiet-hours", "22:00-07:30", "--quiet-action", "drop", "--daily-cap", "3")
+            #expect(quiet.status == 0, "\(quiet)")
+            #expect(quiet.field("quiet_hours") == "22:00:00-07:30:00 local time, drop")
+            #expect(quiet.field("daily_cap") == "3 operations pushes a device a day")
+            #expect(try await test.store.api.app(appKey: appKey)?.controls.dailyCap == 3)
+            let cleared = try await test.admin("apps", "update", appKey, "--quiet-hours", "none", "--daily-cap", "none")
+            #expect(cleared.field("quiet_hours") == "none" && cleared.field("daily_cap") == "none", "\(cleared)")
+            let refused = try await test.admin("apps", "update", appKey, "--quiet-hours", "25:00-08:00")
+            #expect(refused.status == 1 && refused.stderr.contains("quiet_hours.start"), "\(refused)")
+            #expect(try await test.admin("apps", "update", appKey, "--quiet-hours", "22:00").status == 64)
             #expect(try await test.admin("apps", "update", appKey).status == 64)
         }
     }

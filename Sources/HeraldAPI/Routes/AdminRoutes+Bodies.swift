@@ -45,18 +45,46 @@ struct CreateAppRequest: Decodable {
     }
 }
 
-/// `PATCH /admin/v1/apps/{app_key}`: the settings given change, the others stay.
-/// `rate_limit_per_minute`: push requests a minute (0: none), or null for the node's default.
+/// `PATCH /admin/v1/apps/{app_key}`: the settings given change, the others stay; null
+/// clears one.
+/// - `rate_limit_per_minute`: push requests a minute (0: none), null for the node's default.
+/// - `quiet_hours`: `{"start": "22:00", "end": "08:00", "action": "hold" | "drop"}` in each
+///   device's local time, or null for none.
+/// - `daily_cap`: operations pushes one device gets at most per local day, or null for none.
 struct UpdateAppRequest: Decodable {
-    enum Change<Value: Sendable & Equatable>: Sendable, Equatable {
-        case keep
-        case set(Value)
-    }
-
-    var rateLimitPerMinute: Change<Int?> = .keep
+    var change = AppSettingsChange()
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case rateLimitPerMinute = "rate_limit_per_minute"
+        case quietHours = "quiet_hours"
+        case dailyCap = "daily_cap"
+    }
+
+    struct QuietHoursBody: Decodable {
+        var start: String
+        var end: String
+        var action: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case start, end, action }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            start = try container.decode(String.self, forKey: .start)
+            end = try container.decode(String.self, forKey: .end)
+            action = try container.decodeIfPresent(String.self, forKey: .action)
+        }
+
+        func validated() throws(HeraldError) -> QuietHours {
+            guard let from = QuietHours.seconds(start) else {
+                throw .invalidField("quiet_hours.start", "expected HH:MM or HH:MM:SS, 00:00 to 23:59:59")
+            }
+            guard let to = QuietHours.seconds(end) else { throw .invalidField("quiet_hours.end", "expected HH:MM or HH:MM:SS, 00:00 to 23:59:59") }
+            if from == to { throw .invalidField("quiet_hours", "start and end must differ") }
+            guard let action = QuietHours.Action(rawValue: action ?? QuietHours.Action.hold.rawValue) else {
+                throw .invalidField("quiet_hours.action", "expected hold or drop")
+            }
+            return QuietHours(start: from, end: to, action: action)
+        }
     }
 
     init(from decoder: any Decoder) throws {
@@ -66,7 +94,17 @@ struct UpdateAppRequest: Decodable {
             if let limit, !(0...1_000_000_000).contains(limit) {
                 throw HeraldError.invalidField("rate_limit_per_minute", "must be 0 (no limit) to 1000000000, or null for the node's default")
             }
-            rateLimitPerMinute = .set(limit)
+            change.rateLimitPerMinute = .some(limit)
+        }
+        if container.contains(.quietHours) {
+            change.quietHours = .some(try container.decodeIfPresent(QuietHoursBody.self, forKey: .quietHours)?.validated())
+        }
+        if container.contains(.dailyCap) {
+            let cap = try container.decodeIfPresent(Int.self, forKey: .dailyCap)
+            if let cap, !(1...DeliveryControls.maxDailyCap).contains(cap) {
+                throw HeraldError.invalidField("daily_cap", "must be 1 to \(DeliveryControls.maxDailyCap), or null for none")
+            }
+            change.dailyCap = .some(cap)
         }
     }
 }
@@ -150,6 +188,14 @@ struct AppResponse: ResponseEncodable {
     var createdAt: Date
     var apns: APNsStatusResponse?
     var rateLimit: RateLimitSetting
+    var quietHours: QuietHoursSetting?
+    var dailyCap: Int?
+
+    struct QuietHoursSetting: Encodable {
+        var start: String
+        var end: String
+        var action: String
+    }
 
     /// The limit the app's push requests meet, and where it comes from.
     struct RateLimitSetting: Encodable {
@@ -165,9 +211,13 @@ struct AppResponse: ResponseEncodable {
         createdAt = app.createdAt
         apns = APNsStatusResponse(app, destination: destination)
         rateLimit = RateLimitSetting(perMinute: app.rateLimitPerMinute ?? defaultRateLimit, source: app.rateLimitPerMinute == nil ? "default" : "app")
+        quietHours = app.controls.quietHours.map {
+            QuietHoursSetting(start: QuietHours.text($0.start), end: QuietHours.text($0.end), action: $0.action.rawValue)
+        }
+        dailyCap = app.controls.dailyCap
     }
 
-    enum CodingKeys: String, CodingKey { case appKey, name, createdAt, apns, rateLimit }
+    enum CodingKeys: String, CodingKey { case appKey, name, createdAt, apns, rateLimit, quietHours, dailyCap }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -176,6 +226,8 @@ struct AppResponse: ResponseEncodable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(apns, forKey: .apns)
         try container.encode(rateLimit, forKey: .rateLimit)
+        try container.encode(quietHours, forKey: .quietHours)
+        try container.encode(dailyCap, forKey: .dailyCap)
     }
 }
 

@@ -49,22 +49,15 @@ struct AdminRoutes {
         return AppResponse(try await app(context), destination: apnsDestination, defaultRateLimit: defaultRateLimit)
     }
 
-    /// Changes the settings the body names. Nodes see a new rate limit within the few
-    /// seconds they keep verified credentials (``AppCredentialCache``).
+    /// Changes the settings the body names. Nodes see a new rate limit, quiet hours or cap
+    /// within the few seconds they keep verified credentials (``AppCredentialCache``); the
+    /// message center reads the controls from the app at each fan-out.
     @Sendable func updateApp(_ request: Request, context: HeraldRequestContext) async throws -> AppResponse {
         try auth.requireAdmin(request)
         let appKey = try await app(context).appKey
-        let input = try await body.decode(UpdateAppRequest.self, from: request)
-        var updated: AppRecord?
-        if case .set(let limit) = input.rateLimitPerMinute {
-            updated = try await store.setRateLimit(appKey: appKey, perMinute: limit)
-            context.logger.info(
-                "app rate limit set",
-                metadata: ["herald.app_key": "\(appKey)", "herald.rate_limit": "\(limit.map(String.init) ?? "default")"]
-            )
-        } else {
-            updated = try await store.app(appKey: appKey)
-        }
+        let change = try await body.decode(UpdateAppRequest.self, from: request).change
+        let updated = change == AppSettingsChange() ? try await store.app(appKey: appKey) : try await store.updateApp(appKey: appKey, change)
+        context.logger.info("app settings changed", metadata: ["herald.app_key": "\(appKey)", "herald.change": "\(change)"])
         guard let updated else { throw Self.appNotFound }
         return AppResponse(updated, destination: apnsDestination, defaultRateLimit: defaultRateLimit)
     }

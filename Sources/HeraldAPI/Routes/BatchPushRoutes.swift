@@ -56,7 +56,7 @@ struct BatchPushRoutes {
             results[entry.cid] = .failed(HeraldError(.noAudienceMatch, "target: no device of this app has the \(named) \(entry.target)"))
             return true
         }
-        let outcomes = await acceptor.accept(batch: entries.map { ($0.request, $0.push, $0.cid) }, appID: app.id)
+        let outcomes = await acceptor.accept(batch: entries.map { ($0.request, $0.push.controlled(by: app), $0.cid) }, appID: app.id)
         for (entry, outcome) in zip(entries, outcomes) {
             switch outcome {
             case .success(let accepted): results[entry.cid] = .accepted(accepted.msgID)

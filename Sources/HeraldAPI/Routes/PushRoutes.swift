@@ -22,7 +22,7 @@ struct PushRoutes {
     /// (group-committed with the pushes arriving meanwhile).
     @Sendable func push(_ request: Request, context: HeraldRequestContext) async throws -> PushResponse {
         let app = try await auth.requireApp(request)
-        let (input, push) = try await validated(request, appID: app.id)
+        let (input, push) = try await validated(request, app: app)
         if let cid = push.cid, let earlier = try await store.acceptedPush(appID: app.id, cid: cid) {
             return PushResponse(push, msgID: earlier.msgID, cid: earlier.cid)
         }
@@ -36,7 +36,7 @@ struct PushRoutes {
     /// The same checks as a push, and the audience size; nothing is stored or sent.
     @Sendable func validate(_ request: Request, context: HeraldRequestContext) async throws -> PushResponse {
         let app = try await auth.requireApp(request)
-        let push = try await validated(request, appID: app.id).push
+        let push = try await validated(request, app: app).push
         let size = try await store.audienceSize(appID: app.id, audience: push.audience)
         guard size > 0 else {
             throw HeraldError(.noAudienceMatch, "audience: no device of this app matches")
@@ -47,14 +47,15 @@ struct PushRoutes {
 
     /// The request and its push, JPush's `override_msg_id` turned into the replace of that
     /// push's identifier (within a day, as JPush; an unknown msg_id is `messageNotFound`).
-    private func validated(_ request: Request, appID: Int64) async throws -> (request: PushRequest, push: Push) {
+    private func validated(_ request: Request, app: AppRecord) async throws -> (request: PushRequest, push: Push) {
         let input = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead)
-        let push = try input.validated()
+        let push = try input.validated().controlled(by: app)
         guard let msgID = push.overrideMsgID else { return (input, push) }
-        guard let identifier = try await store.identifier(appID: appID, msgID: msgID) else {
+        guard let identifier = try await store.identifier(appID: app.id, msgID: msgID) else {
             throw HeraldError(.messageNotFound, "options.override_msg_id: no message \(msgID) in this app within the last 24 hours")
         }
-        return try input.overriding(identifier: identifier)
+        let overriding = try input.overriding(identifier: identifier)
+        return (overriding.request, overriding.push.controlled(by: app))
     }
 
     @Sendable func recall(_ request: Request, context: HeraldRequestContext) async throws -> RecallResponse {
@@ -122,6 +123,16 @@ struct RecallRequest: Decodable {
 
 struct RecallResponse: ResponseEncodable {
     var recalled: [String]
+}
+
+extension Push {
+    /// This push, marked for the app's quiet hours and daily cap when they apply to it
+    /// (``Push/isDeliveryControlled``).
+    func controlled(by app: AppRecord) -> Push {
+        var push = self
+        push.isDeliveryControlled = app.controls.apply(toClassification: classification)
+        return push
+    }
 }
 
 extension Duration {

@@ -76,11 +76,15 @@ struct ReportResponse: Encodable {
     /// A push spread over time: `{"minutes", "audience", "next_batch_at"}`; `targeted` is
     /// how many copies are made so far.
     var spread: SpreadProgress?
+    /// Copies waiting for the end of their device's quiet hours.
+    var held: Int
+    /// Copies not sent: the app's quiet hours (`drop`) or daily cap.
+    var dropped: Int
 
     enum CodingKeys: String, CodingKey {
         case msgID = "msg_id"
         case targeted, tcpDelivered, apnsSent, apnsFailed, apnsFailures, waiting, opened, recalled, replaced, expired, pending, done
-        case spread
+        case spread, held, dropped
     }
 
     init(_ report: MessageReport) {
@@ -98,6 +102,8 @@ struct ReportResponse: Encodable {
         pending = report.pending
         done = report.done
         spread = report.spread
+        held = report.held
+        dropped = report.dropped
     }
 }
 

@@ -25,6 +25,12 @@ public struct Push: Sendable, Hashable {
     /// JPush's `big_push_duration` when above 0: the audience is fanned out evenly over
     /// this many minutes instead of at once (``PushPath/isSpread``).
     public var spreadMinutes: Int?
+    /// JPush's `classification`: 0 (or nil) operations, 1 system. An app's
+    /// ``DeliveryControls`` hold back operations pushes only.
+    public var classification: Int?
+    /// Set by the API when the app's ``DeliveryControls`` apply to this push: it is fanned
+    /// out batch by batch, where they are checked per device. Not part of the request.
+    public var isDeliveryControlled = false
     /// What the request asked that Herald accepted without applying, one line per field,
     /// each starting with the field's name; the answer carries them.
     public var warnings: [String] = []

@@ -14,7 +14,9 @@
 ///   it (nothing is stored when no device matches); for every other push the API checks
 ///   the audience before accepting it.
 /// - A push spread over time (`big_push_duration`) is fanned out batch by batch, whatever
-///   its audience, each batch when its share of the time has come (``isSpread``).
+///   its audience, each batch when its share of the time has come (``isSpread``); so is a
+///   push the app's quiet hours or daily cap apply to (``Push/isDeliveryControlled``),
+///   checked per device in each batch.
 /// - With a message center in the same process, a group-committed explicit push of at
 ///   most ``maxAudienceFannedOutAtAcceptance`` names is fanned out in the statement that
 ///   accepts it and routed from that commit, without going through the queue.
@@ -36,7 +38,7 @@ public struct PushPath: Sendable, Hashable {
         isGroupCommitted = push.cid == nil && push.replace == nil
         isSpread = push.spreadMinutes != nil
         fansOutExplicitly =
-            !isSpread && !audience.all && audience.tags == nil && audience.tagsAnd == nil && audience.tagsNot == nil
+            !isSpread && !push.isDeliveryControlled && !audience.all && audience.tags == nil && audience.tagsAnd == nil && audience.tagsNot == nil
             && (audience.registrationIDs == nil) != (audience.aliases == nil) && push.notification?.ios?.badge == nil
             && audience.timeZone == nil
         explicitAudienceSize = fansOutExplicitly ? (audience.registrationIDs?.count ?? 0) + (audience.aliases?.count ?? 0) : 0

@@ -68,6 +68,7 @@ extension PushRequest {
             sendno: options.sendno,
             overrideMsgID: options.overrideMsgID,
             spreadMinutes: options.bigPushDuration.flatMap { $0 > 0 ? $0 : nil },
+            classification: options.classification,
             warnings: warnings
         )
         try Self.checkAPNsPayloadSize(push)
@@ -125,7 +126,6 @@ extension PushRequest {
         }
         if let classification = options.classification {
             guard classification == 0 || classification == 1 else { throw .invalidField("options.classification", "must be 0 or 1") }
-            warnings.append("options.classification: accepted, not applied yet")
         }
         if options.thirdPartyChannel != nil {
             warnings.append("options.third_party_channel: accepted, not applied yet (Herald has no Android vendor channel)")

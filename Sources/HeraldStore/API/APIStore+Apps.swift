@@ -35,8 +35,8 @@ extension APIStore {
             logger: logger
         )
         var apps: [AppRecord] = []
-        for try await row in rows.decode(AppRow.self) {
-            apps.append(Self.app(row))
+        for try await row in rows {
+            apps.append(Self.app(try Self.appRow(row.makeRandomAccess())))
         }
         return apps
     }
@@ -48,8 +48,8 @@ extension APIStore {
             "SELECT \(unescaped: Self.appColumns) FROM apps WHERE app_key = \(appKey)",
             logger: logger
         )
-        for try await row in rows.decode(AppRow.self) {
-            return Self.app(row)
+        for try await row in rows {
+            return Self.app(try Self.appRow(row.makeRandomAccess()))
         }
         return nil
     }
@@ -69,11 +69,10 @@ extension APIStore {
             """,
             logger: logger
         )
-        for try await (id, key, name, createdAt, summary, updatedAt, broken, rateLimit, hash) in rows.decode(
-            (Int64, String, String, Date, String?, Date?, String?, Int32?, Data).self
-        ) {
-            guard SecretHash.matches(masterSecret, stored: Array(hash)) else { return nil }
-            return Self.app((id, key, name, createdAt, summary, updatedAt, broken, rateLimit))
+        for try await row in rows {
+            let columns = row.makeRandomAccess()
+            guard SecretHash.matches(masterSecret, stored: Array(try columns[12].decode(Data.self))) else { return nil }
+            return Self.app(try Self.appRow(columns))
         }
         return nil
     }
@@ -130,9 +129,22 @@ extension APIStore {
 
     /// The columns of an ``AppRecord``, in the order of ``AppRow``.
     static let appColumns =
-        "id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason, rate_limit_per_minute"
+        """
+        id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason, rate_limit_per_minute,
+        extract(epoch FROM quiet_hours_start)::integer, extract(epoch FROM quiet_hours_end)::integer, quiet_hours_action, daily_cap
+        """
 
-    typealias AppRow = (Int64, String, String, Date, String?, Date?, String?, Int32?)
+    typealias AppRow = (Int64, String, String, Date, String?, Date?, String?, Int32?, Int32?, Int32?, String?, Int32?)
+
+    /// The ``appColumns`` of a row (more than a tuple decode takes).
+    static func appRow(_ row: PostgresRandomAccessRow) throws -> AppRow {
+        (
+            try row[0].decode(Int64.self), try row[1].decode(String.self), try row[2].decode(String.self), try row[3].decode(Date.self),
+            try row[4].decode(String?.self), try row[5].decode(Date?.self), try row[6].decode(String?.self),
+            try row[7].decode(Int32?.self), try row[8].decode(Int32?.self), try row[9].decode(Int32?.self),
+            try row[10].decode(String?.self), try row[11].decode(Int32?.self)
+        )
+    }
 
     static func app(_ row: AppRow) -> AppRecord {
         let decoder = JSONDecoder()
@@ -146,7 +158,15 @@ extension APIStore {
             apns: summary,
             apnsUpdatedAt: row.5,
             apnsProblem: row.6,
-            rateLimitPerMinute: row.7.map(Int.init)
+            rateLimitPerMinute: row.7.map(Int.init),
+            controls: DeliveryControls(
+                quietHours: row.8.flatMap { start in
+                    row.9.flatMap { end in
+                        row.10.flatMap(QuietHours.Action.init(rawValue:)).map { QuietHours(start: Int(start), end: Int(end), action: $0) }
+                    }
+                },
+                dailyCap: row.11.map(Int.init)
+            )
         )
     }
 }

@@ -225,7 +225,7 @@ extension APIStore {
         try await connection.query(
             """
             UPDATE deliveries dl SET state = \(state), next_attempt_at = NULL
-            WHERE dl.message_id = ANY(\(messageIDs)) AND dl.state IN ('pending', 'waiting')
+            WHERE dl.message_id = ANY(\(messageIDs)) AND dl.state IN ('pending', 'waiting', 'held')
               AND NOT (dl.inbox_seq IS NOT NULL
                        AND dl.inbox_seq <= COALESCE((SELECT a.acked_seq FROM device_acks a WHERE a.device_id = dl.device_id), 0))
             """,

@@ -33,27 +33,4 @@ extension APIStore {
         }
         throw HeraldError(.internalError, "herald_take_rate_tokens answered no row")
     }
-
-    /// Sets an app's limit of push requests per minute (0: none; nil: the node's default).
-    /// Returns the updated app, or nil when there is no such app. A lower limit also
-    /// empties the bucket down to it at once.
-    public func setRateLimit(appKey: String, perMinute: Int?) async throws -> AppRecord? {
-        guard Identifiers.isAppKey(appKey) else { return nil }
-        let limit = perMinute.map { Int32(clamping: $0) }
-        let rows = try await client.query(
-            """
-            WITH app AS (
-                UPDATE apps SET rate_limit_per_minute = \(limit) WHERE app_key = \(appKey)
-                RETURNING \(unescaped: Self.appColumns)
-            ), bucket AS (
-                UPDATE app_rate_buckets b SET tokens = LEAST(b.tokens, app.rate_limit_per_minute)
-                FROM app WHERE b.app_id = app.id AND app.rate_limit_per_minute IS NOT NULL
-            )
-            SELECT * FROM app
-            """,
-            logger: logger
-        )
-        for try await row in rows.decode(AppRow.self) { return Self.app(row) }
-        return nil
-    }
 }

@@ -25,7 +25,9 @@ extension APIStore {
               (m.request -> 'options' ->> 'big_push_duration')::integer,
               (SELECT j.spread_total FROM push_jobs j WHERE j.message_id = m.id AND j.kind = 'push'),
               (SELECT j.available_at FROM push_jobs j WHERE j.message_id = m.id AND j.kind = 'push' AND j.spread_total IS NOT NULL),
-              m.fanned_out_at IS NOT NULL
+              m.fanned_out_at IS NOT NULL,
+              count(*) FILTER (WHERE dl.state = 'held'),
+              count(*) FILTER (WHERE dl.state = 'dropped')
             FROM messages m
             LEFT JOIN deliveries dl ON dl.message_id = m.id
             LEFT JOIN device_acks a ON a.device_id = dl.device_id
@@ -60,7 +62,9 @@ extension APIStore {
                         try columns[15].decode(Bool.self)
                     ),
                     targeted: targeted
-                )
+                ),
+                held: try count(16),
+                dropped: try count(17)
             )
         }
         let failures = try await client.query(

@@ -114,8 +114,11 @@ extension CenterStore {
         )
         var targets = try await Self.targets(rows)
         guard let last = targets.last?.deviceID else { return targets }
-        let ids = targets.map(\.deviceID)
-        try await store(message: message, payload: payload, in: &targets, ids: ids, on: connection)
+        if message.isDeliveryControlled {
+            try await storeControlled(message: message, payload: payload, in: &targets, on: connection)
+        } else {
+            try await store(message: message, payload: payload, in: &targets, ids: targets.map(\.deviceID), on: connection)
+        }
         try await connection.query(
             """
             UPDATE push_jobs SET cursor_device = \(last),
@@ -128,7 +131,7 @@ extension CenterStore {
     }
 
     /// Inbox rows (``InboxCopies``), delivery rows and badges for a batch.
-    private func store(
+    func store(
         message: MessageRecord,
         payload: DevicePayloads?,
         in targets: inout [FanOutTarget],

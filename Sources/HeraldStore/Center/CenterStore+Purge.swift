@@ -56,4 +56,17 @@ extension CenterStore {
         for try await count in rows.decode(Int64.self) { return Int(count) }
         return 0
     }
+
+    /// Deletes the daily-cap counts of days over in every zone (two days back: a day ends
+    /// at most 26 hours after it began in UTC), up to `limit`; returns how many.
+    public func purgeDailyCounts(limit: Int = 10_000) async throws -> Int {
+        try await client.query(
+            """
+            DELETE FROM device_daily_pushes WHERE ctid IN (
+                SELECT ctid FROM device_daily_pushes WHERE day < current_date - 2 LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED
+            ) RETURNING device_id
+            """,
+            logger: logger
+        ).count()
+    }
 }

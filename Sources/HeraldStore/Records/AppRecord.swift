@@ -17,6 +17,8 @@ public struct AppRecord: Sendable, Hashable {
     /// The app's own limit of push requests per minute (0: none); nil follows the node's
     /// default.
     public var rateLimitPerMinute: Int?
+    /// Quiet hours and a daily cap on operations pushes.
+    public var controls = DeliveryControls()
 }
 
 /// A newly created app, with its master secret: the only time the secret exists in clear.

@@ -15,6 +15,9 @@ public struct FanOutTarget: Sendable, Hashable {
     public var inboxSeq: Int64?
     /// The device's badge after this push, when the push sets or changes it.
     public var badge: Int?
+    /// The app's quiet hours or daily cap held this copy back (state `held` or `dropped`):
+    /// it counts in its batch, but is not routed.
+    public var isWithheld = false
 }
 
 extension FanOutTarget {

@@ -28,6 +28,10 @@ public struct MessageRecord: Sendable {
     public var createdAt: Date
     public var recalled: Bool
     public var superseded: Bool
+    /// Its app's quiet hours or daily cap apply to it (read from the app at each fan-out,
+    /// whatever the API decided when it accepted it): it is fanned out batch by batch and
+    /// each copy checked (``CenterStore/fanOutBatch(job:message:payload:limit:node:lease:)``).
+    public var isDeliveryControlled = false
 
     /// Neither recalled nor replaced: undelivered copies may still go out.
     public var isLive: Bool { !recalled && !superseded }
@@ -36,8 +40,11 @@ public struct MessageRecord: Sendable {
 extension MessageRecord {
     /// The columns ``init(_:at:recentPushes:)`` reads, from `messages m`, in this order.
     static let columns =
-        "m.id, m.msg_id, m.app_id, m.request::text, m.identifier, m.expires_at, m.created_at, m.recalled_at IS NOT NULL, m.superseded_at IS NOT NULL, "
-        + "m.audience_time_zone, m.audience_default_zone"
+        """
+        m.id, m.msg_id, m.app_id, m.request::text, m.identifier, m.expires_at, m.created_at, m.recalled_at IS NOT NULL, \
+        m.superseded_at IS NOT NULL, m.audience_time_zone, m.audience_default_zone, \
+        EXISTS (SELECT 1 FROM apps a WHERE a.id = m.app_id AND (a.quiet_hours_start IS NOT NULL OR a.daily_cap IS NOT NULL))
+        """
 
     /// The message in the row's columns from `offset` on (``columns``); nil when its id is
     /// null (an outer join found none). Its push comes from `recentPushes` when this node
@@ -50,6 +57,7 @@ extension MessageRecord {
         if let zone = try row[offset + 9].decode(String?.self) {
             push.audience.timeZone = AudienceTimeZone(zone: zone, fallback: try row[offset + 10].decode(String?.self) ?? zone)
         }
+        let appControlled = try row[offset + 11].decode(Bool.self)
         self.init(
             id: id,
             msgID: msgID,
@@ -59,7 +67,8 @@ extension MessageRecord {
             expiresAt: try row[offset + 5].decode(Date.self),
             createdAt: try row[offset + 6].decode(Date.self),
             recalled: try row[offset + 7].decode(Bool.self),
-            superseded: try row[offset + 8].decode(Bool.self)
+            superseded: try row[offset + 8].decode(Bool.self),
+            isDeliveryControlled: appControlled && push.classification != DeliveryControls.system
         )
     }
 }
@@ -98,6 +107,10 @@ public struct MessageReport: Sendable, Hashable, Codable {
     public var done: Bool
     /// For a push spread over time (`big_push_duration`), how far its fan-out is.
     public var spread: SpreadProgress? = nil
+    /// Copies waiting for the end of their device's quiet hours.
+    public var held = 0
+    /// Copies not sent because of the app's quiet hours (`drop`) or daily cap.
+    public var dropped = 0
 }
 
 /// How far a push spread over time has gone out.
