@@ -25,6 +25,7 @@ struct App: Decodable {
     var rateLimit: RateLimit
     var quietHours: QuietHours?
     var dailyCap: Int?
+    var timeZone: String
 
     /// `{"start", "end", "action"}`.
     struct QuietHours: Decodable {
@@ -35,7 +36,7 @@ struct App: Decodable {
 
     /// The settings `apps show` and `apps update` print.
     var settingsFields: [(String, String)] {
-        rateLimit.fields + [
+        [("time_zone", timeZone)] + rateLimit.fields + [
             ("quiet_hours", quietHours.map { "\($0.start)-\($0.end) local time, \($0.action)" } ?? "none"),
             ("daily_cap", dailyCap.map { "\($0) operations pushes a device a day" } ?? "none"),
         ]
@@ -64,6 +65,7 @@ struct App: Decodable {
         case rateLimit = "rate_limit"
         case quietHours = "quiet_hours"
         case dailyCap = "daily_cap"
+        case timeZone = "time_zone"
     }
 }
 

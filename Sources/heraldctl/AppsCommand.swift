@@ -163,6 +163,7 @@ struct AppsCommand: AsyncParsableCommand {
                 Examples:
                   heraldctl apps update $APP_KEY --rate-limit 600
                   heraldctl apps update $APP_KEY --quiet-hours 22:00-08:00 --daily-cap 3
+                  heraldctl apps update $APP_KEY --time-zone Asia/Shanghai
                 """
         )
 
@@ -173,6 +174,7 @@ struct AppsCommand: AsyncParsableCommand {
         var quietHours: String?
         @Option(help: "What quiet hours do to an operations push: hold (default) or drop.") var quietAction: QuietAction?
         @Option(help: ArgumentHelp("Operations pushes per device per local day, or `none`.", valueName: "n|none")) var dailyCap: String?
+        @Option(help: ArgumentHelp("The app's IANA time zone (schedules; devices without one).", valueName: "zone")) var timeZone: String?
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
@@ -180,8 +182,8 @@ struct AppsCommand: AsyncParsableCommand {
         enum QuietAction: String, ExpressibleByArgument, CaseIterable { case hold, drop }
 
         func validate() throws {
-            guard rateLimit != nil || quietHours != nil || dailyCap != nil else {
-                throw ValidationError("Nothing to change: give --rate-limit, --quiet-hours or --daily-cap.")
+            guard rateLimit != nil || quietHours != nil || dailyCap != nil || timeZone != nil else {
+                throw ValidationError("Nothing to change: give --rate-limit, --quiet-hours, --daily-cap or --time-zone.")
             }
             if let rateLimit, rateLimit != "default", Int(rateLimit).map({ $0 >= 0 }) != true {
                 throw ValidationError("--rate-limit must be 0 or more, or `default`; got '\(rateLimit)'.")
@@ -236,8 +238,12 @@ struct AppsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try connection.client()
+            let path = "/admin/v1/apps/\(APIClient.segment(appKey))"
+            if let timeZone {
+                _ = try await client.send("PUT", path + "/time_zone", json: ["time_zone": timeZone], .admin)
+            }
             let settings = Settings(rateLimit: rateLimit, quietHours: quietHours, quietAction: quietAction, dailyCap: dailyCap)
-            let response = try await client.send("PATCH", "/admin/v1/apps/\(APIClient.segment(appKey))", json: settings, .admin)
+            let response = try await client.send("PATCH", path, json: settings, .admin)
             try output.emit(response) { () throws(CLIError) in
                 let app = try response.decode(App.self, url: client.connection.displayURL)
                 return TableRenderer.fields([("app_key", app.appKey)] + app.settingsFields)

@@ -76,6 +76,9 @@ import Testing
             let refused = try await test.admin("apps", "update", appKey, "--quiet-hours", "25:00-08:00")
             #expect(refused.status == 1 && refused.stderr.contains("quiet_hours.start"), "\(refused)")
             #expect(try await test.admin("apps", "update", appKey, "--quiet-hours", "22:00").status == 64)
+            let zoned = try await test.admin("apps", "update", appKey, "--time-zone", "Asia/Shanghai")
+            #expect(zoned.field("time_zone") == "Asia/Shanghai", "\(zoned)")
+            #expect(try await test.admin("apps", "update", appKey, "--time-zone", "Mars/Olympus").status == 1)
             #expect(try await test.admin("apps", "update", appKey).status == 64)
         }
     }

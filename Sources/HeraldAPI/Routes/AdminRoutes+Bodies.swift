@@ -190,6 +190,8 @@ struct AppResponse: ResponseEncodable {
     var rateLimit: RateLimitSetting
     var quietHours: QuietHoursSetting?
     var dailyCap: Int?
+    /// Set with `PUT /admin/v1/apps/{app_key}/time_zone`.
+    var timeZone: String
 
     struct QuietHoursSetting: Encodable {
         var start: String
@@ -215,9 +217,10 @@ struct AppResponse: ResponseEncodable {
             QuietHoursSetting(start: QuietHours.text($0.start), end: QuietHours.text($0.end), action: $0.action.rawValue)
         }
         dailyCap = app.controls.dailyCap
+        timeZone = app.timeZone
     }
 
-    enum CodingKeys: String, CodingKey { case appKey, name, createdAt, apns, rateLimit, quietHours, dailyCap }
+    enum CodingKeys: String, CodingKey { case appKey, name, createdAt, apns, rateLimit, quietHours, dailyCap, timeZone }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -228,6 +231,7 @@ struct AppResponse: ResponseEncodable {
         try container.encode(rateLimit, forKey: .rateLimit)
         try container.encode(quietHours, forKey: .quietHours)
         try container.encode(dailyCap, forKey: .dailyCap)
+        try container.encode(timeZone, forKey: .timeZone)
     }
 }
 

@@ -71,7 +71,7 @@ extension APIStore {
         )
         for try await row in rows {
             let columns = row.makeRandomAccess()
-            guard SecretHash.matches(masterSecret, stored: Array(try columns[12].decode(Data.self))) else { return nil }
+            guard SecretHash.matches(masterSecret, stored: Array(try columns[13].decode(Data.self))) else { return nil }
             return Self.app(try Self.appRow(columns))
         }
         return nil
@@ -131,10 +131,11 @@ extension APIStore {
     static let appColumns =
         """
         id, app_key, name, created_at, apns_summary::text, apns_updated_at, apns_broken_reason, rate_limit_per_minute,
-        extract(epoch FROM quiet_hours_start)::integer, extract(epoch FROM quiet_hours_end)::integer, quiet_hours_action, daily_cap
+        extract(epoch FROM quiet_hours_start)::integer, extract(epoch FROM quiet_hours_end)::integer, quiet_hours_action, daily_cap,
+        time_zone
         """
 
-    typealias AppRow = (Int64, String, String, Date, String?, Date?, String?, Int32?, Int32?, Int32?, String?, Int32?)
+    typealias AppRow = (Int64, String, String, Date, String?, Date?, String?, Int32?, Int32?, Int32?, String?, Int32?, String)
 
     /// The ``appColumns`` of a row (more than a tuple decode takes).
     static func appRow(_ row: PostgresRandomAccessRow) throws -> AppRow {
@@ -142,7 +143,7 @@ extension APIStore {
             try row[0].decode(Int64.self), try row[1].decode(String.self), try row[2].decode(String.self), try row[3].decode(Date.self),
             try row[4].decode(String?.self), try row[5].decode(Date?.self), try row[6].decode(String?.self),
             try row[7].decode(Int32?.self), try row[8].decode(Int32?.self), try row[9].decode(Int32?.self),
-            try row[10].decode(String?.self), try row[11].decode(Int32?.self)
+            try row[10].decode(String?.self), try row[11].decode(Int32?.self), try row[12].decode(String.self)
         )
     }
 
@@ -166,7 +167,8 @@ extension APIStore {
                     }
                 },
                 dailyCap: row.11.map(Int.init)
-            )
+            ),
+            timeZone: row.12
         )
     }
 }

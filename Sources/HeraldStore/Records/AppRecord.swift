@@ -19,6 +19,8 @@ public struct AppRecord: Sendable, Hashable {
     public var rateLimitPerMinute: Int?
     /// Quiet hours and a daily cap on operations pushes.
     public var controls = DeliveryControls()
+    /// The zone of its schedules' times and of devices that reported none.
+    public var timeZone = "UTC"
 }
 
 /// A newly created app, with its master secret: the only time the secret exists in clear.
