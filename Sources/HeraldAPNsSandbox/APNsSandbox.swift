@@ -208,6 +208,16 @@ extension APNsSandbox {
         state.withLockedValue { $0.deviceTopics[deviceToken.lowercased()] = topic }
     }
 
+    /// Registers an ActivityKit token issued for `topic` (the bundle id): Live Activity
+    /// pushes to it must use the `.push-type.liveactivity` topic and suit its kind, and no
+    /// other push may go to it (DeviceTokenNotForTopic).
+    public func registerLiveActivityToken(_ token: String, topic: String, kind: SandboxLiveActivityToken) {
+        state.withLockedValue { state in
+            state.deviceTopics[token.lowercased()] = topic
+            state.liveActivityTokens[token.lowercased()] = kind
+        }
+    }
+
     /// Makes requests to this device answer 410 Unregistered with `since` as timestamp.
     public func markUnregistered(_ deviceToken: String, since: Date) {
         state.withLockedValue { $0.unregistered[deviceToken.lowercased()] = since }

@@ -54,6 +54,7 @@ extension SandboxState {
         }
         if pushType == "background" && priority == 10 { return reject(400, "BadPriority") }
         if pushType == "voip", let topic, !topic.hasSuffix(".voip") { return reject(400, "BadTopic") }
+        if let reason = Self.liveActivityTopicRejection(pushType: pushType, topic: topic) { return reject(400, reason) }
         var expiration: Int?
         if let value = request.header("apns-expiration") {
             guard let parsed = Int(value), parsed >= 0 else { return reject(400, "BadExpirationDate") }
@@ -66,9 +67,10 @@ extension SandboxState {
         if let since = unregistered[token] {
             return reject(410, "Unregistered", timestamp: Int64((since.timeIntervalSince1970 * 1000).rounded()))
         }
-        if let registeredTopic = deviceTopics[token], let topic,
-            registeredTopic != (topic.hasSuffix(".voip") ? String(topic.dropLast(".voip".count)) : topic)
-        {
+        if let registeredTopic = deviceTopics[token], let topic, registeredTopic != Self.bundleID(ofTopic: topic) {
+            return reject(400, "DeviceTokenNotForTopic")
+        }
+        if deviceTopics[token] != nil, (liveActivityTokens[token] != nil) != (pushType == "liveactivity") {
             return reject(400, "DeviceTokenNotForTopic")
         }
 
@@ -111,6 +113,7 @@ extension SandboxState {
 
         if request.body.isEmpty { return reject(400, "PayloadEmpty") }
         if request.body.count > (pushType == "voip" ? 5120 : 4096) { return reject(413, "PayloadTooLarge") }
+        if pushType == "liveactivity", let reason = liveActivityPayloadRejection(request.body, token: token) { return reject(400, reason) }
 
         var headers: [String: String] = [:]
         headers.reserveCapacity(request.headers.count)

@@ -31,6 +31,9 @@ struct SandboxState: Sendable {
     var verifiedTokens: [String: SandboxProviderToken] = [:]
     /// Device token → the topic it was issued for. Unknown devices accept any topic.
     var deviceTopics: [String: String] = [:]
+    /// ActivityKit token → the kind of token it is; only Live Activity pushes may go to one,
+    /// and a Live Activity push only to one of the right kind (when the token is known).
+    var liveActivityTokens: [String: SandboxLiveActivityToken] = [:]
     /// Device token → when it stopped being valid.
     var unregistered: [String: Date] = [:]
     var tokenFaults: [String: SandboxFault] = [:]

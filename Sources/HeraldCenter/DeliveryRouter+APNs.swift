@@ -13,10 +13,23 @@ extension DeliveryRouter {
     func sendToAPNs(_ prepared: Prepared, targets: [FanOutTarget], attempts: Int) async -> [DeliveryUpdate] {
         guard !targets.isEmpty else { return [] }
         let messageID = prepared.message.id
+        var liveActivityTokens: [Int64: String] = [:]
+        if let target = prepared.message.push.audience.liveActivity {
+            do {
+                liveActivityTokens = try await store.liveActivityTokens(deviceIDs: targets.map(\.deviceID), target: target)
+            } catch {
+                logger.warning("Reading Live Activity tokens failed", metadata: ["error": "\(error)"])
+                return targets.map { retry($0, reason: Self.internalError, attempts: attempts, prepared: prepared, attempted: false) }
+            }
+        }
         return await withTaskGroup(of: DeliveryUpdate?.self) { group in
             for target in targets {
+                let liveActivityToken = liveActivityTokens[target.deviceID]
                 group.addTask {
-                    let update = await self.sendToAPNs(prepared, target: target, attempts: attempts)
+                    let update =
+                        prepared.isLiveActivity
+                        ? await self.sendLiveActivity(prepared, target: target, token: liveActivityToken, attempts: attempts)
+                        : await self.sendToAPNs(prepared, target: target, attempts: attempts)
                     return await self.recorder.submit((messageID, update)) ? nil : update
                 }
             }
@@ -105,6 +118,34 @@ extension DeliveryRouter {
         }
     }
 
+    /// Sends a Live Activity push to the device's token for it (read with the batch): push
+    /// type `liveactivity`, the topic's suffix follows from it, priority as asked.
+    private func sendLiveActivity(_ prepared: Prepared, target: FanOutTarget, token: String?, attempts: Int) async -> DeliveryUpdate {
+        let message = prepared.message
+        let push = message.push
+        guard let token, let payload = prepared.liveActivityPayload else {
+            return DeliveryUpdate(deviceID: target.deviceID, state: .expired)
+        }
+        let environment: APNsEnvironment =
+            push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
+        let client: APNsClient?
+        do {
+            client = try await apns.client(appID: message.appID, environment: environment)
+        } catch {
+            logger.error("APNs client unavailable", metadata: ["herald.app_id": "\(message.appID)", "error": "\(error)"])
+            return retry(target, reason: Self.clientUnavailable, attempts: attempts, prepared: prepared, attempted: false)
+        }
+        guard let client else { return DeliveryUpdate(deviceID: target.deviceID, state: .expired) }
+        let notification = APNsNotification(
+            deviceToken: token,
+            pushType: .liveactivity,
+            payload: payload,
+            priority: (push.liveActivity?.priority).flatMap(APNsPriority.init(rawValue:)),
+            expiration: push.timeToLive == 0 ? Date(timeIntervalSince1970: 0) : message.expiresAt
+        )
+        return await send(notification, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
+    }
+
     /// Sends a copy's notification and says what became of the copy.
     private func send(
         _ notification: APNsNotification,
@@ -181,6 +222,8 @@ extension DeliveryRouter {
     /// Whether the copy can go to APNs: an Apple device with a valid token for the push
     /// (its VoIP token, for a VoIP push or one beside a notification).
     func canUseAPNs(_ target: FanOutTarget, push: Push) -> Bool {
+        // A Live Activity push goes to its ActivityKit token, read when it is sent.
+        if push.liveActivity != nil { return target.platform.usesAPNs }
         guard target.platform.usesAPNs, target.tokenValid else { return false }
         if push.hasVoIPCompanion, target.voipToken != nil { return true }
         return push.pushType == .voip ? target.voipToken != nil : target.apnsToken != nil

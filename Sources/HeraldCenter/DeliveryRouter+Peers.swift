@@ -11,11 +11,11 @@ extension DeliveryRouter {
     /// Takes out of `elsewhere` the copies whose devices another live node holds, and
     /// routes them there (one statement for the lookup and the routing). A notification for
     /// a device in the background stays: it goes to APNs from here, as it would from its
-    /// node.
+    /// node; so does a Live Activity push, which only APNs carries.
     func routeToPeers(_ batches: [(prepared: Prepared, targets: [FanOutTarget])], _ elsewhere: inout [[FanOutTarget]], hops: Int) async throws {
         guard let cluster, cluster.hasPeers, hops < Self.maxHops else { return }
         func mayBeElsewhere(_ target: FanOutTarget, _ index: Int) -> Bool {
-            !(batches[index].prepared.hasNotification && target.inBackground)
+            !batches[index].prepared.isLiveActivity && !(batches[index].prepared.hasNotification && target.inBackground)
         }
         var candidates: [(messageID: Int64, deviceID: Int64)] = []
         for (index, targets) in elsewhere.enumerated() {

@@ -66,6 +66,10 @@ struct DeliveryRouter: Sendable {
         /// The VoIP push sent beside the notification, when the push has one.
         let voipPayload: [UInt8]?
         let hasNotification: Bool
+        /// A Live Activity push: to APNs only, never over a connection nor into an inbox.
+        let isLiveActivity: Bool
+        /// Its APNs payload, when it is one (its `timestamp` is the message's creation).
+        let liveActivityPayload: [UInt8]?
         /// Whether Apple devices have something of it to get from APNs.
         let reachesApple: Bool
         let stored: Bool
@@ -84,8 +88,16 @@ struct DeliveryRouter: Sendable {
             apnsPayload = push.notification == nil ? [] : PushRendering.apnsPayload(push, msgID: message.msgID)
             voipPayload = push.hasVoIPCompanion ? PushRendering.voipPayload(push, msgID: message.msgID) : nil
             hasNotification = push.notification != nil
-            reachesApple = push.notification?.reachesApple == true
-            stored = push.timeToLive > 0
+            isLiveActivity = push.liveActivity != nil
+            liveActivityPayload = push.liveActivity.map { liveActivity in
+                PushRendering.liveActivityPayload(
+                    liveActivity,
+                    timestamp: Int64(message.createdAt.timeIntervalSince1970),
+                    msgID: message.msgID
+                )
+            }
+            reachesApple = push.notification?.reachesApple == true || isLiveActivity
+            stored = push.timeToLive > 0 && !isLiveActivity
         }
     }
 
@@ -127,7 +139,7 @@ struct DeliveryRouter: Sendable {
             let gatewayMessage = GatewayMessage(msgID: message.msgID, payload: prepared.devicePayload, timeToLive: timeToLive)
             let androidMessage = prepared.androidPayload.map { GatewayMessage(msgID: message.msgID, payload: $0, timeToLive: timeToLive) }
             for target in targets {
-                if !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID) {
+                if !prepared.isLiveActivity && !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID) {
                     let device = DeviceIdentity(deviceID: target.deviceID, appID: message.appID, registrationID: target.registrationID)
                     let rendered = target.platform == .android ? androidMessage ?? gatewayMessage : gatewayMessage
                     deliveries.append(GatewayDelivery(message: rendered, device: device, seq: target.inboxSeq))

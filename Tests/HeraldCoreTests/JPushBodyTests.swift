@@ -80,11 +80,33 @@ import Testing
         let error = #expect(throws: HeraldError.self) { try push(#""audience": {"alias": [], "tag_and": []}"#) }
         #expect(error?.code == .invalidField)
         #expect(error?.message.hasPrefix("audience: ") == true)
-        for kind in [#""segment": ["s"]"#, #""abtest": ["a"]"#, #""live_activity_id": "l""#, #""file": {"file_id": "f"}"#] {
+        for kind in [#""segment": ["s"]"#, #""abtest": ["a"]"#, #""file": {"file_id": "f"}"#] {
             let refused = #expect(throws: HeraldError.self) { try push(#""audience": {\#(kind), "tag": ["t"]}"#) }
             #expect(refused?.code == .invalidField)
             #expect(refused?.message.contains("not supported by Herald") == true)
         }
+        let alone = #expect(throws: HeraldError.self) { try push(#""audience": {"live_activity_id": "l"}"#) }
+        #expect(alone?.message.contains("only for a push with live_activity") == true)
+    }
+
+    @Test func aLiveActivityPushNarrowsTheAudienceToTheTokensItGoesTo() throws {
+        let start = try push(
+            #""audience": {"tag": ["t"]}, "live_activity": {"ios": {"event": "start", "attributes-type": "A", "attributes": {}, "content-state": {"x": 1}, "apns-priority": 5}}"#,
+            notification: false
+        )
+        #expect(start.audience.liveActivity == .pushToStart(attributesType: "A"))
+        #expect(start.audience.tags == ["t"])
+        #expect(start.liveActivity?.priority == 5)
+        #expect(start.path.fansOutExplicitly == false)
+        let update = try push(
+            #""audience": {"live_activity_id": "order-1"}, "live_activity": {"ios": {"event": "update", "content-state": {"x": 2}}}"#,
+            notification: false
+        )
+        #expect(update.audience.liveActivity == .activity(id: "order-1"))
+        #expect(update.warnings.isEmpty)
+        let rendered = PushRendering.liveActivityPayload(try #require(update.liveActivity), timestamp: 1_700_000_000, msgID: "m1")
+        let payload = String(decoding: rendered, as: UTF8.self)
+        #expect(payload == #"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"x":2}},"herald":{"msg_id":"m1"}}"#)
     }
 
     @Test func iosValuesAreTakenAsJPushWritesThem() throws {
@@ -238,14 +260,15 @@ import Testing
         }
     }
 
-    private func push(_ fields: String) throws -> Push {
-        try Self.request(fields).validated()
+    /// `notification`: false leaves the request without the default notification.
+    private func push(_ fields: String, notification: Bool = true) throws -> Push {
+        try Self.request(fields, notification: notification).validated()
     }
 
-    private static func request(_ fields: String) throws -> PushRequest {
+    private static func request(_ fields: String, notification: Bool = true) throws -> PushRequest {
         var body = "{\(fields)"
         if !fields.contains(#""audience""#) { body += #", "audience": "all""# }
-        if !fields.contains(#""notification""#) { body += #", "notification": {"alert": "a"}"# }
+        if notification, !fields.contains(#""notification""#) { body += #", "notification": {"alert": "a"}"# }
         return try JSONDecoder().decode(PushRequest.self, from: Data((body + "}").utf8))
     }
 

@@ -5,6 +5,9 @@ public struct Push: Sendable, Hashable {
     public var notification: PushNotification?
     /// The in-app message, if the push has one.
     public var message: InAppMessage?
+    /// The Live Activity start, update or end, if the push is one (then it has neither
+    /// notification nor message, and goes to APNs only).
+    public var liveActivity: LiveActivityPush?
     /// Seconds a copy may wait for its device; zero: online devices only.
     public var timeToLive: Int
     /// The identifier on the device; nil means the message id.
@@ -97,6 +100,9 @@ public struct ValidatedAudience: Sendable, Hashable {
     /// Only the devices in one time zone: set on the pushes a local-time schedule makes,
     /// never by a request. Nil for every other push.
     public var timeZone: AudienceTimeZone?
+    /// Only the devices holding the ActivityKit token a Live Activity push goes to: set for
+    /// every Live Activity push, nil for every other.
+    public var liveActivity: LiveActivityTarget?
 
     public static let everyone = ValidatedAudience(all: true)
 
@@ -138,6 +144,8 @@ extension PushLimits {
     public static let maxMessageContentBytes = 4096
     /// Bytes in the APNs payload of an alert or background push (Apple's limit).
     public static let maxAPNsPayloadBytes = 4096
+    /// Bytes in a Live Activity id (`audience.live_activity_id`).
+    public static let maxLiveActivityIDBytes = LiveActivityPush.maxNameBytes
     /// Bytes in the APNs payload of a VoIP push (Apple's limit).
     public static let maxAPNsVoIPPayloadBytes = 5120
 }

@@ -40,7 +40,7 @@ public struct PushPath: Sendable, Hashable {
         fansOutExplicitly =
             !isSpread && !push.isDeliveryControlled && !audience.all && audience.tags == nil && audience.tagsAnd == nil && audience.tagsNot == nil
             && (audience.registrationIDs == nil) != (audience.aliases == nil) && push.notification?.ios?.badge == nil
-            && audience.timeZone == nil
+            && audience.timeZone == nil && audience.liveActivity == nil
         explicitAudienceSize = fansOutExplicitly ? (audience.registrationIDs?.count ?? 0) + (audience.aliases?.count ?? 0) : 0
     }
 

@@ -42,6 +42,16 @@ extension PushRequest {
     /// would refuse every copy (PayloadTooLarge), so nothing is accepted. The VoIP payload
     /// sent beside a notification is held to the VoIP limit.
     static func checkAPNsPayloadSize(_ push: Push) throws(HeraldError) {
+        if let liveActivity = push.liveActivity {
+            let size = PushRendering.liveActivityPayload(liveActivity, timestamp: 9_999_999_999, msgID: PushRendering.longestMsgID).count
+            let limit = PushLimits.maxAPNsPayloadBytes
+            if size > limit {
+                throw .tooLarge(
+                    "live_activity",
+                    "the APNs payload would be \(size) bytes, \(size - limit) over APNs' limit of \(limit) bytes; shorten the content state or the attributes"
+                )
+            }
+        }
         guard let notification = push.notification, notification.reachesApple else { return }
         let limit = push.pushType == .voip ? PushLimits.maxAPNsVoIPPayloadBytes : PushLimits.maxAPNsPayloadBytes
         // Most pushes are far below the limit even with every byte escaped: no rendering.

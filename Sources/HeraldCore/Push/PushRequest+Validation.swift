@@ -5,10 +5,8 @@ extension PushRequest {
         var warnings: [String] = []
         var audience = try validate(audience)
         audience.platforms = try validatedPlatforms()
-        if notification == nil && message == nil {
-            if liveActivity != nil {
-                throw .invalidField("live_activity", "Herald doesn't deliver Live Activity updates yet; a push needs a notification or a message")
-            }
+        let liveActivity = try validatedLiveActivity(&audience)
+        if notification == nil && message == nil && liveActivity == nil {
             throw .missingField("notification", "a push needs a notification, a message or both")
         }
         if let notification { try validate(notification, warnings: &warnings) }
@@ -50,11 +48,11 @@ extension PushRequest {
         }
         for (field, present) in [
             ("inapp_message", inappMessage != nil), ("notification_3rd", notification3rd != nil), ("sms_message", smsMessage != nil),
-            ("live_activity", liveActivity != nil), ("callback", callback != nil),
+            ("callback", callback != nil),
         ] where present {
             warnings.append("\(field): accepted and stored with the message, not applied yet")
         }
-        let push = Push(
+        var push = Push(
             audience: audience,
             notification: notification,
             message: message,
@@ -71,6 +69,7 @@ extension PushRequest {
             classification: options.classification,
             warnings: warnings
         )
+        push.liveActivity = liveActivity
         try Self.checkAPNsPayloadSize(push)
         return push
     }
@@ -140,12 +139,15 @@ extension PushRequest {
         // An empty list is not set, as in JPush.
         func given<Value: Collection>(_ values: Value?) -> Value? { values?.isEmpty == false ? values : nil }
         for (field, present) in [
-            ("segment", given(filter.segment) != nil), ("abtest", given(filter.abtest) != nil),
-            ("live_activity_id", filter.liveActivityID != nil), ("file", filter.file != nil),
+            ("segment", given(filter.segment) != nil), ("abtest", given(filter.abtest) != nil), ("file", filter.file != nil),
         ] where present {
             throw .invalidField("audience.\(field)", "not supported by Herald (use registration_id, alias or tags)")
         }
         var result = ValidatedAudience()
+        if let id = filter.liveActivityID {
+            // The activity's own tokens are the audience (``validatedLiveActivity(_:)``).
+            result.liveActivity = .activity(id: try Self.liveActivityID(id))
+        }
         if let ids = given(filter.registrationID) {
             result.registrationIDs = try Validation.registrationIDs(ids, field: "audience.registration_id", max: PushLimits.maxAudienceIDs)
         }
@@ -158,7 +160,7 @@ extension PushRequest {
         result.tags = try tags(filter.tag, field: "audience.tag")
         result.tagsAnd = try tags(filter.tagAnd, field: "audience.tag_and")
         result.tagsNot = try tags(filter.tagNot, field: "audience.tag_not")
-        if result.registrationIDs == nil && result.aliases == nil && result.tags == nil && result.tagsAnd == nil {
+        if result.registrationIDs == nil && result.aliases == nil && result.tags == nil && result.tagsAnd == nil && result.liveActivity == nil {
             if result.tagsNot != nil {
                 throw .invalidField("audience", "tag_not needs registration_id, alias, tag or tag_and beside it (or use \"all\")")
             }

@@ -78,6 +78,14 @@ extension CenterStore {
             """,
             logger: logger
         )
+        // An ActivityKit token APNs no longer takes goes (migration 0023).
+        try await client.query(
+            """
+            DELETE FROM live_activity_tokens WHERE device_id = \(deviceID) AND token = \(token)
+              AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
+            """,
+            logger: logger
+        )
     }
 
     /// APNs refused the app's credentials: nothing goes to APNs for the app until new

@@ -52,5 +52,15 @@ extension PostgresQuery.StringInterpolation {
             appendLiteral(") = ")
             appendInterpolation(timeZone.zone)
         }
+        // Only Live Activity pushes have it: the devices holding the token they go to.
+        if let liveActivity = audience.liveActivity {
+            appendLiteral(" AND EXISTS (SELECT 1 FROM live_activity_tokens la WHERE la.app_id = ")
+            appendInterpolation(appID)
+            appendLiteral(" AND la.kind = ")
+            appendInterpolation(liveActivity.kind)
+            appendLiteral(" AND la.key = ")
+            appendInterpolation(liveActivity.key)
+            appendLiteral(" AND la.device_id = d.id)")
+        }
     }
 }
