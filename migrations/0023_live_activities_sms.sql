@@ -20,3 +20,36 @@ CREATE TABLE live_activity_tokens (
 
 -- An update or end finds its activity's devices by app and id.
 CREATE INDEX live_activity_tokens_by_key ON live_activity_tokens (app_id, kind, key);
+
+-- SMS fallback (`sms_message`): one row per (message, device) the push had not reached
+-- (acknowledged over the connection, or taken by APNs) when its delay ran out. The
+-- primary key makes it at most one SMS per device and push, whichever node plans it and
+-- however often.
+--
+--   pending    to send at `next_attempt_at`
+--   sending    claimed by a node (`FOR UPDATE SKIP LOCKED`) until `next_attempt_at`, its
+--              lease; one left by a dead node is claimed again, with the same
+--              idempotency key for the provider
+--   sent       the provider took it (`sent_at`)
+--   failed     the provider refused it, or every attempt failed (`error`)
+--   cancelled  the message was recalled or replaced before it was sent
+--   skipped    the copy reached the device after all, or the device has no mobile number
+CREATE TABLE sms_outbox (
+    message_id             bigint NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+    device_id              bigint NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+    app_id                 bigint NOT NULL,
+    state                  text NOT NULL DEFAULT 'pending'
+                           CHECK (state IN ('pending', 'sending', 'sent', 'failed', 'cancelled', 'skipped')),
+    attempts               integer NOT NULL DEFAULT 0,
+    next_attempt_at        timestamptz NOT NULL DEFAULT now(),
+    error                  text,
+    sent_at                timestamptz,
+    PRIMARY KEY (message_id, device_id)
+);
+CREATE INDEX sms_outbox_due ON sms_outbox (next_attempt_at) WHERE state IN ('pending', 'sending');
+
+-- When a message's SMS were planned (its outbox rows written); NULL while its delay runs.
+-- Only messages with `sms_message` are indexed.
+ALTER TABLE messages ADD COLUMN sms_planned_at timestamptz;
+CREATE INDEX messages_sms_due ON messages (created_at)
+    WHERE (request -> 'sms_message') IS NOT NULL AND sms_planned_at IS NULL;

@@ -90,6 +90,9 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.retryDue() }
                 group.addTask { await self.releaseHeld() }
                 group.addTask { await self.purgeExpired() }
+                group.addTask {
+                    await SMSSender(store: self.store, configuration: self.configuration, logger: self.logger).run()
+                }
                 await withDiscardingTaskGroup { workers in
                     workers.addTask { await self.routeAccepted() }
                     if let nodeRoutes, let cluster {

@@ -247,11 +247,14 @@ import Testing
         )
         #expect(
             stored.warnings.map { String($0.prefix { $0 != ":" }) } == [
-                "notification.hmos", "notification.quickapp", "inapp_message", "sms_message", "callback",
+                "notification.hmos", "notification.quickapp", "inapp_message", "callback",
             ]
         )
+        #expect(stored.sms == SMSFallback(delay: 3600, content: nil, templateID: 1250, params: ["code": "1"], signID: nil))
         for bad in [
             #""callback": {"url": "ftp://x", "type": 1}"#, #""callback": {"type": 4}"#, #""sms_message": {"temp_id": 1}"#,
+            #""sms_message": {"delay_time": 0}"#,
+            #""sms_message": {"delay_time": 0, "content": "a", "temp_id": 1}"#, #""sms_message": {"delay_time": 0, "content": ""}"#,
             #""sms_message": {"delay_time": 90000, "temp_id": 1}"#, #""live_activity": {"ios": {"event": "start", "content-state": {}}}"#,
             #""notification": {"android": {"alert": "a", "priority": 3}}"#, #""notification": {"android": {"alert": "a", "titel": "t"}}"#,
             #""notification": {"hmos": {"alert": "h"}}"#,

@@ -80,11 +80,14 @@ struct ReportResponse: Encodable {
     var held: Int
     /// Copies not sent: the app's quiet hours (`drop`) or daily cap.
     var dropped: Int
+    /// SMS of `sms_message` sent, and failed.
+    var smsSent: Int
+    var smsFailed: Int
 
     enum CodingKeys: String, CodingKey {
         case msgID = "msg_id"
         case targeted, tcpDelivered, apnsSent, apnsFailed, apnsFailures, waiting, opened, recalled, replaced, expired, pending, done
-        case spread, held, dropped
+        case spread, held, dropped, smsSent, smsFailed
     }
 
     init(_ report: MessageReport) {
@@ -104,6 +107,8 @@ struct ReportResponse: Encodable {
         spread = report.spread
         held = report.held
         dropped = report.dropped
+        smsSent = report.smsSent
+        smsFailed = report.smsFailed
     }
 }
 

@@ -22,25 +22,3 @@ public struct PushCallback: CheckedJSONObject {
 
     static let fieldKinds = JSONFields(["url": .string(maxBytes: 2048), "params": .object, "type": .int(1...11)])
 }
-
-/// JPush's `sms_message`: an SMS to the device's bound number when the push isn't received
-/// in time. Checked and stored with the message; not sent yet.
-public struct SMSMessage: CheckedJSONObject {
-    public let fields: [String: JSONValue]
-
-    public init(fields: [String: JSONValue], at path: String = "sms_message") throws(HeraldError) {
-        try Self.fieldKinds.check(fields, at: path)
-        self.fields = fields
-    }
-
-    static let fieldKinds = JSONFields(
-        [
-            "delay_time": .int(0...86_400),
-            "signid": .int(0...Int64.max),
-            "temp_id": .int(1...Int64.max),
-            "temp_para": .object,
-            "active_filter": .bool,
-        ],
-        required: ["delay_time", "temp_id"]
-    )
-}

@@ -8,6 +8,8 @@ public struct Push: Sendable, Hashable {
     /// The Live Activity start, update or end, if the push is one (then it has neither
     /// notification nor message, and goes to APNs only).
     public var liveActivity: LiveActivityPush?
+    /// The SMS sent to the devices it hasn't reached in time, if the push asks for one.
+    public var sms: SMSFallback?
     /// Seconds a copy may wait for its device; zero: online devices only.
     public var timeToLive: Int
     /// The identifier on the device; nil means the message id.

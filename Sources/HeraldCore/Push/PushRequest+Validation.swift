@@ -47,8 +47,7 @@ extension PushRequest {
             return value
         }
         for (field, present) in [
-            ("inapp_message", inappMessage != nil), ("notification_3rd", notification3rd != nil), ("sms_message", smsMessage != nil),
-            ("callback", callback != nil),
+            ("inapp_message", inappMessage != nil), ("notification_3rd", notification3rd != nil), ("callback", callback != nil),
         ] where present {
             warnings.append("\(field): accepted and stored with the message, not applied yet")
         }
@@ -70,6 +69,10 @@ extension PushRequest {
             warnings: warnings
         )
         push.liveActivity = liveActivity
+        if let smsMessage {
+            if liveActivity != nil { throw .invalidField("sms_message", "a Live Activity push has no SMS fallback") }
+            push.sms = smsMessage.fallback
+        }
         try Self.checkAPNsPayloadSize(push)
         return push
     }

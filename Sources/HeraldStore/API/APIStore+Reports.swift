@@ -78,6 +78,19 @@ extension APIStore {
         for try await (msgID, reason, count) in failures.decode((String, String, Int64).self) {
             reports[msgID]?.apnsFailures[reason] = Int(count)
         }
+        let sms = try await client.query(
+            """
+            SELECT m.msg_id, count(*) FILTER (WHERE o.state = 'sent'), count(*) FILTER (WHERE o.state = 'failed')
+            FROM messages m JOIN sms_outbox o ON o.message_id = m.id
+            WHERE m.app_id = \(appID) AND m.msg_id = ANY(\(msgIDs)) AND (m.request -> 'sms_message') IS NOT NULL
+            GROUP BY m.msg_id
+            """,
+            logger: logger
+        )
+        for try await (msgID, sent, failed) in sms.decode((String, Int64, Int64).self) {
+            reports[msgID]?.smsSent = Int(sent)
+            reports[msgID]?.smsFailed = Int(failed)
+        }
         return msgIDs.compactMap { reports[$0] }
     }
 

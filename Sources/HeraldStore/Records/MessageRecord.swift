@@ -111,6 +111,10 @@ public struct MessageReport: Sendable, Hashable, Codable {
     public var held = 0
     /// Copies not sent because of the app's quiet hours (`drop`) or daily cap.
     public var dropped = 0
+    /// SMS of `sms_message` the provider took, and those it refused or that failed every
+    /// attempt (migration 0023).
+    public var smsSent = 0
+    public var smsFailed = 0
 }
 
 /// How far a push spread over time has gone out.
