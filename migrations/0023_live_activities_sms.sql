@@ -49,7 +49,25 @@ CREATE TABLE sms_outbox (
 CREATE INDEX sms_outbox_due ON sms_outbox (next_attempt_at) WHERE state IN ('pending', 'sending');
 
 -- When a message's SMS were planned (its outbox rows written); NULL while its delay runs.
--- Only messages with `sms_message` are indexed.
+-- Only messages whose request names `sms_message` are indexed. The request is `json`
+-- kept as written, which may hold "\u0000" in a key: reading it with `->` would fail for
+-- such a message, so the index looks at its text, and the planner reads the delay
+-- through `herald_sms_delay` (NULL when the request has none, or can't be read).
 ALTER TABLE messages ADD COLUMN sms_planned_at timestamptz;
 CREATE INDEX messages_sms_due ON messages (created_at)
-    WHERE (request -> 'sms_message') IS NOT NULL AND sms_planned_at IS NULL;
+    WHERE strpos(request::text, '"sms_message"') > 0 AND sms_planned_at IS NULL;
+
+CREATE FUNCTION herald_sms_delay(p_request json) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN (p_request -> 'sms_message' ->> 'delay_time')::integer;
+EXCEPTION WHEN others THEN
+    RETURN NULL;
+END $$;
+
+-- The request's `sms_message` as text, NULL when it has none or can't be read.
+CREATE FUNCTION herald_sms_message(p_request json) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN (p_request -> 'sms_message')::text;
+EXCEPTION WHEN others THEN
+    RETURN NULL;
+END $$;

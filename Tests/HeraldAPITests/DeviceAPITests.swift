@@ -242,19 +242,24 @@ import Testing
             #expect(try await api.send(.get, path, auth: app.auth).json["mobile"] is NSNull)
             let set = try await api.send(.post, path, auth: app.auth, json: #"{"mobile": "13800138000", "alias": "m"}"#)
             #expect(set.status == 200)
-            #expect(try set.string("mobile") == "13800138000")
-            #expect(try await api.send(.get, path, auth: app.auth).string("mobile") == "13800138000")
+            // A mainland number as JPush keeps it is stored in E.164.
+            #expect(try set.string("mobile") == "+8613800138000")
+            #expect(try await api.send(.get, path, auth: app.auth).string("mobile") == "+8613800138000")
 
-            for bad in [#""138-0013-8000""#, #""+""#, #""123456789012345678901""#, "13800138000"] {
+            for bad in [
+                #""138-0013-8000""#, #""+""#, #""123456789012345678901""#, "13800138000", #""+0123456789""#, #""+1234567""#,
+                #""23800138000""#,
+            ] {
                 let reply = try await api.send(.post, path, auth: app.auth, json: #"{"mobile": \#(bad), "alias": "changed"}"#)
                 #expect(reply.status == 400, "\(bad)")
                 #expect(reply.errorCode == HeraldError.Code.invalidField.rawValue, "\(bad): \(reply.body)")
             }
             let unchanged = try await api.send(.get, path, auth: app.auth)
-            #expect(try unchanged.string("mobile") == "13800138000")
+            #expect(try unchanged.string("mobile") == "+8613800138000")
             #expect(try unchanged.string("alias") == "m")
 
             #expect(try await api.send(.post, path, auth: device.auth, json: #"{"mobile": "+8613900139000"}"#).string("mobile") == "+8613900139000")
+            #expect(try await api.send(.post, path, auth: device.auth, json: #"{"mobile": "0044201234567"}"#).string("mobile") == "+44201234567")
             #expect(try await api.send(.post, path, auth: app.auth, json: #"{"mobile": ""}"#).json["mobile"] is NSNull)
             try await api.send(.post, path, auth: app.auth, json: #"{"mobile": "1"}"#)
             #expect(try await api.send(.post, path, auth: app.auth, json: #"{"mobile": null}"#).json["mobile"] is NSNull)

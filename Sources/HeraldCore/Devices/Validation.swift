@@ -46,15 +46,32 @@ public enum Validation {
         return Hex.encode(bytes)
     }
 
-    /// A mobile number as JPush keeps it for a device: digits, optionally after a `+`, at
-    /// most 20 of them.
+    /// A mobile number in E.164 (`+`, a country code, at most 15 digits in all), as the SMS
+    /// fallback sends to it. JPush's numbers are taken too: `00` for `+`, and an 11-digit
+    /// number starting with 1, a mainland China mobile number as JPush keeps them, gets
+    /// ``defaultMobileCountryCode``.
     public static func mobile(_ value: String, field: String = "mobile") throws(HeraldError) -> String {
-        let digits = value.utf8.first == UInt8(ascii: "+") ? value.utf8.dropFirst() : value.utf8[...]
-        guard (1...20).contains(digits.count), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
-            throw .invalidField(field, "must be 1 to 20 digits, optionally after a +")
+        func isDigits(_ text: Substring.UTF8View) -> Bool {
+            text.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         }
-        return value
+        let international: Substring
+        if value.hasPrefix("+") {
+            international = value.dropFirst()
+        } else if value.hasPrefix("00") {
+            international = value.dropFirst(2)
+        } else if value.utf8.count == 11, value.hasPrefix("1"), isDigits(value[...].utf8) {
+            international = Substring(defaultMobileCountryCode + value)
+        } else {
+            throw .invalidField(field, "must be an E.164 number (+, country code, number) or an 11-digit mainland China mobile number")
+        }
+        guard (8...15).contains(international.utf8.count), isDigits(international.utf8), !international.hasPrefix("0") else {
+            throw .invalidField(field, "must be an E.164 number: + and 8 to 15 digits, the first not 0")
+        }
+        return "+" + international
     }
+
+    /// The country code an 11-digit number without one gets (JPush's mainland China numbers).
+    public static let defaultMobileCountryCode = "86"
 
     /// An app name: 1 to 100 bytes, no control characters.
     public static func appName(_ value: String) throws(HeraldError) -> String {

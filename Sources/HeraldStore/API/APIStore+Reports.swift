@@ -82,7 +82,7 @@ extension APIStore {
             """
             SELECT m.msg_id, count(*) FILTER (WHERE o.state = 'sent'), count(*) FILTER (WHERE o.state = 'failed')
             FROM messages m JOIN sms_outbox o ON o.message_id = m.id
-            WHERE m.app_id = \(appID) AND m.msg_id = ANY(\(msgIDs)) AND (m.request -> 'sms_message') IS NOT NULL
+            WHERE m.app_id = \(appID) AND m.msg_id = ANY(\(msgIDs))
             GROUP BY m.msg_id
             """,
             logger: logger

@@ -56,11 +56,18 @@ extension CenterStore {
     public func planDueSMS(limit: Int = 100) async throws -> Int {
         let rows = try await client.query(
             """
-            WITH due AS (
-                SELECT m.id, m.app_id, m.recalled_at IS NULL AND m.superseded_at IS NULL AS live FROM messages m
-                WHERE (m.request -> 'sms_message') IS NOT NULL AND m.sms_planned_at IS NULL AND m.fanned_out_at IS NOT NULL
-                  AND m.created_at + make_interval(secs => (m.request -> 'sms_message' ->> 'delay_time')::integer) <= now()
-                  AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.message_id = m.id AND p.state = 'pending')
+            WITH candidates AS (
+                SELECT m.id, herald_sms_delay(m.request) AS delay FROM messages m
+                WHERE strpos(m.request::text, '"sms_message"') > 0 AND m.sms_planned_at IS NULL
+                ORDER BY m.created_at LIMIT \(limit * 10)
+            ), due AS (
+                -- A request that only mentions "sms_message" (in a text) has no delay: it is
+                -- planned with no rows, to leave the index.
+                SELECT m.id, m.app_id, c.delay IS NOT NULL AND m.recalled_at IS NULL AND m.superseded_at IS NULL AS live
+                FROM candidates c JOIN messages m ON m.id = c.id
+                WHERE c.delay IS NULL
+                   OR (m.fanned_out_at IS NOT NULL AND m.created_at + make_interval(secs => c.delay) <= now()
+                       AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.message_id = m.id AND p.state = 'pending'))
                 ORDER BY m.created_at LIMIT \(limit)
                 FOR UPDATE OF m SKIP LOCKED
             ), planned AS (
@@ -100,7 +107,7 @@ extension CenterStore {
                 FROM claimable c WHERE o.message_id = c.message_id AND o.device_id = c.device_id
                 RETURNING o.message_id, o.device_id, o.app_id, o.attempts
             )
-            SELECT c.message_id, c.device_id, c.app_id, c.attempts, m.msg_id, d.registration_id, (m.request -> 'sms_message')::text,
+            SELECT c.message_id, c.device_id, c.app_id, c.attempts, m.msg_id, d.registration_id, herald_sms_message(m.request),
                 m.recalled_at IS NOT NULL OR m.superseded_at IS NOT NULL,
                 dl.state IN ('tcp', 'apns') OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= COALESCE(a.acked_seq, 0)
                                                 AND dl.state NOT IN ('recalled', 'replaced', 'expired')),
