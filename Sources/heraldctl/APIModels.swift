@@ -133,11 +133,12 @@ struct Device: Decodable {
     var apnsEnvironment: String?
     var voipToken: String?
     var tokenValid: Bool
+    var mobile: String?
     var createdAt: String
     var updatedAt: String
 
     enum CodingKeys: String, CodingKey {
-        case platform, alias, tags
+        case platform, alias, tags, mobile
         case registrationID = "registration_id"
         case apnsToken = "apns_token"
         case apnsEnvironment = "apns_environment"
@@ -157,6 +158,7 @@ struct Device: Decodable {
             ("apns_environment", apnsEnvironment ?? "-"),
             ("voip_token", voipToken ?? "-"),
             ("token_valid", tokenValid ? "yes" : "no"),
+            ("mobile", mobile ?? "-"),
             ("created_at", createdAt),
             ("updated_at", updatedAt),
         ]

@@ -27,8 +27,11 @@ struct DevicesCommand: AsyncParsableCommand {
 
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add or remove tags, set or clear the alias.",
-            discussion: "Example: heraldctl devices update RID --add-tag vip --add-tag beta --remove-tag trial --alias alice"
+            abstract: "Add or remove tags, set or clear the alias or the mobile number.",
+            discussion: """
+                Example: heraldctl devices update RID --add-tag vip --add-tag beta --remove-tag trial --alias alice
+                         heraldctl devices update RID --mobile +8613800138000
+                """
         )
 
         @Argument(help: ArgumentHelp("The registration id.", valueName: "rid")) var registrationID: String
@@ -38,14 +41,21 @@ struct DevicesCommand: AsyncParsableCommand {
         @Flag(help: "Remove every tag of the device.") var clearTags = false
         @Option(help: "Set the device's alias.") var alias: String?
         @Flag(help: "Clear the device's alias.") var clearAlias = false
+        @Option(help: ArgumentHelp("Bind a mobile number, for the SMS fallback (E.164, or a mainland number).", valueName: "number"))
+        var mobile: String?
+        @Flag(help: "Clear the device's mobile number.") var clearMobile = false
 
         @OptionGroup(title: "Connection") var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
-            if addTags.isEmpty, removeTags.isEmpty, !clearTags, alias == nil, !clearAlias {
-                throw ValidationError("Nothing to change: give --add-tag, --remove-tag, --clear-tags, --alias or --clear-alias.")
+            if addTags.isEmpty, removeTags.isEmpty, !clearTags, alias == nil, !clearAlias, mobile == nil, !clearMobile {
+                throw ValidationError(
+                    "Nothing to change: give --add-tag, --remove-tag, --clear-tags, --alias, --clear-alias, --mobile or --clear-mobile."
+                )
             }
+            if clearMobile, mobile != nil { throw ValidationError("--mobile and --clear-mobile are exclusive.") }
+            if mobile == "" { throw ValidationError("--mobile must not be empty; use --clear-mobile to clear it.") }
             if clearTags, !addTags.isEmpty || !removeTags.isEmpty {
                 throw ValidationError("--clear-tags is exclusive with --add-tag and --remove-tag.")
             }
@@ -57,7 +67,8 @@ struct DevicesCommand: AsyncParsableCommand {
             let client = try connection.client()
             let change = DeviceUpdate(
                 tags: clearTags ? .clear : (addTags.isEmpty && removeTags.isEmpty ? nil : .change(add: addTags, remove: removeTags)),
-                alias: clearAlias ? "" : alias
+                alias: clearAlias ? "" : alias,
+                mobile: clearMobile ? "" : mobile
             )
             let response = try await client.send("POST", "/v3/devices/\(APIClient.segment(registrationID))", json: change, .app)
             try output.emit(response) { () throws(CLIError) in
@@ -143,8 +154,10 @@ struct DeviceUpdate: Encodable {
     var tags: Tags?
     /// `""` clears the alias.
     var alias: String?
+    /// `""` clears the mobile number.
+    var mobile: String? = nil
 
-    enum CodingKeys: String, CodingKey { case tags, alias, add, remove }
+    enum CodingKeys: String, CodingKey { case tags, alias, mobile, add, remove }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -159,5 +172,6 @@ struct DeviceUpdate: Encodable {
             break
         }
         try container.encodeIfPresent(alias, forKey: .alias)
+        try container.encodeIfPresent(mobile, forKey: .mobile)
     }
 }

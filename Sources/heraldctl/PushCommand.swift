@@ -72,6 +72,10 @@ struct PushCommand: AsyncParsableCommand {
     @Option(help: "An identifier for the push, to recall or replace it later.") var identifier: String?
     @Option(help: ArgumentHelp("Replace the notification pushed earlier with this identifier.", valueName: "identifier")) var replace: String?
     @Option(help: "A client id: the same cid twice sends once.") var cid: String?
+    @Option(help: ArgumentHelp("An SMS to the bound mobile number of each device the push hasn't reached in time.", valueName: "text"))
+    var sms: String?
+    @Option(help: ArgumentHelp("With --sms: seconds to wait for the push first (0 to 86400, default 0).", valueName: "seconds"))
+    var smsDelay: Int?
     @Option(help: "Which APNs to use (default: each device's own).") var apnsEnvironment: APNsCommand.Environment?
     @Option(help: "The APNs priority: 10 (now), 5 (power-friendly) or 1.") var priority: Int?
     @Option(help: ArgumentHelp("Spread the push evenly over this many minutes (1 to 1400).", valueName: "minutes")) var spread: Int?
@@ -121,6 +125,8 @@ struct PushCommand: AsyncParsableCommand {
 
     func validate() throws {
         try validateSchedule()
+        if smsDelay != nil, sms == nil { throw ValidationError("--sms-delay goes with --sms.") }
+        if let smsDelay, !(0...86_400).contains(smsDelay) { throw ValidationError("--sms-delay must be 0 to 86400 seconds.") }
         if body != nil {
             try validateWholeBody()
             return
@@ -249,13 +255,15 @@ struct PushCommand: AsyncParsableCommand {
             priority: priority,
             bigPushDuration: spread
         )
-        return PushRequest(
+        var request = PushRequest(
             audience: all ? .all : .targets(targets),
             notification: notification,
             message: message,
             options: options.isEmpty ? nil : options,
             cid: cid
         )
+        request.sms = sms.map { PushRequest.SMS(content: $0, delayTime: smsDelay ?? 0) }
+        return request
     }
 
     func run() async throws {

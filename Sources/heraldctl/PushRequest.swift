@@ -141,13 +141,29 @@ struct PushRequest: Encodable {
         }
     }
 
+    /// JPush's `sms_message`, with Herald's `content`: the SMS to devices the push hasn't
+    /// reached within `delay_time` seconds.
+    struct SMS: Encodable {
+        var content: String
+        var delayTime: Int
+
+        enum CodingKeys: String, CodingKey {
+            case content
+            case delayTime = "delay_time"
+        }
+    }
+
     var audience: Audience
     var notification: Notification?
     var message: Message?
     var options: Options?
     var cid: String?
+    var sms: SMS? = nil
 
-    enum CodingKeys: String, CodingKey { case audience, notification, message, options, cid }
+    enum CodingKeys: String, CodingKey {
+        case audience, notification, message, options, cid
+        case sms = "sms_message"
+    }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -159,5 +175,6 @@ struct PushRequest: Encodable {
         try container.encodeIfPresent(message, forKey: .message)
         try container.encodeIfPresent(options, forKey: .options)
         try container.encodeIfPresent(cid, forKey: .cid)
+        try container.encodeIfPresent(sms, forKey: .sms)
     }
 }

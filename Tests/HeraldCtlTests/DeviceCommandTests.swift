@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldStore
+import HeraldTestSupport
 import Testing
 
 /// `heraldctl devices`, `tags` and `aliases` against a live server.
@@ -23,7 +24,7 @@ import Testing
             #expect(shown.field("registration_id") == rid)
             #expect(shown.field("platform") == "ios")
             #expect(shown.field("token_valid") == "yes")
-            #expect(shown.stdout.split(separator: "\n").count == 10)
+            #expect(shown.stdout.split(separator: "\n").count == 11)
 
             let json = try await test.operator_(app, "devices", "show", rid, "--json")
             #expect(try json.json["registration_id"] as? String == rid)
@@ -45,6 +46,45 @@ import Testing
             let gone = try await test.operator_(app, "devices", "show", rid)
             #expect(gone.status == 1)
             #expect(gone.stderr.hasPrefix("error \(HeraldError.Code.deviceNotFound.rawValue): "))
+        }
+    }
+
+    @Test func aMobileNumberIsBoundInE164AndCleared() async throws {
+        try await CtlTest.run { test in
+            let app = try await test.createApp()
+            let rid = try await test.registerDevice(app)
+            let bound = try await test.operator_(app, "devices", "update", rid, "--mobile", "13800138000")
+            #expect(bound.status == 0, "\(bound)")
+            #expect(bound.field("mobile") == "+8613800138000")
+            #expect(try await test.device(app, rid)?.mobile == "+8613800138000")
+            let bad = try await test.operator_(app, "devices", "update", rid, "--mobile", "12345")
+            #expect(bad.status == 1)
+            #expect(bad.stderr.hasPrefix("error \(HeraldError.Code.invalidField.rawValue): mobile"), "\(bad)")
+            #expect(try await test.device(app, rid)?.mobile == "+8613800138000")
+            let cleared = try await test.operator_(app, "devices", "update", rid, "--clear-mobile")
+            #expect(cleared.field("mobile") == "-")
+            #expect(try await test.device(app, rid)?.mobile == nil)
+            let both = try await test.operator_(app, "devices", "update", rid, "--mobile", "+8613800138000", "--clear-mobile")
+            #expect(both.status != 0)
+        }
+    }
+
+    @Test func aPushWithSMSCarriesItsSMSMessage() async throws {
+        try await CtlTest.run { test in
+            let app = try await test.createApp()
+            let rid = try await test.registerDevice(app)
+            let sent = try await test.operator_(app, "push", "--rid", rid, "--alert", "Code", "--sms", "Your code is 1234", "--sms-delay", "60")
+            #expect(sent.status == 0, "\(sent)")
+            let rows = try await test.store.sql.query("SELECT request::text FROM messages", logger: TestDatabase.logger)
+            var requests: [PushRequest] = []
+            for try await text in rows.decode(String.self) { requests.append(try JSONDecoder().decode(PushRequest.self, from: Data(text.utf8))) }
+            #expect(requests.count == 1)
+            #expect(
+                try requests.first?.validated().sms == SMSFallback(delay: 60, content: "Your code is 1234", templateID: nil, params: nil, signID: nil)
+            )
+            let orphan = try await test.operator_(app, "push", "--rid", rid, "--alert", "x", "--sms-delay", "5")
+            #expect(orphan.status != 0)
+            #expect(orphan.stderr.contains("--sms-delay goes with --sms"), "\(orphan)")
         }
     }
 

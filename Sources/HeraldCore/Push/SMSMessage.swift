@@ -59,6 +59,14 @@ public struct SMSFallback: Sendable, Hashable {
     public var params: [String: JSONValue]?
     public var signID: Int64?
 
+    public init(delay: Int, content: String?, templateID: Int64?, params: [String: JSONValue]?, signID: Int64?) {
+        self.delay = delay
+        self.content = content
+        self.templateID = templateID
+        self.params = params
+        self.signID = signID
+    }
+
     /// Bytes of `content` (about ten SMS segments of Chinese text).
     public static let maxContentBytes = 1024
 }
