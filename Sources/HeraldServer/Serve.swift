@@ -45,6 +45,9 @@ struct Serve: AsyncParsableCommand {
                 if configuration.apnsSandbox {
                     let sandbox = try await LocalSandbox.start(configuration, logger: logger)
                     center.apns = sandbox.routing
+                    // The local setup's SMS fallback goes to the in-process SMS sandbox:
+                    // recorded, never sent to a phone.
+                    center.sms = center.sms ?? SMSSandbox()
                     services += sandbox.services
                     banner.sandbox = sandbox
                 }
@@ -123,6 +126,7 @@ struct Banner: Sendable {
               Devices   mqtt://\(host):\(mqttPort)   (MQTT 3.1.1, see docs/protocol.md)\(configuration.gateway.tls.map { "\n              Devices   mqtts://\(host):\($0.port)   (MQTT over TLS)" } ?? "")
               Database  \(databaseLine)
               APNs      \(sandbox.map { "local sandbox (no Apple credentials needed); deliveries at http://127.0.0.1:\($0.inspectPort)/notifications" } ?? "Apple (api.push.apple.com / api.sandbox.push.apple.com)")
+              SMS       \(sandbox == nil ? "none configured (sms_message is recorded failed: NoSMSProvider)" : "local SMS sandbox (in memory; nothing reaches a phone)")
               Admin     token \(adminTokenFromFile ? "in \(dataDirectory.adminTokenFile)" : "from HERALD_ADMIN_TOKEN")
 
             Create your first app:
