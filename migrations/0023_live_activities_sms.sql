@@ -71,3 +71,14 @@ BEGIN
 EXCEPTION WHEN others THEN
     RETURN NULL;
 END $$;
+
+-- Mobile numbers sealed at rest, like the APNs credentials: AES-GCM under the node's
+-- credential key (`CredentialSealer`), bound to the app (context `mobile:<app id>`), with
+-- the sealing key's id. SQL can't seal (it has no key), so the clear column `mobile`
+-- (migration 0016) stays for now: every node's center seals what it holds, in batches,
+-- from its start on (`CenterStore.sealClearMobiles`), and empties it. The device API
+-- writes sealed numbers only; an import writes the clear column, sealed within a poll.
+-- A later migration drops `mobile` once it is empty everywhere.
+ALTER TABLE devices ADD COLUMN mobile_sealed bytea;
+ALTER TABLE devices ADD COLUMN mobile_key text;
+CREATE INDEX devices_clear_mobile ON devices (id) WHERE mobile IS NOT NULL;

@@ -18,9 +18,12 @@ struct SMSSender: Sendable {
         while !Task.isCancelled {
             var busy = false
             do {
+                // Numbers still in clear (from before migration 0023, or an import) are
+                // sealed first, a batch per round, from the node's start on.
+                busy = try await store.sealClearMobiles() > 0
                 try await store.planDueSMS()
                 let claimed = try await store.claimSMS(limit: 100, lease: configuration.smsLease)
-                busy = !claimed.isEmpty
+                busy = busy || !claimed.isEmpty
                 try await store.finishSMS(await send(claimed))
             } catch {
                 if Task.isCancelled { return }

@@ -126,7 +126,7 @@ extension APIStore {
     /// A device of the app, with its tags.
     public func device(appID: Int64, registrationID: String) async throws -> DeviceRecord? {
         try await client.withConnection { connection in
-            try await Self.device(appID: appID, registrationID: registrationID, on: connection, logger: logger)
+            try await Self.device(appID: appID, registrationID: registrationID, on: connection, sealer: sealer, logger: logger)
         }
     }
 
@@ -147,8 +147,17 @@ extension APIStore {
             try await applyTokens(change, deviceID: deviceID, appID: appID, on: connection)
             switch change.mobile {
             case nil: break
-            case .clear: try await connection.query("UPDATE devices SET mobile = NULL WHERE id = \(deviceID)", logger: logger)
-            case .set(let mobile): try await connection.query("UPDATE devices SET mobile = \(mobile) WHERE id = \(deviceID)", logger: logger)
+            case .clear:
+                try await connection.query(
+                    "UPDATE devices SET mobile = NULL, mobile_sealed = NULL, mobile_key = NULL WHERE id = \(deviceID)",
+                    logger: logger
+                )
+            case .set(let mobile):
+                let sealed = try MobileSealing.seal(mobile, appID: appID, sealer: sealer)
+                try await connection.query(
+                    "UPDATE devices SET mobile = NULL, mobile_sealed = \(Data(sealed.combined)), mobile_key = \(sealed.keyID) WHERE id = \(deviceID)",
+                    logger: logger
+                )
             }
             switch change.timeZone {
             case nil: break
@@ -157,7 +166,8 @@ extension APIStore {
             }
             try await connection.query("UPDATE devices SET updated_at = now() WHERE id = \(deviceID)", logger: logger)
 
-            guard let device = try await Self.device(appID: appID, registrationID: registrationID, on: connection, logger: logger) else {
+            guard let device = try await Self.device(appID: appID, registrationID: registrationID, on: connection, sealer: sealer, logger: logger)
+            else {
                 throw Self.deviceNotFound(registrationID)
             }
             return device
@@ -269,14 +279,21 @@ extension APIStore {
         return nil
     }
 
-    static func device(appID: Int64, registrationID: String, on connection: PostgresConnection, logger: Logger) async throws -> DeviceRecord? {
+    static func device(
+        appID: Int64,
+        registrationID: String,
+        on connection: PostgresConnection,
+        sealer: CredentialSealer,
+        logger: Logger
+    ) async throws -> DeviceRecord? {
         guard Identifiers.isRegistrationID(registrationID) else { return nil }
         let rows = try await connection.query(
             """
             SELECT d.registration_id, d.platform, d.alias, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
                 d.created_at, d.updated_at,
                 COALESCE((SELECT array_agg(t.tag ORDER BY t.tag) FROM device_tags t WHERE t.device_id = d.id), '{}'),
-                n.node_id, CASE WHEN n.node_id IS NOT NULL THEN now() ELSE s.last_seen_at END, d.mobile, d.time_zone
+                n.node_id, CASE WHEN n.node_id IS NOT NULL THEN now() ELSE s.last_seen_at END, d.mobile, d.time_zone,
+                d.mobile_sealed, d.mobile_key
             FROM devices d
             LEFT JOIN device_sessions s ON s.device_id = d.id
             LEFT JOIN nodes n ON n.node_id = s.node_id
@@ -285,7 +302,8 @@ extension APIStore {
             logger: logger
         )
         for try await row in rows.decode(
-            (String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?, String?, String?).self
+            (String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?, String?, String?, Data?, String?)
+                .self
         ) {
             return DeviceRecord(
                 registrationID: row.0,
@@ -296,7 +314,9 @@ extension APIStore {
                 apnsEnvironment: row.4.flatMap(APNsEnvironment.init(rawValue:)),
                 voipToken: row.5,
                 tokenValid: row.6,
-                mobile: row.12,
+                // A number that doesn't open (sealed for another app, or under another key)
+                // is no number.
+                mobile: row.12 ?? (try? MobileSealing.open(row.14, keyID: row.15, appID: appID, sealer: sealer)) ?? nil,
                 timeZone: row.13,
                 createdAt: row.7,
                 updatedAt: row.8,

@@ -78,7 +78,7 @@ extension CenterStore {
                 FROM due JOIN deliveries dl ON dl.message_id = due.id
                 JOIN devices d ON d.id = dl.device_id
                 LEFT JOIN device_acks a ON a.device_id = dl.device_id
-                WHERE due.live AND d.mobile IS NOT NULL AND dl.state IN ('waiting', 'failed', 'expired')
+                WHERE due.live AND (d.mobile IS NOT NULL OR d.mobile_sealed IS NOT NULL) AND dl.state IN ('waiting', 'failed', 'expired')
                   AND NOT (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= COALESCE(a.acked_seq, 0))
                 ON CONFLICT DO NOTHING
                 RETURNING 1
@@ -111,7 +111,7 @@ extension CenterStore {
                 m.recalled_at IS NOT NULL OR m.superseded_at IS NOT NULL,
                 dl.state IN ('tcp', 'apns') OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= COALESCE(a.acked_seq, 0)
                                                 AND dl.state NOT IN ('recalled', 'replaced', 'expired')),
-                d.mobile
+                d.mobile, d.mobile_sealed, d.mobile_key
             FROM claimed c JOIN messages m ON m.id = c.message_id JOIN devices d ON d.id = c.device_id
             LEFT JOIN deliveries dl ON dl.message_id = c.message_id AND dl.device_id = c.device_id
             LEFT JOIN device_acks a ON a.device_id = c.device_id
@@ -135,6 +135,12 @@ extension CenterStore {
                     isWithdrawn: try columns[7].decode(Bool.self),
                     isDelivered: try columns[8].decode(Bool?.self) ?? false,
                     mobile: try columns[9].decode(String?.self)
+                        ?? (try? MobileSealing.open(
+                            try columns[10].decode(Data?.self),
+                            keyID: try columns[11].decode(String?.self),
+                            appID: try columns[2].decode(Int64.self),
+                            sealer: sealer
+                        )) ?? nil
                 )
             )
         }
