@@ -82,3 +82,10 @@ END $$;
 ALTER TABLE devices ADD COLUMN mobile_sealed bytea;
 ALTER TABLE devices ADD COLUMN mobile_key text;
 CREATE INDEX devices_clear_mobile ON devices (id) WHERE mobile IS NOT NULL;
+
+-- An app's own SMS provider over HTTP (`/admin/v1/apps/{app_key}/sms`): its
+-- configuration, secret included, sealed like the APNs credentials (context: the app
+-- key); without one the node's default provider sends the app's SMS.
+ALTER TABLE apps ADD COLUMN sms_provider bytea;
+ALTER TABLE apps ADD COLUMN sms_provider_key text;
+ALTER TABLE apps ADD COLUMN sms_provider_updated_at timestamptz;

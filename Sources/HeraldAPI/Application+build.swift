@@ -53,6 +53,7 @@ public func buildRouter(
     // JPush's v3 routes beyond push, devices and tags.
     DevicePresenceRoutes(store: store, auth: auth, body: body).register(on: &routes)
     LiveActivityRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    AppSMSRoutes(store: store, auth: auth, body: body).register(on: &routes)
     PushPoolRoutes(auth: auth).register(on: &routes)
     BatchPushRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     JPushReportRoutes(store: store, auth: auth, body: body).register(on: &routes)

@@ -24,7 +24,8 @@ struct SMSSender: Sendable {
                 try await store.planDueSMS()
                 let claimed = try await store.claimSMS(limit: 100, lease: configuration.smsLease)
                 busy = busy || !claimed.isEmpty
-                try await store.finishSMS(await send(claimed))
+                let providers = try await store.smsProviders(appIDs: Array(Set(claimed.map(\.appID))))
+                try await store.finishSMS(await send(claimed, providers: providers))
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("SMS fallback failed; trying again", metadata: ["error": "\(error)"])
@@ -33,11 +34,13 @@ struct SMSSender: Sendable {
         }
     }
 
-    /// Sends what is still to send, concurrently, and says what became of each.
-    func send(_ claimed: [ClaimedSMS]) async -> [SMSUpdate] {
+    /// Sends what is still to send, concurrently, each through its app's HTTP provider
+    /// (`providers`) or else the node's default, and says what became of each.
+    func send(_ claimed: [ClaimedSMS], providers: [Int64: SMSHTTPProviderConfiguration]) async -> [SMSUpdate] {
         await withTaskGroup(of: SMSUpdate.self) { group in
             for sms in claimed {
-                group.addTask { await self.send(sms) }
+                let provider: (any SMSProvider)? = providers[sms.appID].map(HTTPSMSProvider.init) ?? configuration.sms
+                group.addTask { await self.send(sms, provider: provider) }
             }
             var updates: [SMSUpdate] = []
             for await update in group { updates.append(update) }
@@ -45,7 +48,7 @@ struct SMSSender: Sendable {
         }
     }
 
-    private func send(_ sms: ClaimedSMS) async -> SMSUpdate {
+    private func send(_ sms: ClaimedSMS, provider: (any SMSProvider)?) async -> SMSUpdate {
         func update(_ state: SMSUpdate.State, _ error: String? = nil, retryAt: Date? = nil) -> SMSUpdate {
             SMSUpdate(messageID: sms.messageID, deviceID: sms.deviceID, state: state, error: error, retryAt: retryAt)
         }
@@ -53,7 +56,7 @@ struct SMSSender: Sendable {
         if sms.isDelivered { return update(.skipped, "Delivered") }
         guard let mobile = sms.mobile else { return update(.skipped, "NoMobile") }
         guard let fallback = sms.fallback else { return update(.failed, "NoSMSMessage") }
-        guard let provider = configuration.sms else { return update(.failed, "NoSMSProvider") }
+        guard let provider else { return update(.failed, "NoSMSProvider") }
         let request = SMSRequest(
             appID: sms.appID,
             mobile: mobile,
