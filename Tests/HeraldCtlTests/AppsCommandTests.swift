@@ -206,3 +206,44 @@ import Testing
         }
     }
 }
+
+/// `heraldctl apps sms`: the app's own SMS provider, set, shown without its secret, deleted.
+@Suite struct AppsSMSCommandTests {
+    @Test func anSMSProviderIsSetShownWithoutItsSecretAndDeleted() async throws {
+        try await CtlTest.run { test in
+            let app = try await test.createApp()
+            let secretFile = test.home.appendingPathComponent("sms.secret")
+            try Data("s3cret-s3cret-s3cret\n".utf8).write(to: secretFile)
+            let environment = ["HERALD_ADMIN_TOKEN": CtlTest.adminToken]
+            let set = try await test.heraldctl(
+                [
+                    "apps", "sms", "set", app.app.appKey, "--provider-url", "https://sms.example.com/send", "--template",
+                    #"{"to": {{mobile}}, "text": {{content}}}"#, "--secret-file", secretFile.path,
+                ],
+                environment: environment
+            )
+            #expect(set.status == 0, "\(set)")
+            #expect(set.field("url") == "https://sms.example.com/send")
+            #expect(set.field("signature_header") == "X-Herald-Signature")
+            #expect(!set.stdout.contains("s3cret"))
+            let shown = try await test.heraldctl(["apps", "sms", "show", app.app.appKey], environment: environment)
+            #expect(shown.status == 0, "\(shown)")
+            #expect(shown.field("timeout_seconds") == "10")
+            #expect(!shown.stdout.contains("s3cret"))
+            #expect(try await test.store.api.smsProvider(appKey: app.app.appKey)?.provider.secret == "s3cret-s3cret-s3cret")
+
+            let bad = try await test.heraldctl(
+                ["apps", "sms", "set", app.app.appKey, "--provider-url", "ftp://x", "--template", "{}", "--secret-file", secretFile.path],
+                environment: environment
+            )
+            #expect(bad.status == 1)
+            #expect(bad.stderr.hasPrefix("error \(HeraldError.Code.invalidField.rawValue): url"), "\(bad)")
+
+            let deleted = try await test.heraldctl(["apps", "sms", "delete", app.app.appKey], environment: environment)
+            #expect(deleted.status == 0, "\(deleted)")
+            let gone = try await test.heraldctl(["apps", "sms", "show", app.app.appKey], environment: environment)
+            #expect(gone.status == 1)
+            #expect(gone.stderr.hasPrefix("error \(HeraldError.Code.smsProviderNotFound.rawValue): "), "\(gone)")
+        }
+    }
+}
