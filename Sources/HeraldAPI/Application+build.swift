@@ -58,6 +58,8 @@ public func buildRouter(
     // Schedules (JPush's Schedule API) and the app's zone for them.
     ScheduleRoutes(store: store, auth: auth, body: body).register(on: &routes)
     AppTimeZoneRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    // Notification categories (issue #20).
+    CategoryRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     table.set(routes.table)
     return (router, routes.table)
 }

@@ -18,6 +18,19 @@ public struct IOSNotification: Sendable, Hashable, Codable {
     public var extras: [String: JSONValue]?
     /// alert (default), background (silent) or voip (to the VoIP token).
     public var pushType: IOSPushType?
+    /// An http or https image, GIF, audio or video URL the app's Notification Service
+    /// Extension downloads and attaches (`herald.media_url` in the APNs payload).
+    public var mediaURL: String?
+    /// 0 to 1: how the system ranks the notification in its summary.
+    public var relevanceScore: Double?
+    /// The window or scene a tap brings forward.
+    public var targetContentID: String?
+    /// The Focus filter criteria the notification matches.
+    public var filterCriteria: String?
+    /// The category the push names, as defined on the server (``NotificationCategory``)
+    /// with its version: set by the API when it accepts the push, never by a request, so
+    /// the message keeps the category as it was then.
+    public var notificationConfig: JSONValue?
 
     public init(
         alert: Alert? = nil,
@@ -52,6 +65,11 @@ public struct IOSNotification: Sendable, Hashable, Codable {
         case interruptionLevel = "interruption-level"
         case extras
         case pushType = "push_type"
+        case mediaURL = "media_url"
+        case relevanceScore = "relevance-score"
+        case targetContentID = "target-content-id"
+        case filterCriteria = "filter-criteria"
+        case notificationConfig = "notification_config"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -66,7 +84,16 @@ public struct IOSNotification: Sendable, Hashable, Codable {
         interruptionLevel = try container.decodeIfPresent(String.self, forKey: .interruptionLevel)
         extras = try container.decodeIfPresent([String: JSONValue].self, forKey: .extras)
         pushType = try container.decodeIfPresent(IOSPushType.self, forKey: .pushType)
+        mediaURL = try container.decodeIfPresent(String.self, forKey: .mediaURL)
+        relevanceScore = try container.decodeIfPresent(Double.self, forKey: .relevanceScore)
+        targetContentID = try container.decodeIfPresent(String.self, forKey: .targetContentID)
+        filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
+        notificationConfig = try container.decodeIfPresent(JSONValue.self, forKey: .notificationConfig)
     }
+
+    /// Whether the app's Notification Service Extension must see the notification first:
+    /// asked, or needed for the media or the category's configuration.
+    public var needsServiceExtension: Bool { mutableContent == true || mediaURL != nil || notificationConfig != nil }
 
     /// A flag as JSON or as JPush writes it: true / false, or 1 / 0.
     struct Flag: Decodable {

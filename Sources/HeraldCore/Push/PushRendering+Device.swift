@@ -38,6 +38,8 @@ extension JSONObjectWriter {
             break
         }
         field("extras", ios?.extras)
+        field("media_url", ios?.mediaURL)
+        field("notification_config", ios?.notificationConfig)
         field("voip", notification.voip?.fields)
     }
 

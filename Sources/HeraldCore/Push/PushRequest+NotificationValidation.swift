@@ -1,3 +1,5 @@
+import Foundation
+
 extension PushRequest {
     func validate(_ notification: PushNotification, warnings: inout [String]) throws(HeraldError) {
         for (field, alert) in [("notification.alert", notification.alert), ("notification.android.alert", notification.android?.alert)] {
@@ -14,6 +16,7 @@ extension PushRequest {
             warnings.append("notification.quickapp: accepted and stored, not delivered (Herald has no quick app channel)")
         }
         guard let ios = notification.ios else { return }
+        try Self.validateRichContent(ios)
         if let level = ios.interruptionLevel, !["passive", "active", "time-sensitive", "critical"].contains(level) {
             throw .invalidField("notification.ios.interruption-level", "must be passive, active, time-sensitive or critical")
         }
@@ -64,7 +67,31 @@ extension PushRequest {
     }
 }
 
+extension PushRequest {
+    /// The media URL, relevance score, target content id and filter criteria.
+    static func validateRichContent(_ ios: IOSNotification) throws(HeraldError) {
+        if let url = ios.mediaURL {
+            let lowered = url.lowercased()
+            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), let parsed = URL(string: url), parsed.host?.isEmpty == false
+            else { throw .invalidField("notification.ios.media_url", "must be an http or https URL") }
+            if url.utf8.count > PushLimits.maxMediaURLBytes {
+                throw .invalidField("notification.ios.media_url", "at most \(PushLimits.maxMediaURLBytes) bytes, not \(url.utf8.count)")
+            }
+        }
+        if let score = ios.relevanceScore, !(0...1).contains(score) {
+            throw .invalidField("notification.ios.relevance-score", "must be 0 to 1")
+        }
+        for (field, value) in [("target-content-id", ios.targetContentID), ("filter-criteria", ios.filterCriteria)] {
+            if let value, value.isEmpty || value.utf8.count > PushLimits.maxIdentifierBytes * 4 {
+                throw .invalidField("notification.ios.\(field)", "must be 1 to \(PushLimits.maxIdentifierBytes * 4) bytes")
+            }
+        }
+    }
+}
+
 extension PushLimits {
+    /// Bytes in `notification.ios.media_url`.
+    public static let maxMediaURLBytes = 1024
     /// Bytes in `notification.alert` (and an Android part's alert).
     public static let maxAlertBytes = 4096
 }
