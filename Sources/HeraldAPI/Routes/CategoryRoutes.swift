@@ -31,7 +31,10 @@ struct CategoryRoutes {
         let app = try await auth.requireApp(request)
         let category = try await decode(request, identifier: nil)
         guard let record = try await store.createCategory(appID: app.id, category) else {
-            throw HeraldError(.conflict, "identifier: the app has a category \(category.identifier) already; change it with PUT /v3/categories/\(category.identifier)")
+            throw HeraldError(
+                .conflict,
+                "identifier: the app has a category \(category.identifier) already; change it with PUT /v3/categories/\(category.identifier)"
+            )
         }
         context.logger.info("category created", metadata: ["herald.category": "\(category.identifier)"])
         return VerbatimKeysResponse(record.json)

@@ -50,7 +50,10 @@ extension PushRequest {
         // Most pushes are far below the limit even with every byte escaped: no rendering.
         if PushRendering.apnsPayloadQuickBound(push) > limit {
             let size = PushRendering.apnsPayloadSizeBound(push)
-            if size > limit { throw tooLarge(size, limit: limit, pushType: push.pushType, field: "notification") }
+            if size > limit {
+                let field = push.notification?.ios?.notificationConfig == nil ? "notification" : "notification.ios.category"
+                throw tooLarge(size, limit: limit, pushType: push.pushType, field: field)
+            }
         }
         if push.hasVoIPCompanion {
             let size = PushRendering.voipPayload(push, msgID: PushRendering.longestMsgID).count
@@ -63,6 +66,7 @@ extension PushRequest {
         .tooLarge(
             field,
             "the APNs payload would be \(size) bytes, \(size - limit) over APNs' limit of \(limit) bytes for \(pushType.rawValue) pushes; shorten the alert or the extras"
+                + (field == "notification.ios.category" ? ", or the category's actions and routes (its notification_config)" : "")
         )
     }
 }
