@@ -31,6 +31,9 @@ public struct IOSNotification: Sendable, Hashable, Codable {
     /// with its version: set by the API when it accepts the push, never by a request, so
     /// the message keeps the category as it was then.
     public var notificationConfig: JSONValue?
+    /// The alert per BCP 47 language (`{"zh-Hans": {...}, "en": "..."}`): each device gets
+    /// the one of its language (``PushLocalization``), else ``alert``.
+    public var localizations: [String: Alert]?
 
     public init(
         alert: Alert? = nil,
@@ -70,6 +73,7 @@ public struct IOSNotification: Sendable, Hashable, Codable {
         case targetContentID = "target-content-id"
         case filterCriteria = "filter-criteria"
         case notificationConfig = "notification_config"
+        case localizations
     }
 
     public init(from decoder: any Decoder) throws {
@@ -89,6 +93,7 @@ public struct IOSNotification: Sendable, Hashable, Codable {
         targetContentID = try container.decodeIfPresent(String.self, forKey: .targetContentID)
         filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
         notificationConfig = try container.decodeIfPresent(JSONValue.self, forKey: .notificationConfig)
+        localizations = try container.decodeIfPresent([String: Alert].self, forKey: .localizations)
     }
 
     /// Whether the app's Notification Service Extension must see the notification first:

@@ -17,6 +17,7 @@ extension PushRequest {
         }
         guard let ios = notification.ios else { return }
         try Self.validateRichContent(ios)
+        try Self.validateLocalizations(ios)
         if let level = ios.interruptionLevel, !["passive", "active", "time-sensitive", "critical"].contains(level) {
             throw .invalidField("notification.ios.interruption-level", "must be passive, active, time-sensitive or critical")
         }
@@ -45,6 +46,11 @@ extension PushRequest {
     /// would refuse every copy (PayloadTooLarge), so nothing is accepted. The VoIP payload
     /// sent beside a notification is held to the VoIP limit.
     static func checkAPNsPayloadSize(_ push: Push) throws(HeraldError) {
+        if push.isLocalized {
+            // Each language's rendering is sent to someone.
+            for variant in push.localizedVariants { try checkAPNsPayloadSize(variant) }
+            return
+        }
         guard let notification = push.notification, notification.reachesApple else { return }
         let limit = push.pushType == .voip ? PushLimits.maxAPNsVoIPPayloadBytes : PushLimits.maxAPNsPayloadBytes
         // Most pushes are far below the limit even with every byte escaped: no rendering.

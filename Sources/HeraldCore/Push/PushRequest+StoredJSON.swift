@@ -129,5 +129,8 @@ extension JSONObjectWriter {
         field("target-content-id", ios.targetContentID)
         field("filter-criteria", ios.filterCriteria)
         field("notification_config", ios.notificationConfig)
+        if let localizations = ios.localizations {
+            field("localizations", localizations.mapValues(\.json))
+        }
     }
 }

@@ -18,3 +18,18 @@ extension CenterStore {
         )
     }
 }
+
+extension CenterStore {
+    /// The languages the devices reported, by device id (devices without one left out):
+    /// read only for pushes with content per language.
+    public func deviceLanguages(_ deviceIDs: [Int64]) async throws -> [Int64: String] {
+        guard !deviceIDs.isEmpty else { return [:] }
+        let rows = try await client.query(
+            "SELECT id, language FROM devices WHERE id = ANY(\(deviceIDs)) AND language IS NOT NULL",
+            logger: logger
+        )
+        var languages: [Int64: String] = [:]
+        for try await (id, language) in rows.decode((Int64, String).self) { languages[id] = language }
+        return languages
+    }
+}
