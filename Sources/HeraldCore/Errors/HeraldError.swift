@@ -131,8 +131,8 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .invalidJSON, .limitExceeded, .malformedRequest: 400
             case .unauthorized: 401
             case .forbidden: 403
-            case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound,
-                .categoryNotFound: 404
+            case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound: 404
+            case .categoryNotFound: 404
             case .methodNotAllowed: 405
             case .conflict: 409
             case .recallWindowClosed: 410
