@@ -50,6 +50,7 @@ struct HeraldDevice: AsyncParsableCommand {
         switch event {
         case .connected: "connected"
         case .disconnected: "disconnected (reconnecting)"
+        case .categoryConfig(let config): "category \(config.identifier) version \(config.version)"
         case .notification(let n): "notification \(n.messageID) [\(n.identifier)] \(n.title.map { "\($0): " } ?? "")\(n.alert ?? "")"
         case .message(let m): "message \(m.messageID) \(m.content)"
         case .recall(let identifiers): "recall \(identifiers.joined(separator: ", "))"
