@@ -130,3 +130,32 @@ import Testing
         }
     }
 }
+
+/// Only `POST /v3/push` carries a category's configuration: the batch pushes and
+/// schedules refuse one written in the request.
+@Suite struct CategoryConfigInjectionTests {
+    @Test func batchPushesAndSchedulesMayNotSetNotificationConfig() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let device = try await api.registerDevice(app)
+            let ios = #"{"alert": "hi", "notification_config": {"identifier": "x", "version": 1}}"#
+            let batch = try await api.send(
+                .post,
+                "/v3/push/batch/regid/single",
+                auth: app.auth,
+                json: #"{"pushlist": {"cid-1": {"target": "\#(device.registrationID)", "platform": "all", "notification": {"ios": \#(ios)}}}}"#
+            )
+            #expect(batch.body.contains("notification.ios.notification_config"), "\(batch.body)")
+            #expect(batch.body.contains("\(HeraldError.Code.unsupportedKey.rawValue)"), "\(batch.body)")
+            let schedule = try await api.send(
+                .post,
+                "/v3/schedules",
+                auth: app.auth,
+                json: #"{"name": "n", "enabled": true, "trigger": {"single": {"time": "2099-01-01 00:00:00"}}, "#
+                    + #""push": {"platform": "all", "audience": "all", "notification": {"ios": \#(ios)}}}"#
+            )
+            #expect(schedule.errorCode == HeraldError.Code.unsupportedKey.rawValue, "\(schedule.body)")
+            #expect(try await api.send(.get, "/v3/schedules", auth: app.auth).json["total_count"] as? Int == 0)
+        }
+    }
+}

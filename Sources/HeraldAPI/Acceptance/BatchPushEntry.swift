@@ -86,6 +86,9 @@ struct BatchPushEntry {
                 throw JSONBody.translate(error)
             }
         }
+        // Categories are resolved by `POST /v3/push` only: a batch entry names APNs'
+        // category alone, and may not carry a configuration of its own.
+        try request.checkNoCategoryConfig()
         push = try request.validated()
     }
 
