@@ -209,3 +209,31 @@ import Testing
         try await connection.send(.publish(.init(topic: "herald/\(device.registrationID)/events", payload: ByteBuffer(string: event))))
     }
 }
+
+/// The batch single pushes carry the categories their entries name, as `/v3/push` does.
+@Suite struct BatchCategoryTests {
+    @Test func aBatchEntryNamingACategoryCarriesItsConfiguration() async throws {
+        try await TestNode.run { test in
+            #expect(try await test.call("POST", "/v3/categories", CategoryDeliveryTests.category).status == 200)
+            let token = TestNode.token(205)
+            let device = try await test.register(token: token)
+            let sent = try await test.call(
+                "POST",
+                "/v3/push/batch/regid/single",
+                [
+                    "pushlist": [
+                        "cid-1": ["target": JSON(device.registrationID), "platform": "all", "notification": ["ios": CategoryDeliveryTests.content]]
+                    ]
+                ]
+            )
+            #expect(sent.status == 200)
+            let msgID = try #require(sent.json["cid-1"]["msg_id"].string, "\(sent.json)")
+            let received = try #require(try await test.waitForAPNs(token).first)
+            let expected =
+                #"{"aps":{"alert":{"body":"50% off","title":"Sale"},"category":"push_extension_sale","mutable-content":1},"#
+                + #""herald":{"identifier":"\#(msgID)","media_url":"https://cdn.example.com/a.jpg","msg_id":"\#(msgID)"},"#
+                + #""notification_config":\#(CategoryDeliveryTests.config(version: 1))}"#
+            #expect(String(decoding: received.payload, as: UTF8.self) == expected)
+        }
+    }
+}

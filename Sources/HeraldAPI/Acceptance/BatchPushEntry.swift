@@ -86,8 +86,7 @@ struct BatchPushEntry {
                 throw JSONBody.translate(error)
             }
         }
-        // Categories are resolved by `POST /v3/push` only: a batch entry names APNs'
-        // category alone, and may not carry a configuration of its own.
+        // A configuration comes from the category the entry names (the route resolves it).
         try request.checkNoCategoryConfig()
         push = try request.validated()
     }

@@ -165,6 +165,37 @@ struct CategoryDeliveryBody: Decodable {
 }
 
 extension APIStore {
+    /// The entries of a batch push, each carrying the configuration of the category it
+    /// names (looked up once per category), and validated again with it; an entry that no
+    /// longer fits APNs' limit is handed to `failed` and left out.
+    func resolvingCategories(
+        _ entries: [BatchPushEntry],
+        appID: Int64,
+        failed: (String, any Error) -> Void
+    ) async throws -> [BatchPushEntry] {
+        var configs: [String: JSONValue?] = [:]
+        var resolved: [BatchPushEntry] = []
+        for var entry in entries {
+            guard let name = entry.request.namedCategory else {
+                resolved.append(entry)
+                continue
+            }
+            if configs[name] == nil { configs[name] = .some(try await category(appID: appID, identifier: name)?.config) }
+            guard let config = configs[name] ?? nil else {
+                resolved.append(entry)
+                continue
+            }
+            do {
+                entry.request = entry.request.carrying(categoryConfig: config)
+                entry.push = try entry.request.validated()
+                resolved.append(entry)
+            } catch {
+                failed(entry.cid, error)
+            }
+        }
+        return resolved
+    }
+
     /// The push carrying the configuration of the category it names, as it is now, when the
     /// app defines one (read at acceptance, so the stored message keeps it: a later change
     /// of the category doesn't change an accepted push). Only pushes naming a category pay
