@@ -70,6 +70,15 @@ extension APIStore {
         return try await Self.categories(rows).first
     }
 
+    /// The category, read inside a transaction (a schedule firing).
+    static func category(appID: Int64, identifier: String, on connection: PostgresConnection, logger: Logger) async throws -> CategoryRecord? {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: categoryColumns) FROM notification_categories WHERE app_id = \(appID) AND identifier = \(identifier)",
+            logger: logger
+        )
+        return try await categories(rows).first
+    }
+
     /// The app's categories by identifier.
     public func categories(appID: Int64) async throws -> [CategoryRecord] {
         let rows = try await client.query(
