@@ -56,7 +56,7 @@ import Testing
             #expect(try await test.heraldctl("categories", "delete", "meeting").status == 0)
             let gone = try await test.heraldctl("categories", "show", "meeting")
             #expect(gone.status != 0)
-            #expect(gone.stderr.contains("9105"), "\(gone)")
+            #expect(gone.stderr.contains("9106"), "\(gone)")
         }
     }
 

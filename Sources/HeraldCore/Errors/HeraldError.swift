@@ -109,7 +109,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The app has no APNs credentials.
         case apnsCredentialsNotFound = 9104
         /// The app defines no notification category with that identifier.
-        case categoryNotFound = 9105
+        case categoryNotFound = 9106
 
         // 92xx: the request meets the current state.
 
