@@ -224,7 +224,10 @@ let package = Package(
         .executableTarget(
             name: "heraldctl",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser")
+                // `apns send` talks to APNs itself, with the client the message center uses.
+                "HeraldCore", "HeraldAPNs",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

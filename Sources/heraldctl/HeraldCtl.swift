@@ -36,6 +36,7 @@ struct HeraldCtl: AsyncParsableCommand {
             StatusCommand.self,
             ReportCommand.self,
             ConfigCommand.self,
+            APNsToolCommand.self,
         ]
     )
 
