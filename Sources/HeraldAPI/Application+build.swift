@@ -55,6 +55,7 @@ public func buildRouter(
     PushPoolRoutes(auth: auth).register(on: &routes)
     BatchPushRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     JPushReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    DiagnosisRoutes(store: store, auth: auth, apnsDestination: configuration.apnsDestination).register(on: &routes)
     // Schedules (JPush's Schedule API) and the app's zone for them.
     ScheduleRoutes(store: store, auth: auth, body: body).register(on: &routes)
     AppTimeZoneRoutes(store: store, auth: auth, body: body).register(on: &routes)

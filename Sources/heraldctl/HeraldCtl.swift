@@ -37,6 +37,7 @@ struct HeraldCtl: AsyncParsableCommand {
             ReportCommand.self,
             ConfigCommand.self,
             APNsToolCommand.self,
+            DoctorCommand.self,
         ]
     )
 
