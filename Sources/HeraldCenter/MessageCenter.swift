@@ -171,6 +171,8 @@ public final class MessageCenter: Service, Sendable {
     private func tick() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.pollInterval)
+            // Keeps the sets of apps that record events fresh for the router (``EventApps``).
+            _ = await store.eventApps.snapshot()
             wake.signal()
             cluster?.routeWakeUps.signal()
         }
@@ -214,7 +216,7 @@ public final class MessageCenter: Service, Sendable {
                     let prepared = router.prepare(message)
                     var updates: [DeliveryUpdate] = []
                     if message.expiresAt <= Date() || !message.isLive {
-                        updates = retries.map { DeliveryUpdate(deviceID: $0.target.deviceID, state: .expired) }
+                        updates = retries.map { DeliveryUpdate(deviceID: $0.target.deviceID, state: .expired, event: prepared.event()) }
                     } else {
                         for (attempts, group) in Dictionary(grouping: retries, by: \.attempts) {
                             updates += await router.sendToAPNs(prepared, targets: group.map(\.target), attempts: attempts)

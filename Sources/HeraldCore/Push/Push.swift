@@ -22,6 +22,8 @@ public struct Push: Sendable, Hashable {
     /// JPush's `override_msg_id`: the API looks up that push's identifier and makes it
     /// ``replace`` (``PushRequest/overriding(identifier:)``).
     public var overrideMsgID: String?
+    /// JPush's per-push callback: where to report what became of the push's copies.
+    public var callback: PushCallback?
     /// What the request asked that Herald accepted without applying, one line per field,
     /// each starting with the field's name; the answer carries them.
     public var warnings: [String] = []

@@ -50,7 +50,7 @@ extension PushRequest {
         }
         for (field, present) in [
             ("inapp_message", inappMessage != nil), ("notification_3rd", notification3rd != nil), ("sms_message", smsMessage != nil),
-            ("live_activity", liveActivity != nil), ("callback", callback != nil),
+            ("live_activity", liveActivity != nil),
         ] where present {
             warnings.append("\(field): accepted and stored with the message, not applied yet")
         }
@@ -67,6 +67,7 @@ extension PushRequest {
             apnsCollapseID: collapseID,
             sendno: options.sendno,
             overrideMsgID: options.overrideMsgID,
+            callback: callback,
             warnings: warnings
         )
         try Self.checkAPNsPayloadSize(push)

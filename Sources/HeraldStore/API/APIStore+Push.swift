@@ -15,8 +15,17 @@ extension APIStore {
     /// before this returns. A cid seen within 24 hours returns the first push's id and
     /// stores nothing. A replacing push supersedes the app's earlier messages with that
     /// identifier: their undelivered copies are cancelled.
-    public func acceptPush(_ request: PushRequest, push: Push, appID: Int64, now: Date = Date()) async throws -> AcceptedPush {
+    /// `appRecordsEvents`: the app records every event (``EventApps``); a push with a
+    /// callback records its own in any case.
+    public func acceptPush(
+        _ request: PushRequest,
+        push: Push,
+        appID: Int64,
+        now: Date = Date(),
+        appRecordsEvents: Bool = false
+    ) async throws -> AcceptedPush {
         let json = String(decoding: request.storedJSON, as: UTF8.self)
+        let recordsEvents = appRecordsEvents || push.callback != nil
         let msgID = try await msgIDs.next()
         for attempt in 1...3 {
             do {
@@ -45,9 +54,9 @@ extension APIStore {
                     let expiresAt = now.addingTimeInterval(TimeInterval(push.timeToLive))
                     let rows = try await connection.query(
                         """
-                        INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at)
+                        INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at, events)
                         VALUES (\(msgID), \(appID), \(push.cid), \(json)::json, \(push.identifier(msgID: msgID)), \(push.replace),
-                                \(push.timeToLive), \(expiresAt), \(now))
+                                \(push.timeToLive), \(expiresAt), \(now), \(recordsEvents))
                         RETURNING id
                         """,
                         logger: logger
@@ -59,6 +68,9 @@ extension APIStore {
                         "INSERT INTO push_jobs (message_id, kind) VALUES (\(messageID), 'push')",
                         logger: logger
                     )
+                    if recordsEvents {
+                        try await recordAcceptance(messageID: messageID, msgID: msgID, appID: appID, callback: push.callback, on: connection)
+                    }
                     try await connection.query("NOTIFY herald_jobs", logger: logger)
                     return AcceptedPush(msgID: msgID, cid: push.cid, repeated: false)
                 }
