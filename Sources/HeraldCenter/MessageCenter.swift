@@ -26,6 +26,9 @@ public final class MessageCenter: Service, Sendable {
     private let router: DeliveryRouter
     private let cluster: ClusterMembership?
     private let nodeRoutes: NodeRouteWorker?
+    /// Webhook and callback delivery, when the node has the event log's store.
+    private let webhooks: WebhookDispatcher?
+    private let callbacks: CallbackWorker?
     private let wake = WakeSignal()
     /// Pushes this process's API fanned out when it accepted them (``receive(_:)``).
     private let accepted = AsyncStream.makeStream(of: [FannedOutPush].self)
@@ -40,9 +43,14 @@ public final class MessageCenter: Service, Sendable {
         events: DeviceEvents,
         faults: CenterFaults = CenterFaults(),
         cluster: ClusterMembership? = nil,
+        eventLog: EventStore? = nil,
         logger: Logger
     ) {
         self.configuration = configuration
+        self.webhooks = eventLog.map {
+            WebhookDispatcher(store: $0, node: configuration.nodeID, configuration: configuration.webhooks, logger: logger)
+        }
+        self.callbacks = eventLog.map { CallbackWorker(store: $0, configuration: configuration.webhooks, logger: logger) }
         self.cluster = cluster
         self.store = store
         self.events = events
@@ -89,6 +97,8 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.tick() }
                 group.addTask { await self.retryDue() }
                 group.addTask { await self.purgeExpired() }
+                if let webhooks { group.addTask { await webhooks.run() } }
+                if let callbacks { group.addTask { await callbacks.run() } }
                 await withDiscardingTaskGroup { workers in
                     workers.addTask { await self.routeAccepted() }
                     if let nodeRoutes, let cluster {
@@ -198,6 +208,9 @@ public final class MessageCenter: Service, Sendable {
                     purged += count
                 }
                 if purged > 0 { logger.info("Deleted messages past their retention", metadata: ["herald.messages": "\(purged)"]) }
+                let eventCutoff = Date().addingTimeInterval(-configuration.eventRetention.seconds)
+                let eventBatch = 10_000
+                while try await store.purgeEvents(before: eventCutoff, limit: eventBatch) == eventBatch, !Task.isCancelled {}
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("purging expired inbox rows or messages failed; trying again later", metadata: ["error": "\(error)"])

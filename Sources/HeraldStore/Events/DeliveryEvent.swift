@@ -38,3 +38,35 @@ public struct EventPage: Sendable {
     /// none) that committed before the oldest transaction still open.
     public var cursor: EventCursor
 }
+
+extension DeliveryEvent {
+    /// The event as the stream and webhooks send it: `{"id", "cursor", "type", "msg_id",
+    /// "registration_id", "at", "data"}` (`at` in UTC with milliseconds).
+    public var json: [UInt8] {
+        var writer = JSONObjectWriter(capacity: 256)
+        writer.field("id", Int(id))
+        writer.field("cursor", cursor.description)
+        writer.field("type", type.rawValue)
+        writer.field("msg_id", msgID)
+        writer.field("registration_id", registrationID)
+        writer.field("at", Self.timestamp(at))
+        writer.field("data", data)
+        return writer.finish()
+    }
+
+    /// `{"events": [...]}`: a webhook request's body.
+    public static func batchBody(_ events: [DeliveryEvent]) -> [UInt8] {
+        var body = Array(#"{"events":["#.utf8)
+        for (index, event) in events.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += event.json
+        }
+        body += Array("]}".utf8)
+        return body
+    }
+
+    /// An instant as the events show it: ISO 8601 in UTC with milliseconds.
+    public static func timestamp(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon))
+    }
+}
