@@ -361,6 +361,7 @@ let package = Package(
                 "HeraldNode",
                 "HeraldStore",
                 "HeraldTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
