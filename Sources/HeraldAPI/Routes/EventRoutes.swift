@@ -5,6 +5,7 @@ import HeraldStore
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// The delivery event log: `GET /v3/events` (the app's event stream, paged by an opaque
 /// cursor, long-polled or as server-sent events), `GET /v3/messages/{msg_id}/devices/
@@ -30,9 +31,10 @@ struct EventRoutes {
     /// The most events a page holds.
     static let maxLimit = 1000
     /// How long a server-sent event stream stays open before it ends (the client
-    /// reconnects with `Last-Event-ID`); a comment goes out every `keepAlive` meanwhile.
+    /// reconnects with `Last-Event-ID`); a comment goes out every `keepAlive` meanwhile, so
+    /// a stream whose client went away ends soon.
     static let streamLifetime: Duration = .seconds(300)
-    static let keepAlive: Duration = .seconds(15)
+    static let keepAlive: Duration = .seconds(5)
 
     @Sendable func stream(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let app = try await auth.requireApp(request)
@@ -69,7 +71,8 @@ struct EventRoutes {
             let end = ContinuousClock.now + Self.streamLifetime
             var lastWrite = ContinuousClock.now
             try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-            while ContinuousClock.now < end, !Task.isCancelled {
+            // Ends when the server shuts down too (the client reconnects elsewhere or later).
+            while ContinuousClock.now < end, !Task.isCancelled, !Task.isShuttingDownGracefully {
                 let page = try await events.events(appID: appID, after: cursor, types: query.types, limit: query.limit)
                 var out = ByteBuffer()
                 for event in page.events {
