@@ -34,6 +34,8 @@ struct HeraldCtl: AsyncParsableCommand {
             RecallCommand.self,
             StatusCommand.self,
             ReportCommand.self,
+            EventsCommand.self,
+            WebhooksCommand.self,
             ConfigCommand.self,
         ]
     )
