@@ -35,11 +35,17 @@ struct WebhookPoster: Sendable {
         if let secret {
             let timestamp = Int64(Date().timeIntervalSince1970)
             request.headers.add(name: WebhookSignature.timestampHeader, value: String(timestamp))
-            request.headers.add(name: WebhookSignature.signatureHeader, value: WebhookSignature.header(secret: secret, timestamp: timestamp, body: body))
+            request.headers.add(
+                name: WebhookSignature.signatureHeader,
+                value: WebhookSignature.header(secret: secret, timestamp: timestamp, body: body)
+            )
         }
         request.body = .bytes(ByteBuffer(bytes: body))
         do {
-            let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+            let response = try await client.execute(
+                request,
+                timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+            )
             // The answer's body is read (a little of it) so the connection can be reused.
             let text = (try? await response.body.collect(upTo: 4096)).map { String(buffer: $0) } ?? ""
             let status = Int(response.status.code)

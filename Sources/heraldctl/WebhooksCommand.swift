@@ -33,7 +33,12 @@ struct WebhooksCommand: AsyncParsableCommand {
             }
             let client = try connection.client()
             let types = types.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-            let response = try await client.send("POST", "/admin/v1/apps/\(APIClient.segment(appKey))/webhooks", json: Body(url: url, types: types), .admin)
+            let response = try await client.send(
+                "POST",
+                "/admin/v1/apps/\(APIClient.segment(appKey))/webhooks",
+                json: Body(url: url, types: types),
+                .admin
+            )
             try output.emit(response) { () throws(CLIError) in
                 let created = try response.decode(CreatedWebhook.self, url: client.connection.displayURL)
                 return """

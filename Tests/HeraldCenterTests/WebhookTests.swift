@@ -17,7 +17,8 @@ import Testing
     }
 
     @Test func aReceiverThatFailsTwiceGetsEachEventOnceInOrderSigned() async throws {
-        try await TestReceiver.run(respond: { $0 < 2 ? 500 : 200 }) { receiver in
+        let failingTwice: @Sendable (Int) -> Int = { $0 < 2 ? 500 : 200 }
+        try await TestReceiver.run(respond: failingTwice) { receiver in
             try await TestNode.run(configure: Self.quickRetries) { test in
                 let created = try await test.call(
                     "POST",
@@ -66,7 +67,8 @@ import Testing
     }
 
     @Test func aReceiverThatAlwaysFailsIsGivenUpVisiblyAndLaterEventsFlow() async throws {
-        try await TestReceiver.run(respond: { _ in 503 }) { receiver in
+        let failing: @Sendable (Int) -> Int = { _ in 503 }
+        try await TestReceiver.run(respond: failing) { receiver in
             let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = {
                 Self.quickRetries(&$0)
                 $0.center.webhooks.retryFor = .seconds(1)
@@ -141,7 +143,9 @@ import Testing
                 let request = try #require(receiver.requests.last)
                 #expect(request.json["events"][0]["type"].string == "test")
                 let timestamp = try #require(request.headers["x-herald-timestamp"].flatMap { Int64($0) })
-                #expect(WebhookSignature.isValid(request.headers["x-herald-signature"] ?? "", secret: secret, timestamp: timestamp, body: request.body))
+                #expect(
+                    WebhookSignature.isValid(request.headers["x-herald-signature"] ?? "", secret: secret, timestamp: timestamp, body: request.body)
+                )
                 #expect(try await test.call("DELETE", "\(path)/\(id)", as: .admin).status == 204)
                 #expect(try await test.call("GET", "\(path)/\(id)", as: .admin).error == HeraldError.Code.webhookNotFound.rawValue)
                 #expect(try await test.call("DELETE", "\(path)/\(id)", as: .admin).error == HeraldError.Code.webhookNotFound.rawValue)

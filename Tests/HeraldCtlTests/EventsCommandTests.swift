@@ -30,7 +30,9 @@ import Testing
                 #expect(tested.stdout.hasPrefix("webhook \(id) answered 200"))
                 let request = try #require(receiver.requests.last)
                 let timestamp = try #require(request.headers["x-herald-timestamp"].flatMap { Int64($0) })
-                #expect(WebhookSignature.isValid(request.headers["x-herald-signature"] ?? "", secret: secret, timestamp: timestamp, body: request.body))
+                #expect(
+                    WebhookSignature.isValid(request.headers["x-herald-signature"] ?? "", secret: secret, timestamp: timestamp, body: request.body)
+                )
 
                 let bad = try await test.ctl.admin("webhooks", "add", appKey, "ftp://example.com")
                 #expect(bad.status == 1)
@@ -58,7 +60,17 @@ import Testing
             let cursor = try #require(page.stderr.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines))
 
             // Following from the cursor: the next push's events, as NDJSON.
-            async let followed = test.heraldctl("events", "--follow", "--after", cursor, "--types", "accepted,sent_apns", "--json", "--max-events", "2")
+            async let followed = test.heraldctl(
+                "events",
+                "--follow",
+                "--after",
+                cursor,
+                "--types",
+                "accepted,sent_apns",
+                "--json",
+                "--max-events",
+                "2"
+            )
             try await Task.sleep(for: .milliseconds(300))
             let second = try await test.node.push(["audience": ["alias": ["alice"]], "notification": ["alert": "two"]])
             let result = try await followed

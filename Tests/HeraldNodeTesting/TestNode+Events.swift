@@ -19,7 +19,12 @@ extension TestNode {
 
     /// Reads `GET /v3/events` (query `query`) as server-sent events over a plain socket,
     /// as the test's app, until `count` events came or `timeout` passed, then closes.
-    public func serverSentEvents(query: String, lastEventID: String? = nil, count: Int, timeout: Duration = .seconds(10)) async throws
+    public func serverSentEvents(
+        query: String,
+        lastEventID: String? = nil,
+        count: Int,
+        timeout: Duration = .seconds(10)
+    ) async throws
         -> [ServerSentEvent]
     {
         let port = apiURL.port ?? 80
@@ -72,7 +77,12 @@ extension TestNode {
 
     /// `GET /v3/messages/{msg_id}/devices/{registration_id}` once it holds `type` (or the
     /// last answer after `timeout`).
-    public func timeline(_ msgID: String, _ registrationID: String, until type: String, timeout: Duration = .seconds(10)) async throws
+    public func timeline(
+        _ msgID: String,
+        _ registrationID: String,
+        until type: String,
+        timeout: Duration = .seconds(10)
+    ) async throws
         -> HTTPAnswer
     {
         let deadline = ContinuousClock.now + timeout

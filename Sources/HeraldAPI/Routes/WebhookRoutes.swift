@@ -5,8 +5,8 @@ import HeraldCore
 import HeraldStore
 import Hummingbird
 import Logging
-import NIOHTTP1
 import NIOCore
+import NIOHTTP1
 
 /// `/admin/v1/apps/{app_key}/webhooks`: an app's webhook endpoints, behind the admin token.
 /// Under the admin API, not the app's own credentials: a webhook makes Herald send requests

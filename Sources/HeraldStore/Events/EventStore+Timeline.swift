@@ -52,7 +52,9 @@ extension EventStore {
         guard let deviceID = row.4 else { return .failure(.deviceNotFound) }
         let state = row.5
         guard row.1 else {
-            return .success(Self.timeline(created: row.2, recalled: row.3, state: state, inboxSeq: row.6, routed: row.7, opened: row.8, reason: row.9))
+            return .success(
+                Self.timeline(created: row.2, recalled: row.3, state: state, inboxSeq: row.6, routed: row.7, opened: row.8, reason: row.9)
+            )
         }
         let events = try await client.query(
             """
