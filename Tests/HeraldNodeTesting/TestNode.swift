@@ -87,7 +87,7 @@ public struct TestNode: Sendable {
         var configuration = HeraldNodeConfiguration(
             // The tests' connection attempts may take 30 s: PostgreSQL under a full
             // suite's load can be slow to accept one.
-            database: .init(url: url, poolSize: 8, connectTimeout: .seconds(30)),
+            database: .init(url: url, poolSize: 8, eventsPoolSize: 2, connectTimeout: .seconds(30)),
             api: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken),
             gateway: GatewayConfiguration(host: "127.0.0.1", port: 0),
             center: center
