@@ -59,7 +59,16 @@ extension APIStore {
                     ).count()
                     guard stored == 1 else { continue }  // handled before: never twice
                     if let push = outcome.push, let msgID = outcome.msgID {
-                        try await insertMessage(json: pushJSON, push: push, msgID: msgID, cid: nil, appID: appID, now: now, on: connection)
+                        try await insertMessage(
+                            json: pushJSON,
+                            push: push,
+                            msgID: msgID,
+                            cid: nil,
+                            appID: appID,
+                            now: now,
+                            recordsEvents: nil,
+                            on: connection
+                        )
                     }
                     fired.append(
                         FiredRun(scheduleID: scheduleID, occurrence: run.occurrence, timeZone: run.zone, state: outcome.state, msgID: outcome.msgID)
