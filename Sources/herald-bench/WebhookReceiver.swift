@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import ServiceLifecycle
@@ -55,7 +56,12 @@ final class WebhookReceiver: Sendable {
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? 0)
                 continuation.finish()
-            }
+            },
+            logger: {
+                var logger = Logger(label: "herald-bench.webhook-receiver")
+                logger.logLevel = .critical  // its shutdown by cancellation is expected
+                return logger
+            }()
         )
         let task = Task { try await app.runService(gracefulShutdownSignals: []) }
         guard let port = await ports.first(where: { _ in true }), port > 0 else { throw BenchError("the webhook receiver did not start") }
