@@ -71,6 +71,9 @@ extension SandboxState {
         {
             return reject(400, "DeviceTokenNotForTopic")
         }
+        if let environment, let issuedIn = deviceEnvironments[token], issuedIn != environment {
+            return reject(400, "BadDeviceToken")
+        }
 
         var providerToken: String?
         if !usesCertificate {

@@ -31,6 +31,11 @@ struct SandboxState: Sendable {
     var verifiedTokens: [String: SandboxProviderToken] = [:]
     /// Device token → the topic it was issued for. Unknown devices accept any topic.
     var deviceTopics: [String: String] = [:]
+    /// The APNs environment the sandbox plays, when it plays one.
+    var environment: APNsEnvironment?
+    /// Device token → the environment it was issued in: used in the other one, it is a
+    /// BadDeviceToken, as at Apple.
+    var deviceEnvironments: [String: APNsEnvironment] = [:]
     /// Device token → when it stopped being valid.
     var unregistered: [String: Date] = [:]
     var tokenFaults: [String: SandboxFault] = [:]
@@ -53,6 +58,7 @@ struct SandboxState: Sendable {
         self.tokenLifetime = configuration.tokenLifetime
         self.minimumTokenChangeInterval = configuration.minimumTokenChangeInterval
         self.recallKey = configuration.recallKey
+        self.environment = configuration.environment
     }
 
     /// Decides the answer to `request`, in Apple's validation order, and records it when accepted.

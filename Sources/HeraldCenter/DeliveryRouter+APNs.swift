@@ -27,7 +27,8 @@ extension DeliveryRouter {
             for target in targets {
                 let language = languages[target.deviceID]
                 group.addTask {
-                    let update = await self.sendToAPNs(prepared, target: target, language: language, attempts: attempts)
+                    var update = await self.sendToAPNs(prepared, target: target, language: language, attempts: attempts)
+                    if update.event == nil { update.event = prepared.event() }
                     return await self.recorder.submit((messageID, update)) ? nil : update
                 }
             }
@@ -133,11 +134,27 @@ extension DeliveryRouter {
             let outcome = try await client.send(notification)
             metrics.apnsOutcome(outcome)
             switch outcome {
-            case .delivered:
-                return DeliveryUpdate(deviceID: target.deviceID, state: .apns, apnsAttempted: true)
+            case .delivered(let apnsID):
+                return DeliveryUpdate(
+                    deviceID: target.deviceID,
+                    state: .apns,
+                    apnsAttempted: true,
+                    event: prepared.event(apnsID: apnsID, apnsStatus: 200)
+                )
             case .invalidToken(let reason, let since):
-                try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
-                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+                try? await store.invalidateToken(
+                    deviceID: target.deviceID,
+                    token: token,
+                    since: since,
+                    event: prepared.recordsEvents ? (message.id, reason.rawValue) : nil
+                )
+                return DeliveryUpdate(
+                    deviceID: target.deviceID,
+                    state: .failed,
+                    apnsReason: reason.rawValue,
+                    apnsAttempted: true,
+                    event: prepared.event(apnsID: notification.apnsID)
+                )
             case .retryLater(let reason, let after):
                 return retry(target, reason: reason.rawValue, attempts: attempts, prepared: prepared, after: after)
             case .circuitOpen(let reason, let after):
@@ -146,8 +163,14 @@ extension DeliveryRouter {
             case .credentialsBroken(let reason):
                 await apns.credentialsRefused(by: client, appID: message.appID, environment: environment, reason: reason)
                 return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
-            case .failed(let reason, _):
-                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            case .failed(let reason, let status):
+                return DeliveryUpdate(
+                    deviceID: target.deviceID,
+                    state: .failed,
+                    apnsReason: reason.rawValue,
+                    apnsAttempted: true,
+                    event: prepared.event(apnsID: notification.apnsID, apnsStatus: status)
+                )
             }
         } catch let error as APNsError {
             metrics.apnsError(error)

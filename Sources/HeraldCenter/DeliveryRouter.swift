@@ -69,13 +69,17 @@ struct DeliveryRouter: Sendable {
         /// Whether Apple devices have something of it to get from APNs.
         let reachesApple: Bool
         let stored: Bool
+        /// Whether its copies' events are recorded: its app records every event, or it has
+        /// a callback (migration 0018).
+        let recordsEvents: Bool
 
         /// What goes into the inboxes: the device payloads when the message is stored (a
         /// time to live above 0), else nil.
         var storedPayload: DevicePayloads? { stored ? payloads : nil }
 
-        init(message: MessageRecord, payloads: DevicePayloads) {
+        init(message: MessageRecord, payloads: DevicePayloads, appRecordsEvents: Bool) {
             let push = message.push
+            recordsEvents = appRecordsEvents || push.callback != nil
             self.message = message
             self.payloads = payloads
             devicePayload = ByteBuffer(bytes: payloads.standard)
@@ -91,7 +95,12 @@ struct DeliveryRouter: Sendable {
 
     /// `devicePayloads`: the message as already rendered for the inboxes, if it was.
     func prepare(_ message: MessageRecord, devicePayloads: DevicePayloads? = nil) -> Prepared {
-        Prepared(message: message, payloads: devicePayloads ?? PushRendering.devicePayloads(message.push, msgID: message.msgID))
+        Prepared(
+            message: message,
+            payloads: devicePayloads ?? PushRendering.devicePayloads(message.push, msgID: message.msgID),
+            // The sets as last read: the center's tick keeps them fresh (``EventApps``).
+            appRecordsEvents: store.eventApps.current.all.contains(message.appID)
+        )
     }
 
     /// Routes a batch and records every outcome.
@@ -181,16 +190,30 @@ struct DeliveryRouter: Sendable {
         var updates: [DeliveryUpdate] = []
         var fallbacks: [FanOutTarget] = []
         for target in targets {
-            if outcomes[target.deviceID] == .acknowledged {
-                updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp))
+            let outcome = outcomes[target.deviceID]
+            if outcome == .acknowledged {
+                updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp, event: prepared.event()))
             } else if prepared.reachesApple, canUseAPNs(target, push: prepared.message.push) {
                 fallbacks.append(target)
             } else {
-                updates.append(DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired))
+                updates.append(
+                    DeliveryUpdate(
+                        deviceID: target.deviceID,
+                        state: prepared.stored ? .waiting : .expired,
+                        event: prepared.event(sentOverTCP: outcome == .noAcknowledgement)
+                    )
+                )
             }
         }
         metrics.tcpDelivered(updates.count { $0.state == .tcp })
         return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0))
+    }
+}
+
+extension DeliveryRouter.Prepared {
+    /// What a copy's events add (nil when the message records none).
+    func event(apnsID: UUID? = nil, apnsStatus: Int? = nil, sentOverTCP: Bool = false) -> DeliveryUpdate.EventDetail? {
+        recordsEvents ? DeliveryUpdate.EventDetail(apnsID: apnsID, apnsStatus: apnsStatus, sentOverTCP: sentOverTCP) : nil
     }
 }
 

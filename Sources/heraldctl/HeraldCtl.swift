@@ -36,7 +36,11 @@ struct HeraldCtl: AsyncParsableCommand {
             RecallCommand.self,
             StatusCommand.self,
             ReportCommand.self,
+            EventsCommand.self,
+            WebhooksCommand.self,
             ConfigCommand.self,
+            APNsToolCommand.self,
+            DoctorCommand.self,
         ]
     )
 

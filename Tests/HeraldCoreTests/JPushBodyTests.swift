@@ -225,11 +225,15 @@ import Testing
         )
         #expect(
             stored.warnings.map { String($0.prefix { $0 != ":" }) } == [
-                "notification.hmos", "notification.quickapp", "inapp_message", "sms_message", "callback",
+                "notification.hmos", "notification.quickapp", "inapp_message", "sms_message",
             ]
         )
+        // The callback is applied: it is on the push, with its type and params.
+        #expect(stored.callback?.url == "https://example.com/cb")
+        #expect(stored.callback?.type == 11)
         for bad in [
-            #""callback": {"url": "ftp://x", "type": 1}"#, #""callback": {"type": 4}"#, #""sms_message": {"temp_id": 1}"#,
+            #""callback": {"url": "ftp://x", "type": 1}"#, #""callback": {"type": 4}"#, #""callback": {"type": 1}"#,
+            #""callback": {"url": "https:///path", "type": 1}"#, #""sms_message": {"temp_id": 1}"#,
             #""sms_message": {"delay_time": 90000, "temp_id": 1}"#, #""live_activity": {"ios": {"event": "start", "content-state": {}}}"#,
             #""notification": {"android": {"alert": "a", "priority": 3}}"#, #""notification": {"android": {"alert": "a", "titel": "t"}}"#,
             #""notification": {"hmos": {"alert": "h"}}"#,

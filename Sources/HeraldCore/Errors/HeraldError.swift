@@ -108,6 +108,8 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         case messageNotFound = 9103
         /// The app has no APNs credentials.
         case apnsCredentialsNotFound = 9104
+        /// No webhook with that id in this app.
+        case webhookNotFound = 9105
         /// The app defines no notification category with that identifier.
         case categoryNotFound = 9106
 
@@ -131,7 +133,9 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .invalidJSON, .limitExceeded, .malformedRequest: 400
             case .unauthorized: 401
             case .forbidden: 403
-            case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound: 404
+            case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound,
+                .webhookNotFound:
+                404
             case .categoryNotFound: 404
             case .methodNotAllowed: 405
             case .conflict: 409
@@ -169,6 +173,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .deviceNotFound: "device_not_found"
             case .messageNotFound: "message_not_found"
             case .apnsCredentialsNotFound: "apns_credentials_not_found"
+            case .webhookNotFound: "webhook_not_found"
             case .categoryNotFound: "category_not_found"
             case .conflict: "conflict"
             case .recallWindowClosed: "recall_window_closed"

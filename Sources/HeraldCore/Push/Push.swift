@@ -31,6 +31,8 @@ public struct Push: Sendable, Hashable {
     /// Set by the API when the app's ``DeliveryControls`` apply to this push: it is fanned
     /// out batch by batch, where they are checked per device. Not part of the request.
     public var isDeliveryControlled = false
+    /// JPush's per-push callback: where to report what became of the push's copies.
+    public var callback: PushCallback?
     /// What the request asked that Herald accepted without applying, one line per field,
     /// each starting with the field's name; the answer carries them.
     public var warnings: [String] = []

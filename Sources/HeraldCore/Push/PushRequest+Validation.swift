@@ -50,7 +50,7 @@ extension PushRequest {
         }
         for (field, present) in [
             ("inapp_message", inappMessage != nil), ("notification_3rd", notification3rd != nil), ("sms_message", smsMessage != nil),
-            ("live_activity", liveActivity != nil), ("callback", callback != nil),
+            ("live_activity", liveActivity != nil),
         ] where present {
             warnings.append("\(field): accepted and stored with the message, not applied yet")
         }
@@ -69,6 +69,7 @@ extension PushRequest {
             overrideMsgID: options.overrideMsgID,
             spreadMinutes: options.bigPushDuration.flatMap { $0 > 0 ? $0 : nil },
             classification: options.classification,
+            callback: callback,
             warnings: warnings
         )
         try Self.checkAPNsPayloadSize(push)

@@ -66,6 +66,7 @@ extension APIStore {
                             cid: nil,
                             appID: appID,
                             now: now,
+                            recordsEvents: nil,
                             on: connection
                         )
                     }
