@@ -56,16 +56,16 @@ public struct IOSNotification: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        alert = try container.decodeIfPresent(Alert.self, forKey: .alert)
-        sound = try container.decodeIfPresent(Sound.self, forKey: .sound)
-        badge = try container.decodeIfPresent(Badge.self, forKey: .badge)
-        threadID = try container.decodeIfPresent(String.self, forKey: .threadID)
-        category = try container.decodeIfPresent(String.self, forKey: .category)
-        contentAvailable = try container.decodeIfPresent(Flag.self, forKey: .contentAvailable)?.value
-        mutableContent = try container.decodeIfPresent(Flag.self, forKey: .mutableContent)?.value
-        interruptionLevel = try container.decodeIfPresent(String.self, forKey: .interruptionLevel)
-        extras = try container.decodeIfPresent([String: JSONValue].self, forKey: .extras)
-        pushType = try container.decodeIfPresent(IOSPushType.self, forKey: .pushType)
+        alert = try container.decodeIfGiven(Alert.self, forKey: .alert)
+        sound = try container.decodeIfGiven(Sound.self, forKey: .sound)
+        badge = try container.decodeIfGiven(Badge.self, forKey: .badge)
+        threadID = try container.decodeIfGiven(String.self, forKey: .threadID)
+        category = try container.decodeIfGiven(String.self, forKey: .category)
+        contentAvailable = try container.decodeIfGiven(Flag.self, forKey: .contentAvailable)?.value
+        mutableContent = try container.decodeIfGiven(Flag.self, forKey: .mutableContent)?.value
+        interruptionLevel = try container.decodeIfGiven(String.self, forKey: .interruptionLevel)
+        extras = try container.decodeIfGiven([String: JSONValue].self, forKey: .extras)
+        pushType = try container.decodeIfGiven(IOSPushType.self, forKey: .pushType)
     }
 
     /// A flag as JSON or as JPush writes it: true / false, or 1 / 0.
