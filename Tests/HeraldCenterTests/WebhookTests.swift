@@ -122,6 +122,12 @@ import Testing
             try await TestNode.run { test in
                 let path = "/admin/v1/apps/\(test.appKey)/webhooks"
                 #expect(try await test.call("POST", path, ["url": "ftp://example.com"], as: .admin).error == HeraldError.Code.invalidField.rawValue)
+                // Control characters (a NUL PostgreSQL would refuse) and line breaks are refused
+                // up front, and nothing is added.
+                for url in ["https://example.com/a\u{0}b", "https://exa\u{1B}mple.com", "https://example.com/\u{2028}"] {
+                    #expect(try await test.call("POST", path, ["url": .string(url)], as: .admin).error == HeraldError.Code.invalidField.rawValue)
+                }
+                #expect(try await test.call("GET", path, as: .admin).json["webhooks"].array?.count == 0)
                 #expect(
                     try await test.call("POST", path, ["url": .string(receiver.url()), "types": ["nope"]], as: .admin).error
                         == HeraldError.Code.invalidField.rawValue

@@ -87,6 +87,26 @@ import Testing
         }
     }
 
+    /// A field set to `null` is refused by name, not read as absent (JPush's clients leave
+    /// out what they don't set); `null` inside `extras` is a value like any other.
+    @Test func aNullFieldIsRefusedByName() throws {
+        let cases = [
+            (#""platform": null"#, "platform"),
+            (#""options": {"sendno": null}"#, "options.sendno"),
+            (#""options": {"override_msg_id": null}"#, "options.override_msg_id"),
+            (#""notification": {"alert": "a", "ios": {"sound": null}}"#, "notification.ios.sound"),
+            (#""audience": {"tag": null, "alias": ["a"]}"#, "audience.tag"),
+            (#""message": null"#, "message"),
+        ]
+        for (fields, field) in cases {
+            let error = #expect(throws: HeraldError.self, "\(fields)") { try push(fields) }
+            #expect(error?.code == .invalidField)
+            #expect(error?.message == "\(field): must not be null (leave the field out)")
+        }
+        let extras = try push(#""notification": {"alert": "a", "ios": {"extras": {"k": null}}}"#)
+        #expect(extras.notification != nil)
+    }
+
     @Test func iosValuesAreTakenAsJPushWritesThem() throws {
         let ios = try #require(try push(#""notification": {"ios": {"badge": "5", "content-available": 1, "mutable-content": 0}}"#).notification?.ios)
         #expect(ios.badge == .set(5))

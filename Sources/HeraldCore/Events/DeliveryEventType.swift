@@ -24,12 +24,11 @@ public enum DeliveryEventType: String, Sendable, Hashable, CaseIterable, Codable
     /// The push was recalled (message-level).
     case recalled
 
-    /// The types named in a comma-separated list (`types=a,b`); nil when one isn't a type.
+    /// The types named in a comma-separated list (`types=a,b`, no spaces); nil when one isn't a type.
     public static func list(_ text: String) -> [DeliveryEventType]? {
         var types: [DeliveryEventType] = []
-        for name in text.split(separator: ",") {
-            let trimmed = name.trimmingCharacters(in: .whitespaces)
-            guard let type = DeliveryEventType(rawValue: trimmed) else { return nil }
+        for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let type = DeliveryEventType(rawValue: String(name)) else { return nil }
             if !types.contains(type) { types.append(type) }
         }
         return types

@@ -51,7 +51,11 @@ public struct PushCallback: CheckedJSONObject {
             return false
         }
         let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        return !host.isEmpty && !host.contains(where: { $0 == " " || $0 == "@" }) && !url.contains(where: \.isNewline)
+        // No control characters (PostgreSQL refuses NUL in text) nor line breaks anywhere.
+        let clean = !url.unicodeScalars.contains { scalar in
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
+        }
+        return clean && !host.isEmpty && !host.contains(where: { $0 == " " || $0 == "@" })
     }
 
     static let fieldKinds = JSONFields(["url": .string(maxBytes: 2048), "params": .object, "type": .int(1...11)])

@@ -78,22 +78,22 @@ public struct IOSNotification: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        alert = try container.decodeIfPresent(Alert.self, forKey: .alert)
-        sound = try container.decodeIfPresent(Sound.self, forKey: .sound)
-        badge = try container.decodeIfPresent(Badge.self, forKey: .badge)
-        threadID = try container.decodeIfPresent(String.self, forKey: .threadID)
-        category = try container.decodeIfPresent(String.self, forKey: .category)
-        contentAvailable = try container.decodeIfPresent(Flag.self, forKey: .contentAvailable)?.value
-        mutableContent = try container.decodeIfPresent(Flag.self, forKey: .mutableContent)?.value
-        interruptionLevel = try container.decodeIfPresent(String.self, forKey: .interruptionLevel)
-        extras = try container.decodeIfPresent([String: JSONValue].self, forKey: .extras)
-        pushType = try container.decodeIfPresent(IOSPushType.self, forKey: .pushType)
-        mediaURL = try container.decodeIfPresent(String.self, forKey: .mediaURL)
-        relevanceScore = try container.decodeIfPresent(Double.self, forKey: .relevanceScore)
-        targetContentID = try container.decodeIfPresent(String.self, forKey: .targetContentID)
-        filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
-        notificationConfig = try container.decodeIfPresent(JSONValue.self, forKey: .notificationConfig)
-        localizations = try container.decodeIfPresent([String: Alert].self, forKey: .localizations)
+        alert = try container.decodeIfGiven(Alert.self, forKey: .alert)
+        sound = try container.decodeIfGiven(Sound.self, forKey: .sound)
+        badge = try container.decodeIfGiven(Badge.self, forKey: .badge)
+        threadID = try container.decodeIfGiven(String.self, forKey: .threadID)
+        category = try container.decodeIfGiven(String.self, forKey: .category)
+        contentAvailable = try container.decodeIfGiven(Flag.self, forKey: .contentAvailable)?.value
+        mutableContent = try container.decodeIfGiven(Flag.self, forKey: .mutableContent)?.value
+        interruptionLevel = try container.decodeIfGiven(String.self, forKey: .interruptionLevel)
+        extras = try container.decodeIfGiven([String: JSONValue].self, forKey: .extras)
+        pushType = try container.decodeIfGiven(IOSPushType.self, forKey: .pushType)
+        mediaURL = try container.decodeIfGiven(String.self, forKey: .mediaURL)
+        relevanceScore = try container.decodeIfGiven(Double.self, forKey: .relevanceScore)
+        targetContentID = try container.decodeIfGiven(String.self, forKey: .targetContentID)
+        filterCriteria = try container.decodeIfGiven(String.self, forKey: .filterCriteria)
+        notificationConfig = try container.decodeIfGiven(JSONValue.self, forKey: .notificationConfig)
+        localizations = try container.decodeIfGiven([String: Alert].self, forKey: .localizations)
     }
 
     /// Whether the app's Notification Service Extension must see the notification first:

@@ -31,12 +31,7 @@ extension APIStore {
         )
         var copies: [DeviceDiagnosis.Copy] = []
         for try await (msgID, sentAt, state, reason, opened) in rows.decode((String, Date, String, String?, Bool).self) {
-            let status =
-                switch state {
-                case "tcp": "delivered_tcp"
-                case "apns": "sent_apns"
-                default: state
-                }
+            let status = DeliveryStatus.name(ofState: state)
             copies.append(DeviceDiagnosis.Copy(msgID: msgID, sentAt: sentAt, status: status, reason: reason, opened: opened))
         }
         return DeviceDiagnosis.Facts(
