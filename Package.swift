@@ -24,6 +24,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
@@ -88,6 +89,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -224,7 +226,10 @@ let package = Package(
         .executableTarget(
             name: "heraldctl",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser")
+                // `apns send` talks to APNs itself, with the client the message center uses.
+                "HeraldCore", "HeraldAPNs",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -233,6 +238,7 @@ let package = Package(
             name: "HeraldCenter",
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldGateway", "HeraldAPNs",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -358,9 +364,11 @@ let package = Package(
                 "HeraldNode",
                 "HeraldStore",
                 "HeraldTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

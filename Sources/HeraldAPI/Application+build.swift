@@ -10,6 +10,7 @@ import ServiceLifecycle
 public func buildRouter(
     configuration: APIConfiguration,
     store: APIStore,
+    events: EventStore? = nil,
     registry: PrometheusCollectorRegistry,
     fannedOutPushes sink: (any FannedOutPushSink)? = nil,
     draining: @escaping @Sendable () -> Bool = { false }
@@ -57,9 +58,16 @@ public func buildRouter(
     PushPoolRoutes(auth: auth).register(on: &routes)
     BatchPushRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     JPushReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    DiagnosisRoutes(store: store, auth: auth, apnsDestination: configuration.apnsDestination).register(on: &routes)
     // Schedules (JPush's Schedule API) and the app's zone for them.
     ScheduleRoutes(store: store, auth: auth, body: body).register(on: &routes)
     AppTimeZoneRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    // The delivery event log: the stream, timelines, event settings and webhooks.
+    let eventLog = events ?? store.eventLog
+    EventRoutes(store: store, events: eventLog, auth: auth, body: body).register(on: &routes)
+    WebhookRoutes(store: store, events: eventLog, auth: auth, body: body).register(on: &routes)
+    // Notification categories (issue #20).
+    CategoryRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     table.set(routes.table)
     return (router, routes.table)
 }
@@ -73,6 +81,7 @@ public func buildRouter(
 public func buildApplication(
     configuration: APIConfiguration,
     store: APIStore,
+    events: EventStore? = nil,
     registry: PrometheusCollectorRegistry,
     services: [any Service] = [],
     fannedOutPushes sink: (any FannedOutPushSink)? = nil,
@@ -80,7 +89,14 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
     logger: Logger
 ) -> some ApplicationProtocol {
-    let (router, _) = buildRouter(configuration: configuration, store: store, registry: registry, fannedOutPushes: sink, draining: draining)
+    let (router, _) = buildRouter(
+        configuration: configuration,
+        store: store,
+        events: events,
+        registry: registry,
+        fannedOutPushes: sink,
+        draining: draining
+    )
     var responder = AnyResponder(router.buildResponder())
     var services = services
     if let url = configuration.databaseURL {

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 extension APNsSandbox {
     /// How the sandbox listens and which rules it applies.
@@ -27,6 +28,9 @@ extension APNsSandbox {
         /// The top-level payload key whose identifiers a background push removes from the
         /// device's shown notifications (a simulated app honouring a recall).
         public var recallKey: String = "herald-recall"
+        /// The APNs environment the sandbox plays (Apple has one host for each): a device
+        /// token registered for the other one is refused with BadDeviceToken. Nil: any.
+        public var environment: APNsEnvironment?
 
         public init() {}
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -203,9 +204,14 @@ extension APNsSandbox {
         }
     }
 
-    /// Pins a device token to a topic: requests for another topic get DeviceTokenNotForTopic.
-    public func registerDevice(_ deviceToken: String, topic: String) {
-        state.withLockedValue { $0.deviceTopics[deviceToken.lowercased()] = topic }
+    /// Pins a device token to a topic: requests for another topic get DeviceTokenNotForTopic;
+    /// and, with `environment`, to that APNs environment: a sandbox playing the other one
+    /// answers BadDeviceToken.
+    public func registerDevice(_ deviceToken: String, topic: String, environment: APNsEnvironment? = nil) {
+        state.withLockedValue { state in
+            state.deviceTopics[deviceToken.lowercased()] = topic
+            state.deviceEnvironments[deviceToken.lowercased()] = environment
+        }
     }
 
     /// Registers an ActivityKit token issued for `topic` (the bundle id): Live Activity

@@ -73,6 +73,9 @@ extension SandboxState {
         if deviceTopics[token] != nil, (liveActivityTokens[token] != nil) != (pushType == "liveactivity") {
             return reject(400, "DeviceTokenNotForTopic")
         }
+        if let environment, let issuedIn = deviceEnvironments[token], issuedIn != environment {
+            return reject(400, "BadDeviceToken")
+        }
 
         var providerToken: String?
         if !usesCertificate {

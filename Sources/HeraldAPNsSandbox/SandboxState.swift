@@ -34,6 +34,11 @@ struct SandboxState: Sendable {
     /// ActivityKit token → the kind of token it is; only Live Activity pushes may go to one,
     /// and a Live Activity push only to one of the right kind (when the token is known).
     var liveActivityTokens: [String: SandboxLiveActivityToken] = [:]
+    /// The APNs environment the sandbox plays, when it plays one.
+    var environment: APNsEnvironment?
+    /// Device token → the environment it was issued in: used in the other one, it is a
+    /// BadDeviceToken, as at Apple.
+    var deviceEnvironments: [String: APNsEnvironment] = [:]
     /// Device token → when it stopped being valid.
     var unregistered: [String: Date] = [:]
     var tokenFaults: [String: SandboxFault] = [:]
@@ -56,6 +61,7 @@ struct SandboxState: Sendable {
         self.tokenLifetime = configuration.tokenLifetime
         self.minimumTokenChangeInterval = configuration.minimumTokenChangeInterval
         self.recallKey = configuration.recallKey
+        self.environment = configuration.environment
     }
 
     /// Decides the answer to `request`, in Apple's validation order, and records it when accepted.

@@ -28,6 +28,20 @@ extension CenterConfiguration {
     /// - `center.scheduleGrace` (int, default: 3600, 0 to 604800): how late an occurrence
     ///   due while no scheduler ran may fire when one comes back; a later one is recorded
     ///   missed.
+    /// - `center.eventRetention` (int, default: 604800, 60 to 31536000): how long delivery events
+    ///   are kept.
+    /// - `center.webhookRetryFor` (int, default: 86400, 1 to 604800): how long a webhook batch or
+    ///   callback request is retried before it is given up.
+    /// - `center.webhookRetryDelayMs` (int, milliseconds, default: 1000, 10 to 600000): first
+    ///   retry delay, doubling per failure.
+    /// - `center.webhookMaxRetryDelay` (int, default: 300, 1 to 86400): the longest wait between
+    ///   two attempts.
+    /// - `center.webhookTimeout` (int, default: 10, 1 to 120): how long one request may take.
+    /// - `center.webhookPollIntervalMs` (int, milliseconds, default: 500, 10 to 60000): how often
+    ///   idle senders look for events and due retries.
+    /// - `center.webhookBatch` (int, default: 100, 1 to 1000): events per webhook request.
+    /// - `center.webhookConcurrency` (int, default: 8, 1 to 256): endpoints sent to at once, and
+    ///   callback requests in flight, per node.
     /// - `apns.connections` (int, default: 2, 1 to 16): HTTP/2 connections per app and
     ///   environment.
     /// - `apns.retryDelay` (int, default: 5, 1 to 3600): first APNs retry delay, doubling per
@@ -67,6 +81,14 @@ extension CenterConfiguration {
         messageRetention = .seconds(retentionDays * 86_400)
         schedulePollInterval = try center.milliseconds("schedulePollIntervalMs", default: schedulePollInterval, in: 10...600_000)
         scheduleGrace = try center.seconds("scheduleGrace", default: scheduleGrace, in: 0...604_800)
+        eventRetention = try center.seconds("eventRetention", default: eventRetention, in: 60...31_536_000)
+        webhooks.retryFor = try center.seconds("webhookRetryFor", default: webhooks.retryFor, in: 1...604_800)
+        webhooks.retryDelay = try center.milliseconds("webhookRetryDelayMs", default: webhooks.retryDelay, in: 10...600_000)
+        webhooks.maxRetryDelay = try center.seconds("webhookMaxRetryDelay", default: webhooks.maxRetryDelay, in: 1...86_400)
+        webhooks.timeout = try center.seconds("webhookTimeout", default: webhooks.timeout, in: 1...120)
+        webhooks.pollInterval = try center.milliseconds("webhookPollIntervalMs", default: webhooks.pollInterval, in: 10...60_000)
+        webhooks.batch = try center.int("webhookBatch", default: webhooks.batch, in: 1...1000)
+        webhooks.concurrency = try center.int("webhookConcurrency", default: webhooks.concurrency, in: 1...256)
         apnsConnections = try apns.int("connections", default: apnsConnections, in: 1...16)
         apnsRetryDelay = try apns.seconds("retryDelay", default: apnsRetryDelay, in: 1...3600)
         apnsMaxRetryDelay = try apns.seconds("maxRetryDelay", default: apnsMaxRetryDelay, in: 1...86_400)

@@ -22,14 +22,26 @@ extension DeliveryRouter {
                 return targets.map { retry($0, reason: Self.internalError, attempts: attempts, prepared: prepared, attempted: false) }
             }
         }
+        // Content per language: each device's payload rendered for it (its default content
+        // when its language can't be read now).
+        var languages: [Int64: String] = [:]
+        if prepared.message.push.isLocalized {
+            do {
+                languages = try await self.languages(of: targets)
+            } catch {
+                logger.warning("Could not read the devices' languages", metadata: ["error": "\(error)"])
+            }
+        }
         return await withTaskGroup(of: DeliveryUpdate?.self) { group in
             for target in targets {
                 let liveActivityToken = liveActivityTokens[target.deviceID]
+                let language = languages[target.deviceID]
                 group.addTask {
-                    let update =
+                    var update =
                         prepared.isLiveActivity
                         ? await self.sendLiveActivity(prepared, target: target, token: liveActivityToken, attempts: attempts)
-                        : await self.sendToAPNs(prepared, target: target, attempts: attempts)
+                        : await self.sendToAPNs(prepared, target: target, language: language, attempts: attempts)
+                    if update.event == nil { update.event = prepared.event() }
                     return await self.recorder.submit((messageID, update)) ? nil : update
                 }
             }
@@ -45,9 +57,9 @@ extension DeliveryRouter {
     /// notification with `notification.voip` has beside it. The copy's outcome is the
     /// notification's; the VoIP push is sent once, and what APNs answers it is counted and
     /// logged. A device with only a VoIP token gets the VoIP push as the copy's delivery.
-    private func sendToAPNs(_ prepared: Prepared, target: FanOutTarget, attempts: Int) async -> DeliveryUpdate {
+    private func sendToAPNs(_ prepared: Prepared, target: FanOutTarget, language: String?, attempts: Int) async -> DeliveryUpdate {
         let message = prepared.message
-        let push = message.push
+        let push = message.push.localized(for: language)
         let environment: APNsEnvironment =
             push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
         let primaryToken = push.pushType == .voip ? target.voipToken : target.apnsToken
@@ -84,7 +96,9 @@ extension DeliveryRouter {
         // The device's badge is part of the payload only when the push sets or changes it
         // (a retry or a taken-over job reads the device's badge whatever the push).
         let badge = push.notification?.ios?.badge == nil ? nil : target.badge
-        let payload = badge.map { PushRendering.apnsPayload(push, msgID: message.msgID, badge: $0) } ?? prepared.apnsPayload
+        let payload =
+            badge.map { PushRendering.apnsPayload(push, msgID: message.msgID, badge: $0) }
+            ?? (push.isLocalized || message.push.isLocalized ? PushRendering.apnsPayload(push, msgID: message.msgID) : prepared.apnsPayload)
         let notification = APNsNotification(
             deviceToken: primaryToken,
             pushType: APNsPushType(push.pushType),
@@ -161,11 +175,27 @@ extension DeliveryRouter {
             let outcome = try await client.send(notification)
             metrics.apnsOutcome(outcome)
             switch outcome {
-            case .delivered:
-                return DeliveryUpdate(deviceID: target.deviceID, state: .apns, apnsAttempted: true)
+            case .delivered(let apnsID):
+                return DeliveryUpdate(
+                    deviceID: target.deviceID,
+                    state: .apns,
+                    apnsAttempted: true,
+                    event: prepared.event(apnsID: apnsID, apnsStatus: 200)
+                )
             case .invalidToken(let reason, let since):
-                try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
-                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+                try? await store.invalidateToken(
+                    deviceID: target.deviceID,
+                    token: token,
+                    since: since,
+                    event: prepared.recordsEvents ? (message.id, reason.rawValue) : nil
+                )
+                return DeliveryUpdate(
+                    deviceID: target.deviceID,
+                    state: .failed,
+                    apnsReason: reason.rawValue,
+                    apnsAttempted: true,
+                    event: prepared.event(apnsID: notification.apnsID)
+                )
             case .retryLater(let reason, let after):
                 return retry(target, reason: reason.rawValue, attempts: attempts, prepared: prepared, after: after)
             case .circuitOpen(let reason, let after):
@@ -174,8 +204,14 @@ extension DeliveryRouter {
             case .credentialsBroken(let reason):
                 await apns.credentialsRefused(by: client, appID: message.appID, environment: environment, reason: reason)
                 return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
-            case .failed(let reason, _):
-                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            case .failed(let reason, let status):
+                return DeliveryUpdate(
+                    deviceID: target.deviceID,
+                    state: .failed,
+                    apnsReason: reason.rawValue,
+                    apnsAttempted: true,
+                    event: prepared.event(apnsID: notification.apnsID, apnsStatus: status)
+                )
             }
         } catch let error as APNsError {
             metrics.apnsError(error)

@@ -73,13 +73,17 @@ struct DeliveryRouter: Sendable {
         /// Whether Apple devices have something of it to get from APNs.
         let reachesApple: Bool
         let stored: Bool
+        /// Whether its copies' events are recorded: its app records every event, or it has
+        /// a callback (migration 0018).
+        let recordsEvents: Bool
 
         /// What goes into the inboxes: the device payloads when the message is stored (a
         /// time to live above 0), else nil.
         var storedPayload: DevicePayloads? { stored ? payloads : nil }
 
-        init(message: MessageRecord, payloads: DevicePayloads) {
+        init(message: MessageRecord, payloads: DevicePayloads, appRecordsEvents: Bool) {
             let push = message.push
+            recordsEvents = appRecordsEvents || push.callback != nil
             self.message = message
             self.payloads = payloads
             devicePayload = ByteBuffer(bytes: payloads.standard)
@@ -103,7 +107,12 @@ struct DeliveryRouter: Sendable {
 
     /// `devicePayloads`: the message as already rendered for the inboxes, if it was.
     func prepare(_ message: MessageRecord, devicePayloads: DevicePayloads? = nil) -> Prepared {
-        Prepared(message: message, payloads: devicePayloads ?? PushRendering.devicePayloads(message.push, msgID: message.msgID))
+        Prepared(
+            message: message,
+            payloads: devicePayloads ?? PushRendering.devicePayloads(message.push, msgID: message.msgID),
+            // The sets as last read: the center's tick keeps them fresh (``EventApps``).
+            appRecordsEvents: store.eventApps.current.all.contains(message.appID)
+        )
     }
 
     /// Routes a batch and records every outcome.
@@ -135,13 +144,19 @@ struct DeliveryRouter: Sendable {
         var elsewhere: [[FanOutTarget]] = Array(repeating: [], count: batches.count)
         for (index, (prepared, targets)) in batches.enumerated() {
             let message = prepared.message
+            // Content per language: each connected device's copy rendered for it.
+            let languages = prepared.message.push.isLocalized ? try await languages(of: targets) : nil
             let timeToLive: Duration = prepared.stored ? .seconds(max(1, Int64(message.expiresAt.timeIntervalSinceNow))) : .zero
             let gatewayMessage = GatewayMessage(msgID: message.msgID, payload: prepared.devicePayload, timeToLive: timeToLive)
             let androidMessage = prepared.androidPayload.map { GatewayMessage(msgID: message.msgID, payload: $0, timeToLive: timeToLive) }
             for target in targets {
                 if !prepared.isLiveActivity && !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID) {
                     let device = DeviceIdentity(deviceID: target.deviceID, appID: message.appID, registrationID: target.registrationID)
-                    let rendered = target.platform == .android ? androidMessage ?? gatewayMessage : gatewayMessage
+                    var rendered = target.platform == .android ? androidMessage ?? gatewayMessage : gatewayMessage
+                    if let languages, target.platform != .android || androidMessage == nil {
+                        let payload = PushRendering.devicePayload(message.push.localized(for: languages[target.deviceID]), msgID: message.msgID)
+                        rendered = GatewayMessage(msgID: message.msgID, payload: ByteBuffer(bytes: payload), timeToLive: timeToLive)
+                    }
                     deliveries.append(GatewayDelivery(message: rendered, device: device, seq: target.inboxSeq))
                     owners.append((index, target))
                 } else {
@@ -175,6 +190,11 @@ struct DeliveryRouter: Sendable {
         }
     }
 
+    /// The languages of the targets' devices (for a push with content per language).
+    func languages(of targets: [FanOutTarget]) async throws -> [Int64: String] {
+        try await store.deviceLanguages(targets.map(\.deviceID))
+    }
+
     /// What became of copies given the gateway's outcomes (none for a device it didn't
     /// try): acknowledged over the connection, else to APNs for a notification the device
     /// can get there, else waiting in the inbox (or expired, for a message not stored).
@@ -182,16 +202,30 @@ struct DeliveryRouter: Sendable {
         var updates: [DeliveryUpdate] = []
         var fallbacks: [FanOutTarget] = []
         for target in targets {
-            if outcomes[target.deviceID] == .acknowledged {
-                updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp))
+            let outcome = outcomes[target.deviceID]
+            if outcome == .acknowledged {
+                updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp, event: prepared.event()))
             } else if prepared.reachesApple, canUseAPNs(target, push: prepared.message.push) {
                 fallbacks.append(target)
             } else {
-                updates.append(DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired))
+                updates.append(
+                    DeliveryUpdate(
+                        deviceID: target.deviceID,
+                        state: prepared.stored ? .waiting : .expired,
+                        event: prepared.event(sentOverTCP: outcome == .noAcknowledgement)
+                    )
+                )
             }
         }
         metrics.tcpDelivered(updates.count { $0.state == .tcp })
         return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0))
+    }
+}
+
+extension DeliveryRouter.Prepared {
+    /// What a copy's events add (nil when the message records none).
+    func event(apnsID: UUID? = nil, apnsStatus: Int? = nil, sentOverTCP: Bool = false) -> DeliveryUpdate.EventDetail? {
+        recordsEvents ? DeliveryUpdate.EventDetail(apnsID: apnsID, apnsStatus: apnsStatus, sentOverTCP: sentOverTCP) : nil
     }
 }
 

@@ -26,6 +26,9 @@ public final class MessageCenter: Service, Sendable {
     private let router: DeliveryRouter
     private let cluster: ClusterMembership?
     private let nodeRoutes: NodeRouteWorker?
+    /// Webhook and callback delivery, when the node has the event log's store.
+    private let webhooks: WebhookDispatcher?
+    private let callbacks: CallbackWorker?
     private let wake = WakeSignal()
     /// Pushes this process's API fanned out when it accepted them (``receive(_:)``).
     private let accepted = AsyncStream.makeStream(of: [FannedOutPush].self)
@@ -40,9 +43,14 @@ public final class MessageCenter: Service, Sendable {
         events: DeviceEvents,
         faults: CenterFaults = CenterFaults(),
         cluster: ClusterMembership? = nil,
+        eventLog: EventStore? = nil,
         logger: Logger
     ) {
         self.configuration = configuration
+        self.webhooks = eventLog.map {
+            WebhookDispatcher(store: $0, node: configuration.nodeID, configuration: configuration.webhooks, logger: logger)
+        }
+        self.callbacks = eventLog.map { CallbackWorker(store: $0, configuration: configuration.webhooks, logger: logger) }
         self.cluster = cluster
         self.store = store
         self.events = events
@@ -93,6 +101,8 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask {
                     await SMSSender(store: self.store, configuration: self.configuration, logger: self.logger).run()
                 }
+                if let webhooks { group.addTask { await webhooks.run() } }
+                if let callbacks { group.addTask { await callbacks.run() } }
                 await withDiscardingTaskGroup { workers in
                     workers.addTask { await self.routeAccepted() }
                     if let nodeRoutes, let cluster {
@@ -175,6 +185,8 @@ public final class MessageCenter: Service, Sendable {
     private func tick() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.pollInterval)
+            // Keeps the sets of apps that record events fresh for the router (``EventApps``).
+            _ = await store.eventApps.snapshot()
             wake.signal()
             cluster?.routeWakeUps.signal()
         }
@@ -225,6 +237,9 @@ public final class MessageCenter: Service, Sendable {
                     purged += count
                 }
                 if purged > 0 { logger.info("Deleted messages past their retention", metadata: ["herald.messages": "\(purged)"]) }
+                let eventCutoff = Date().addingTimeInterval(-configuration.eventRetention.seconds)
+                let eventBatch = 10_000
+                while try await store.purgeEvents(before: eventCutoff, limit: eventBatch) == eventBatch, !Task.isCancelled {}
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("purging expired inbox rows or messages failed; trying again later", metadata: ["error": "\(error)"])
@@ -243,7 +258,7 @@ public final class MessageCenter: Service, Sendable {
                     let prepared = router.prepare(message)
                     var updates: [DeliveryUpdate] = []
                     if message.expiresAt <= Date() || !message.isLive {
-                        updates = retries.map { DeliveryUpdate(deviceID: $0.target.deviceID, state: .expired) }
+                        updates = retries.map { DeliveryUpdate(deviceID: $0.target.deviceID, state: .expired, event: prepared.event()) }
                     } else {
                         for (attempts, group) in Dictionary(grouping: retries, by: \.attempts) {
                             updates += await router.sendToAPNs(prepared, targets: group.map(\.target), attempts: attempts)

@@ -15,6 +15,8 @@ final class AckRecorder: Sendable {
         var sent: [Int64: Int64] = [:]
         /// The epoch of the connection that recorded each device's positions.
         var epochs: [Int64: Int64] = [:]
+        /// Each device's app: whether it records events (``EventApps``).
+        var apps: [Int64: Int64] = [:]
         var isEmpty: Bool { acks.isEmpty && sent.isEmpty }
     }
 
@@ -34,10 +36,11 @@ final class AckRecorder: Sendable {
 
     /// `epoch`: the session of the connection that got the acknowledgement; positions a
     /// connection records after a newer one claimed its device are not written.
-    func acknowledged(deviceID: Int64, epoch: Int64, through seq: Int64) {
+    func acknowledged(deviceID: Int64, appID: Int64, epoch: Int64, through seq: Int64) {
         pending.withLockedValue {
             $0.acks[deviceID] = max($0.acks[deviceID] ?? 0, seq)
             $0.epochs[deviceID] = max($0.epochs[deviceID] ?? 0, epoch)
+            $0.apps[deviceID] = appID
         }
     }
 
@@ -47,10 +50,11 @@ final class AckRecorder: Sendable {
     }
 
     /// A connection sent the device its stored messages through `seq`.
-    func sent(deviceID: Int64, epoch: Int64, through seq: Int64) {
+    func sent(deviceID: Int64, appID: Int64, epoch: Int64, through seq: Int64) {
         pending.withLockedValue {
             $0.sent[deviceID] = max($0.sent[deviceID] ?? 0, seq)
             $0.epochs[deviceID] = max($0.epochs[deviceID] ?? 0, epoch)
+            $0.apps[deviceID] = appID
         }
     }
 
@@ -76,8 +80,14 @@ final class AckRecorder: Sendable {
             return pending
         }
         guard !batch.isEmpty else { return }
+        // Devices of apps that record events (for all pushes, or those with a callback):
+        // their copies sent or acknowledged from the inbox become events.
+        let eventApps = await store.eventApps.snapshot()
+        let eventDevices = batch.apps.compactMap { device, app in
+            eventApps.all.contains(app) || eventApps.callbacks.contains(app) ? device : nil
+        }
         do {
-            try await store.acknowledge(batch.acks, sent: batch.sent, epochs: batch.epochs)
+            try await store.acknowledge(batch.acks, sent: batch.sent, epochs: batch.epochs, eventDevices: eventDevices)
         } catch {
             if !(error is CancellationError) {
                 logger.error("cannot record acknowledgements; retrying", metadata: ["error": "\(String(reflecting: error))"])
@@ -86,6 +96,7 @@ final class AckRecorder: Sendable {
                 for (device, seq) in batch.acks { pending.acks[device] = max(pending.acks[device] ?? 0, seq) }
                 for (device, seq) in batch.sent { pending.sent[device] = max(pending.sent[device] ?? 0, seq) }
                 for (device, epoch) in batch.epochs { pending.epochs[device] = max(pending.epochs[device] ?? 0, epoch) }
+                for (device, app) in batch.apps { pending.apps[device] = app }
             }
         }
     }

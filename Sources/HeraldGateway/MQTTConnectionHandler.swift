@@ -208,7 +208,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         case .acknowledged(let outgoing, let ackedThrough, let next, let loadAfter):
             context.metrics.acknowledgements.increment()
             resolveWaiter(for: outgoing)
-            if let ackedThrough, let device { context.acks.acknowledged(deviceID: device.deviceID, epoch: epoch ?? 0, through: ackedThrough) }
+            if let ackedThrough, let device {
+                context.acks.acknowledged(deviceID: device.deviceID, appID: device.appID, epoch: epoch ?? 0, through: ackedThrough)
+            }
             if !next.isEmpty { send(next, channelContext) }
             if let loadAfter { loadInbox(after: loadAfter, channel: channelContext.channel) }
         case .alreadyAcknowledged(let outgoing):
@@ -226,7 +228,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         channelContext.write(wrapOutboundOut(bytes), promise: nil)
         if machine.sentThrough > recordedSent, let device {
             recordedSent = machine.sentThrough
-            context.acks.sent(deviceID: device.deviceID, epoch: epoch ?? 0, through: recordedSent)
+            context.acks.sent(deviceID: device.deviceID, appID: device.appID, epoch: epoch ?? 0, through: recordedSent)
         }
         if !flushPending {
             flushPending = true

@@ -75,7 +75,14 @@ public struct HeraldNode: Sendable {
             connectTimeout: database.connectTimeout,
             logger: logger
         )
-        let stores = HeraldStores(durable: durable, delivery: delivery, sealer: sealer, logger: logger)
+        // The event log's readers (stream, webhooks, callbacks) have connections of their own.
+        let eventsPool = EventsPool(
+            url: database.url,
+            maximumConnections: database.eventsPoolSize,
+            connectTimeout: database.connectTimeout,
+            logger: logger
+        )
+        let stores = HeraldStores(durable: durable, delivery: delivery, events: eventsPool, sealer: sealer, logger: logger)
         let events = DeviceEvents()
         let joined = AsyncStream.makeStream(of: Void.self)
         let gateway = Gateway(
@@ -103,6 +110,7 @@ public struct HeraldNode: Sendable {
             events: events,
             faults: faults,
             cluster: membership,
+            eventLog: stores.events,
             logger: logger
         )
         let scheduler = Scheduler(configuration: centerConfiguration, store: stores.api, center: stores.center, logger: logger)
@@ -115,10 +123,11 @@ public struct HeraldNode: Sendable {
         self.application = buildApplication(
             configuration: api,
             store: stores.api,
+            events: stores.events,
             registry: registry,
             // Shut down in reverse: the center finishes what it claimed, the gateway closes
             // its connections, the node leaves the cluster, the pools close.
-            services: [durable, delivery, membership, gateway] + services + [center, scheduler],
+            services: [durable, delivery, eventsPool, membership, gateway] + services + [center, scheduler],
             fannedOutPushes: center,
             draining: { membership.isDraining },
             onServerRunning: { channel in

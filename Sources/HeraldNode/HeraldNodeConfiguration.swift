@@ -13,6 +13,8 @@ public struct HeraldNodeConfiguration: Sendable {
         public var poolSize: Int
         /// Connections of the gateway and message center's pool.
         public var deliveryPoolSize: Int
+        /// Connections of the event log's readers: the event stream, webhooks, callbacks.
+        public var eventsPoolSize: Int
         /// How long one connection attempt may take.
         public var connectTimeout: Duration
         /// Whether an API request stuck on a database that is down is answered 503 after
@@ -23,12 +25,14 @@ public struct HeraldNodeConfiguration: Sendable {
             url: DatabaseURL,
             poolSize: Int = 20,
             deliveryPoolSize: Int? = nil,
+            eventsPoolSize: Int = 4,
             connectTimeout: Duration = .seconds(5),
             boundedWait: Bool = true
         ) {
             self.url = url
             self.poolSize = poolSize
             self.deliveryPoolSize = deliveryPoolSize ?? poolSize
+            self.eventsPoolSize = eventsPoolSize
             self.connectTimeout = connectTimeout
             self.boundedWait = boundedWait
         }

@@ -55,7 +55,8 @@ struct Serve: AsyncParsableCommand {
                     database: .init(
                         url: database.url,
                         poolSize: configuration.database.poolSize,
-                        deliveryPoolSize: configuration.database.deliveryPoolSize
+                        deliveryPoolSize: configuration.database.deliveryPoolSize,
+                        eventsPoolSize: configuration.database.eventsPoolSize
                     ),
                     node: configuration.node,
                     api: api,

@@ -92,7 +92,15 @@ struct PushBench: Sendable {
             results.flatOut = try await unicast(rate: nil, duration: options.flatOutDuration, target: random)
             say("  flat out: \(results.flatOut!)")
         }
+        if options.phases.contains(.controls) {
+            results.controls = try await controls()
+        }
         return results
+    }
+
+    /// A flat-out unicast phase of the controls' length, to random devices.
+    func unicastForControls() async throws -> UnicastResult {
+        try await unicast(rate: nil, duration: options.flatOutDuration, target: random)
     }
 
     private var random: @Sendable (Int) -> Int {

@@ -28,6 +28,8 @@ struct PushBenchCommand: AsyncParsableCommand {
         case latency
         case flatOut = "flat-out"
         case single, tag
+        /// Flat out with the app plain, rate-limited and with callbacks, alternating.
+        case controls
     }
 
     @Option(help: "Connected devices.") var devices = 10_000
@@ -48,7 +50,9 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Option(help: "(c) Tag pushes, one after another.") var tagPushes = 3
     @Option(help: "Unicast audience.") var audience = Audience.registrationID
     @Option(help: "Seconds to wait for outstanding deliveries before a phase gives up on them.") var drainTimeout = 120.0
-    @Option(parsing: .upToNextOption, help: "Phases to run.") var phases: [Phase] = Phase.allCases
+    @Option(parsing: .upToNextOption, help: "Phases to run (controls only when named).") var phases: [Phase] = Phase.allCases.filter {
+        $0 != .controls
+    }
 
     func validate() throws {
         guard devices > 0, loadProcesses > 0, httpConnections > 0, workers > 0, poolSize > 1, rate > 0, tagPushes >= 0 else {

@@ -72,6 +72,7 @@ struct PushResults {
     var latency: UnicastResult?
     var single: UnicastResult?
     var flatOut: UnicastResult?
+    var controls: [PushBench.ControlRun] = []
 
     func print(setup: String) {
         say("")
@@ -133,6 +134,7 @@ struct PushResults {
                 say("    no tag push reached every device  (goal: all within 1000 ms) MISSED")
             }
         }
+        printControls()
         let abandoned = tagPushes.map(\.abandonedBefore).reduce(0, +) + [latency, single, flatOut].compactMap { $0?.abandonedBefore }.reduce(0, +)
         if abandoned > 0 { say("Note: \(abandoned) jobs of earlier phases were still pending after the drain timeout and were deleted.") }
     }

@@ -32,10 +32,15 @@ struct HeraldCtl: AsyncParsableCommand {
             AliasesCommand.self,
             PushCommand.self,
             SchedulesCommand.self,
+            CategoriesCommand.self,
             RecallCommand.self,
             StatusCommand.self,
             ReportCommand.self,
+            EventsCommand.self,
+            WebhooksCommand.self,
             ConfigCommand.self,
+            APNsToolCommand.self,
+            DoctorCommand.self,
         ]
     )
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 extension DeliveryWatcher.Until: ExpressibleByArgument {}
 
@@ -19,6 +20,10 @@ struct StatusCommand: AsyncParsableCommand {
               heraldctl status 1a2b3c4d5e 6f7a8b9c0d
               heraldctl status 1a2b3c4d5e --watch
               heraldctl status 1a2b3c4d5e --rid 0123456789abcdef0123
+              heraldctl status 1a2b3c4d5e --rid 0123456789abcdef0123 --timeline
+            --timeline shows what happened to the copy at each device, step by step with times \
+            (accepted, stored, sent_tcp, acknowledged, sent_apns with its apns-id, failed, opened, \
+            recalled): from the event log when the app records events, else from the delivery row.
             """
     )
 
@@ -36,6 +41,7 @@ struct StatusCommand: AsyncParsableCommand {
     var until: DeliveryWatcher.Until?
     @Option(name: .customLong("rid"), help: ArgumentHelp("Show the status at these devices (repeatable).", valueName: "rid"))
     var registrationIDs: [String] = []
+    @Flag(help: "With --rid: each device's delivery timeline, step by step.") var timeline = false
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
@@ -47,6 +53,7 @@ struct StatusCommand: AsyncParsableCommand {
             throw ValidationError("\(watch ? "--watch" : "--rid") takes exactly one message id.")
         }
         if until != nil, !watch { throw ValidationError("--until goes with --watch.") }
+        if timeline, registrationIDs.isEmpty { throw ValidationError("--timeline goes with --rid.") }
         if let waitTimeout {
             if !watch { throw ValidationError("--wait-timeout goes with --watch.") }
             if waitTimeout <= 0 { throw ValidationError("--wait-timeout must be more than 0 seconds.") }
@@ -64,6 +71,8 @@ struct StatusCommand: AsyncParsableCommand {
                 until: until ?? .settled
             )
             try await watcher.run()
+        } else if timeline {
+            try await timelines(client)
         } else if !registrationIDs.isEmpty {
             try await devices(client)
         } else {
@@ -118,6 +127,29 @@ struct StatusCommand: AsyncParsableCommand {
                 ])
             }
             return table.render()
+        }
+    }
+
+    /// Each device's timeline: a step per line (time, step, what it adds), under the
+    /// device's registration id and where the steps come from.
+    private func timelines(_ client: APIClient) async throws(CLIError) {
+        for registrationID in registrationIDs {
+            let path = "/v3/messages/\(APIClient.segment(messageIDs[0]))/devices/\(APIClient.segment(registrationID))"
+            let response = try await client.get(path, .app)
+            try output.emit(response) { () throws(CLIError) in
+                guard let answer = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+                    let steps = answer["timeline"] as? [[String: Any]]
+                else { throw .unexpectedResponse(status: response.status, url: client.connection.displayURL) }
+                var table = TableRenderer(["AT", "STEP", "DETAILS"])
+                for step in steps {
+                    let data = (step["data"] as? [String: Any]) ?? [:]
+                    let details = data.keys.sorted().map { "\($0)=\(data[$0].map { "\($0)" } ?? "")" }.joined(separator: " ")
+                    table.append([step["at"] as? String ?? "-", step["type"] as? String ?? "-", details.isEmpty ? "-" : details])
+                }
+                let source = answer["source"] as? String ?? "-"
+                let state = answer["state"] as? String ?? "-"
+                return "\(registrationID)  state \(state)  (from \(source))\n" + table.render()
+            }
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldAPI
 import HeraldCore
 import HeraldStore
@@ -40,6 +41,27 @@ import Testing
         #expect(specified.count > 10)
         #expect(implemented.subtracting(specified).sorted() == [], "implemented but not in openapi.yaml")
         #expect(specified.subtracting(implemented).sorted() == [], "in openapi.yaml but not implemented")
+    }
+
+    /// The names of the spec's `TimeZoneName` enum.
+    static func specifiedTimeZones() -> [String] {
+        let spec = EmbeddedDocuments.openAPI
+        guard let schema = spec.range(of: "\n    TimeZoneName:\n"),
+            let open = spec[schema.upperBound...].range(of: "enum:\n        ["),
+            let close = spec[open.upperBound...].firstIndex(of: "]")
+        else { return [] }
+        return spec[open.upperBound..<close].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    /// Every zone the spec names is one the server takes, so a request the spec allows
+    /// is never refused for its time zone.
+    @Test func everyTimeZoneTheSpecNamesIsTakenByTheServer() throws {
+        let zones = Self.specifiedTimeZones()
+        #expect(zones.count > 300)
+        #expect(zones.contains("UTC") && zones.contains("Asia/Shanghai"))
+        for zone in zones {
+            #expect(throws: Never.self, "\(zone)") { _ = try Validation.timeZone(zone, field: "time_zone") }
+        }
     }
 
     @Test func theSpecListsEveryErrorCode() {

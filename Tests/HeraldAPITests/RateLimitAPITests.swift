@@ -76,6 +76,26 @@ struct RateLimitAPITests {
         }
     }
 
+    /// A burst at once on one node: every token of the bucket is spent, by takes sized for
+    /// the requests waiting (one token each would have left requests refused while the
+    /// bucket still held tokens).
+    @Test func aBurstGetsTheWholeBucketAndNoMore() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            _ = try await api.registerDevice(app)
+            #expect(try await api.send(.patch, "/admin/v1/apps/\(app.appKey)", auth: .admin, json: #"{"rate_limit_per_minute": 20}"#).status == 200)
+            let started = ContinuousClock.now
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<60 { group.addTask { try await api.send(.post, "/v3/push", auth: app.auth, json: Self.push).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let refill = Int(Double(started.duration(to: .now).components.seconds + 1) / 3) + 1
+            let accepted = statuses.filter { $0 == 200 }.count
+            #expect(accepted >= 20 && accepted <= 20 + refill, "\(accepted) accepted")
+            #expect(statuses.filter { $0 == 429 }.count == 60 - accepted)
+        }
+    }
+
     @Test func theHeadersGoOnErrorAnswersToo() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()

@@ -113,9 +113,16 @@ struct ClusterDeliveryTests {
             }
             try await Task.sleep(for: .milliseconds(1500))
             state = try await settled()
-            #expect(state.open.count == 1)
+            // Never two. On a machine too loaded to check a CONNECT's credentials within
+            // `mqtt.auth.timeout`, the last attempts are answered "server unavailable" and their
+            // device is told to retry: then none may be left open, and a retry must work.
+            #expect(state.open.count <= 1, "\(state.open.count) connections open")
             if let survivor = state.open.first {
                 #expect(state.holder == cluster.nodes[survivor.0].name)
+            } else {
+                let retry = try await cluster.connect(device, to: cluster.nodes[1])
+                try await cluster.waitUntilHeld(device, by: cluster.nodes[1])
+                await retry.close()
             }
             for (_, mqtt) in attempts { await mqtt.close() }
         }

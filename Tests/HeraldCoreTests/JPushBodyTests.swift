@@ -109,6 +109,26 @@ import Testing
         #expect(payload == #"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"x":2}},"herald":{"msg_id":"m1"}}"#)
     }
 
+    /// A field set to `null` is refused by name, not read as absent (JPush's clients leave
+    /// out what they don't set); `null` inside `extras` is a value like any other.
+    @Test func aNullFieldIsRefusedByName() throws {
+        let cases = [
+            (#""platform": null"#, "platform"),
+            (#""options": {"sendno": null}"#, "options.sendno"),
+            (#""options": {"override_msg_id": null}"#, "options.override_msg_id"),
+            (#""notification": {"alert": "a", "ios": {"sound": null}}"#, "notification.ios.sound"),
+            (#""audience": {"tag": null, "alias": ["a"]}"#, "audience.tag"),
+            (#""message": null"#, "message"),
+        ]
+        for (fields, field) in cases {
+            let error = #expect(throws: HeraldError.self, "\(fields)") { try push(fields) }
+            #expect(error?.code == .invalidField)
+            #expect(error?.message == "\(field): must not be null (leave the field out)")
+        }
+        let extras = try push(#""notification": {"alert": "a", "ios": {"extras": {"k": null}}}"#)
+        #expect(extras.notification != nil)
+    }
+
     @Test func iosValuesAreTakenAsJPushWritesThem() throws {
         let ios = try #require(try push(#""notification": {"ios": {"badge": "5", "content-available": 1, "mutable-content": 0}}"#).notification?.ios)
         #expect(ios.badge == .set(5))
@@ -247,12 +267,16 @@ import Testing
         )
         #expect(
             stored.warnings.map { String($0.prefix { $0 != ":" }) } == [
-                "notification.hmos", "notification.quickapp", "inapp_message", "callback",
+                "notification.hmos", "notification.quickapp", "inapp_message",
             ]
         )
         #expect(stored.sms == SMSFallback(delay: 3600, content: nil, templateID: 1250, params: ["code": "1"], signID: nil))
+        // The callback is applied: it is on the push, with its type and params.
+        #expect(stored.callback?.url == "https://example.com/cb")
+        #expect(stored.callback?.type == 11)
         for bad in [
-            #""callback": {"url": "ftp://x", "type": 1}"#, #""callback": {"type": 4}"#, #""sms_message": {"temp_id": 1}"#,
+            #""callback": {"url": "ftp://x", "type": 1}"#, #""callback": {"type": 4}"#, #""callback": {"type": 1}"#,
+            #""callback": {"url": "https:///path", "type": 1}"#, #""sms_message": {"temp_id": 1}"#,
             #""sms_message": {"delay_time": 0}"#,
             #""sms_message": {"delay_time": 0, "content": "a", "temp_id": 1}"#, #""sms_message": {"delay_time": 0, "content": ""}"#,
             #""sms_message": {"delay_time": 90000, "temp_id": 1}"#, #""live_activity": {"ios": {"event": "start", "content-state": {}}}"#,

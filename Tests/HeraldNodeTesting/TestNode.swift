@@ -58,9 +58,23 @@ public struct TestNode: Sendable {
         }
     }
 
+    /// Starts a node on an existing database (and sandbox), runs `body`, then shuts it
+    /// down: a node restarted on the same data. `app`: the app of an earlier node on it
+    /// (nil makes one).
+    public static func run(
+        on url: DatabaseURL,
+        sandbox: APNsSandbox,
+        app: CreatedApp?,
+        configure: @Sendable (inout HeraldNodeConfiguration) -> Void = { _ in },
+        _ body: @Sendable @escaping (TestNode) async throws -> Void
+    ) async throws {
+        try await run(url, sandbox: sandbox, app: app, configure: configure, faults: CenterFaults(), body)
+    }
+
     private static func run(
         _ url: DatabaseURL,
         sandbox: APNsSandbox,
+        app: CreatedApp? = nil,
         configure: @Sendable (inout HeraldNodeConfiguration) -> Void,
         faults: CenterFaults,
         _ body: @Sendable @escaping (TestNode) async throws -> Void
@@ -73,7 +87,7 @@ public struct TestNode: Sendable {
         var configuration = HeraldNodeConfiguration(
             // The tests' connection attempts may take 30 s: PostgreSQL under a full
             // suite's load can be slow to accept one.
-            database: .init(url: url, poolSize: 8, connectTimeout: .seconds(30)),
+            database: .init(url: url, poolSize: 8, eventsPoolSize: 2, connectTimeout: .seconds(30)),
             api: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken),
             gateway: GatewayConfiguration(host: "127.0.0.1", port: 0),
             center: center
@@ -105,6 +119,7 @@ public struct TestNode: Sendable {
                 do {
                     guard let listening = await ports.first(where: { _ in true }) else { throw TestFailure("the node stopped before it listened") }
                     let stores = TestStores(node.stores, sql: sql)
+                    let app = if let app { app } else { try await stores.api.createApp(name: "Test") }
                     let test = TestNode(
                         apiURL: URL(string: "http://127.0.0.1:\(listening.http)")!,
                         gateway: node.gateway,
@@ -112,7 +127,7 @@ public struct TestNode: Sendable {
                         sandbox: sandbox,
                         stores: stores,
                         databaseURL: url,
-                        app: try await stores.api.createApp(name: "Test"),
+                        app: app,
                         deviceEvents: deviceEvents
                     )
                     try await body(test)

@@ -188,6 +188,8 @@ public struct TestStores: Sendable {
     public let api: APIStore
     public let center: CenterStore
     public let gateway: GatewayStore
+    /// The event log's readers.
+    public let events: EventStore
     public let sql: PostgresClient
 
     /// A node's facades, and the test's own client.
@@ -195,6 +197,7 @@ public struct TestStores: Sendable {
         api = stores.api
         center = stores.center
         gateway = stores.gateway
+        events = stores.events
         self.sql = sql
     }
 }

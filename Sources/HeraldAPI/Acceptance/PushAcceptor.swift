@@ -42,12 +42,23 @@ public final class PushAcceptor: Sendable {
 
     /// Accepts a validated push: returns once its message and job are committed.
     public func accept(_ request: PushRequest, push: Push, appID: Int64, now: Date = Date()) async throws -> AcceptedPush {
+        // One lookup in a set (``EventApps``): apps without events pay nothing more.
+        let appRecordsEvents = await store.eventApps.recordsAll(appID)
+        if push.callback != nil { store.eventApps.noteCallback(appID: appID) }
         if !push.path.isGroupCommitted {
-            let accepted = try await store.acceptPush(request, push: push, appID: appID, now: now)
+            let accepted = try await store.acceptPush(request, push: push, appID: appID, now: now, appRecordsEvents: appRecordsEvents)
             if !accepted.repeated { store.remember(push, msgID: accepted.msgID) }
             return accepted
         }
-        let pending = PendingPush(request, push: push, msgID: try await store.newMsgID(), appID: appID, now: now, fansOutHere: sink != nil)
+        let pending = PendingPush(
+            request,
+            push: push,
+            msgID: try await store.newMsgID(),
+            appID: appID,
+            now: now,
+            fansOutHere: sink != nil,
+            appRecordsEvents: appRecordsEvents
+        )
         // Before the commit: its NOTIFY can wake the center before this task resumes. (A
         // push fanned out at acceptance is handed to the center with its Push.)
         if !pending.fansOut { store.remember(push, msgID: pending.msgID) }
@@ -95,6 +106,7 @@ public final class PushAcceptor: Sendable {
         }
         var grouped = push
         grouped.cid = nil
+        if push.callback != nil { store.eventApps.noteCallback(appID: appID) }
         let pending = PendingPush(
             request,
             push: grouped,
@@ -102,7 +114,8 @@ public final class PushAcceptor: Sendable {
             cid: cid,
             appID: appID,
             now: now,
-            fansOutHere: sink != nil
+            fansOutHere: sink != nil,
+            appRecordsEvents: await store.eventApps.recordsAll(appID)
         )
         if !pending.fansOut { store.remember(grouped, msgID: pending.msgID) }
         switch await commits.submit(pending) {

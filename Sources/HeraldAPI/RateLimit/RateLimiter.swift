@@ -16,7 +16,10 @@ final class RateLimiter: Sendable {
 
     private struct State {
         var buckets: [Int64: LocalRateBucket<ContinuousClock.Instant>] = [:]
-        var takes: [Int64: Task<RateTokens?, Never>] = [:]
+        var takes: [Int64: Task<Decision, Never>] = [:]
+        /// Requests of each app waiting for its take: the next take is at least as large,
+        /// so that a burst is served by one statement, not one each.
+        var waiting: [Int64: Int] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -41,57 +44,71 @@ final class RateLimiter: Sendable {
     func admit(_ app: AppRecord) async -> Decision {
         let perMinute = perMinute(app)
         if perMinute == 0 { return .unlimited }
-        // A few rounds at most: a take in flight, then this request's own.
-        for _ in 0..<4 {
+        // Until the bucket answers: each round spends a token the node holds, waits for the
+        // take in flight, or takes (enough for the requests waiting too). A take records its
+        // answer in the bucket and leaves `takes` before it completes, so a request that
+        // waited on it finds the answer, never the finished take again.
+        while true {
             let step = state.withLockedValue { state -> Step in
-                if let take = state.takes[app.id] { return .wait(take) }
+                if let take = state.takes[app.id] {
+                    state.waiting[app.id, default: 0] += 1
+                    return .wait(take)
+                }
                 var bucket = state.buckets[app.id] ?? LocalRateBucket()
                 let admission = bucket.admit(now: .now, perMinute: perMinute, configuration: configuration.bucket)
                 state.buckets[app.id] = bucket
                 switch admission {
                 case .admitted(let headers): return .done(.admitted(headers))
                 case .refused(let headers, let wait): return .done(.refused(headers, retryAfter: wait))
-                case .take(let want, let returning):
-                    let task = Task { [store, logger] () -> RateTokens? in
-                        do {
-                            return try await store.takeRateTokens(appID: app.id, perMinute: perMinute, want: want, returned: returning)
-                        } catch {
-                            logger.warning("rate limit: could not take tokens; admitting", metadata: ["error": "\(error)"])
-                            return nil
-                        }
-                    }
+                case .take(let base, let returning):
+                    let want = min(configuration.bucket.maxTake, max(base, state.waiting[app.id, default: 0] + 1))
+                    let task = Task { [self] in await take(app: app.id, perMinute: perMinute, want: want, returning: returning) }
                     state.takes[app.id] = task
                     return .take(task)
                 }
             }
             switch step {
             case .done(let decision): return decision
-            case .wait(let take): _ = await take.value
-            case .take(let take):
-                let taken = await take.value
-                return state.withLockedValue { state in
-                    state.takes[app.id] = nil
-                    guard let taken else { return .unlimited }
-                    var bucket = state.buckets[app.id] ?? LocalRateBucket()
-                    let admission = bucket.took(taken, now: .now, perMinute: perMinute)
-                    state.buckets[app.id] = bucket
-                    if state.buckets.count > configuration.capacity { state.buckets = [app.id: bucket] }
-                    switch admission {
-                    case .admitted(let headers): return .admitted(headers)
-                    case .refused(let headers, let wait): return .refused(headers, retryAfter: wait)
-                    case .take: return .unlimited
-                    }
+            case .take(let take): return await take.value
+            case .wait(let take):
+                _ = await take.value
+                state.withLockedValue { state in
+                    state.waiting[app.id, default: 1] -= 1
+                    if state.waiting[app.id] == 0 { state.waiting[app.id] = nil }
                 }
             }
         }
-        // Other requests kept emptying the node's share first: refused, to try again shortly.
-        return .refused(RateLimitHeaders(limit: perMinute, remaining: 0, reset: 60), retryAfter: .seconds(1))
+    }
+
+    /// Takes tokens from the shared bucket, records the answer in the node's bucket, and
+    /// returns the decision for the request that asked (it spends the first token).
+    private func take(app: Int64, perMinute: Int, want: Int, returning: Int) async -> Decision {
+        let taken: RateTokens?
+        do {
+            taken = try await store.takeRateTokens(appID: app, perMinute: perMinute, want: want, returned: returning)
+        } catch {
+            logger.warning("rate limit: could not take tokens; admitting", metadata: ["error": "\(error)"])
+            taken = nil
+        }
+        return state.withLockedValue { state in
+            state.takes[app] = nil
+            guard let taken else { return .unlimited }
+            var bucket = state.buckets[app] ?? LocalRateBucket()
+            let admission = bucket.took(taken, now: .now, perMinute: perMinute)
+            state.buckets[app] = bucket
+            if state.buckets.count > configuration.capacity { state.buckets = [app: bucket] }
+            switch admission {
+            case .admitted(let headers): return .admitted(headers)
+            case .refused(let headers, let wait): return .refused(headers, retryAfter: wait)
+            case .take: return .unlimited
+            }
+        }
     }
 
     private enum Step {
         case done(Decision)
-        case wait(Task<RateTokens?, Never>)
-        case take(Task<RateTokens?, Never>)
+        case wait(Task<Decision, Never>)
+        case take(Task<Decision, Never>)
     }
 }
 

@@ -17,6 +17,8 @@ struct ScheduleRoutes {
 
     /// Schedules per page of the list (JPush's).
     static let pageSize = 50
+    /// The highest page a list may ask for (50 million schedules in).
+    static let maxPage = 1_000_000
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/v3/schedules", use: create)
@@ -46,7 +48,9 @@ struct ScheduleRoutes {
         let app = try await auth.requireApp(request)
         var page = 1
         if let text = request.uri.queryParameters["page"].map(String.init) {
-            guard let value = Int(text), value >= 1 else { throw HeraldError(.invalidSchedule, "page: a whole number from 1") }
+            guard let value = Int(text), (1...Self.maxPage).contains(value) else {
+                throw HeraldError(.invalidSchedule, "page: a whole number from 1 to \(Self.maxPage)")
+            }
             page = value
         }
         let found = try await store.schedules(appID: app.id, page: page, pageSize: Self.pageSize)
@@ -123,6 +127,7 @@ struct ScheduleRoutes {
         }
         let validated: Push
         do {
+            try push.checkNoCategoryConfig()
             validated = try push.validated()
         } catch {
             throw HeraldError(error.code, "push.\(error.message)")

@@ -108,6 +108,10 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         case messageNotFound = 9103
         /// The app has no APNs credentials.
         case apnsCredentialsNotFound = 9104
+        /// No webhook with that id in this app.
+        case webhookNotFound = 9105
+        /// The app defines no notification category with that identifier.
+        case categoryNotFound = 9106
         /// The app has no SMS provider of its own.
         case smsProviderNotFound = 9107
 
@@ -132,8 +136,9 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .unauthorized: 401
             case .forbidden: 403
             case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound,
-                .smsProviderNotFound:
+                .webhookNotFound, .smsProviderNotFound:
                 404
+            case .categoryNotFound: 404
             case .methodNotAllowed: 405
             case .conflict: 409
             case .recallWindowClosed: 410
@@ -170,6 +175,8 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .deviceNotFound: "device_not_found"
             case .messageNotFound: "message_not_found"
             case .apnsCredentialsNotFound: "apns_credentials_not_found"
+            case .webhookNotFound: "webhook_not_found"
+            case .categoryNotFound: "category_not_found"
             case .smsProviderNotFound: "sms_provider_not_found"
             case .conflict: "conflict"
             case .recallWindowClosed: "recall_window_closed"

@@ -66,6 +66,20 @@ public struct StrictKeyedContainer<Keys: CodingKey> {
         try container.decodeIfPresent(type, forKey: AnyCodingKey(key))
     }
 
+    /// The field's value, nil when the object hasn't the field; an explicit `null` is
+    /// refused (`400` code `1003`) rather than read as absent, so the request means what it
+    /// says. (Fields where `null` means something, such as "clear", use
+    /// ``decodeIfPresent(_:forKey:)``.)
+    public func decodeIfGiven<Value: Decodable>(_ type: Value.Type, forKey key: Keys) throws -> Value? {
+        let anyKey = AnyCodingKey(key)
+        guard container.contains(anyKey) else { return nil }
+        if try container.decodeNil(forKey: anyKey) {
+            let field = CodingPath.describe(container.codingPath + [anyKey])
+            throw HeraldError.invalidField(field, "must not be null (leave the field out)")
+        }
+        return try container.decode(type, forKey: anyKey)
+    }
+
     public func decodeNil(forKey key: Keys) throws -> Bool {
         try container.decodeNil(forKey: AnyCodingKey(key))
     }

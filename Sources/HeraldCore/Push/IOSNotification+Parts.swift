@@ -93,17 +93,17 @@ public struct IOSAlert: Sendable, Hashable, Codable {
     }
 
     init(_ container: StrictKeyedContainer<CodingKeys>) throws {
-        title = try container.decodeIfPresent(String.self, forKey: .title)
-        subtitle = try container.decodeIfPresent(String.self, forKey: .subtitle)
-        body = try container.decodeIfPresent(String.self, forKey: .body)
-        titleLocKey = try container.decodeIfPresent(String.self, forKey: .titleLocKey)
-        titleLocArgs = try container.decodeIfPresent([String].self, forKey: .titleLocArgs)
-        subtitleLocKey = try container.decodeIfPresent(String.self, forKey: .subtitleLocKey)
-        subtitleLocArgs = try container.decodeIfPresent([String].self, forKey: .subtitleLocArgs)
-        locKey = try container.decodeIfPresent(String.self, forKey: .locKey)
-        locArgs = try container.decodeIfPresent([String].self, forKey: .locArgs)
-        launchImage = try container.decodeIfPresent(String.self, forKey: .launchImage)
-        actionLocKey = try container.decodeIfPresent(String.self, forKey: .actionLocKey)
+        title = try container.decodeIfGiven(String.self, forKey: .title)
+        subtitle = try container.decodeIfGiven(String.self, forKey: .subtitle)
+        body = try container.decodeIfGiven(String.self, forKey: .body)
+        titleLocKey = try container.decodeIfGiven(String.self, forKey: .titleLocKey)
+        titleLocArgs = try container.decodeIfGiven([String].self, forKey: .titleLocArgs)
+        subtitleLocKey = try container.decodeIfGiven(String.self, forKey: .subtitleLocKey)
+        subtitleLocArgs = try container.decodeIfGiven([String].self, forKey: .subtitleLocArgs)
+        locKey = try container.decodeIfGiven(String.self, forKey: .locKey)
+        locArgs = try container.decodeIfGiven([String].self, forKey: .locArgs)
+        launchImage = try container.decodeIfGiven(String.self, forKey: .launchImage)
+        actionLocKey = try container.decodeIfGiven(String.self, forKey: .actionLocKey)
     }
 
     /// Every field but title, subtitle and body, by its APNs key, in key order.
@@ -149,12 +149,12 @@ public struct CriticalSound: Sendable, Hashable, Encodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case critical, name, volume }
 
     init(_ container: StrictKeyedContainer<CodingKeys>, field: String) throws {
-        guard let critical = try? container.decodeIfPresent(Int.self, forKey: .critical) ?? 1, critical == 0 || critical == 1 else {
+        guard let critical = try? container.decodeIfGiven(Int.self, forKey: .critical) ?? 1, critical == 0 || critical == 1 else {
             throw HeraldError.invalidField("\(field).critical", "must be 1 (critical) or 0")
         }
         self.critical = critical
-        name = try container.decodeIfPresent(String.self, forKey: .name)
-        volume = try container.decodeIfPresent(Double.self, forKey: .volume)
+        name = try container.decodeIfGiven(String.self, forKey: .name)
+        volume = try container.decodeIfGiven(Double.self, forKey: .volume)
         if let volume, !(0...1).contains(volume) {
             throw HeraldError.invalidField("\(field).volume", "must be 0 to 1")
         }

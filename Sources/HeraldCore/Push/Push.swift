@@ -36,6 +36,8 @@ public struct Push: Sendable, Hashable {
     /// Set by the API when the app's ``DeliveryControls`` apply to this push: it is fanned
     /// out batch by batch, where they are checked per device. Not part of the request.
     public var isDeliveryControlled = false
+    /// JPush's per-push callback: where to report what became of the push's copies.
+    public var callback: PushCallback?
     /// What the request asked that Herald accepted without applying, one line per field,
     /// each starting with the field's name; the answer carries them.
     public var warnings: [String] = []
@@ -56,6 +58,14 @@ public struct Push: Sendable, Hashable {
     public var hasVoIPCompanion: Bool {
         guard let notification, notification.voip != nil else { return false }
         return !notification.isVoIPOnly
+    }
+
+    /// Whether the push only sends a category's configuration ahead (a silent notification
+    /// with `notification_config` and nothing else): devices get it over the connection as
+    /// a `category_config` message, over APNs as a background push.
+    public var isCategoryDelivery: Bool {
+        guard message == nil, let notification, notification.isContentAvailableOnly, let ios = notification.ios else { return false }
+        return ios.notificationConfig != nil && ios.extras == nil && notification.android == nil && notification.voip == nil
     }
 
     /// The identifier on the device for a message id.

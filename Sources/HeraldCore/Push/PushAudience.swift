@@ -70,14 +70,14 @@ public struct AudienceFilter: Sendable, Hashable, Codable {
     }
 
     init(_ container: StrictKeyedContainer<CodingKeys>) throws {
-        registrationID = try container.decodeIfPresent([String].self, forKey: .registrationID)
-        alias = try container.decodeIfPresent([String].self, forKey: .alias)
-        tag = try container.decodeIfPresent([String].self, forKey: .tag)
-        tagAnd = try container.decodeIfPresent([String].self, forKey: .tagAnd)
-        tagNot = try container.decodeIfPresent([String].self, forKey: .tagNot)
-        segment = try container.decodeIfPresent([String].self, forKey: .segment)
-        abtest = try container.decodeIfPresent([String].self, forKey: .abtest)
-        liveActivityID = try container.decodeIfPresent(String.self, forKey: .liveActivityID)
-        file = try container.decodeIfPresent(FreeJSONObject.self, forKey: .file)
+        registrationID = try container.decodeIfGiven([String].self, forKey: .registrationID)
+        alias = try container.decodeIfGiven([String].self, forKey: .alias)
+        tag = try container.decodeIfGiven([String].self, forKey: .tag)
+        tagAnd = try container.decodeIfGiven([String].self, forKey: .tagAnd)
+        tagNot = try container.decodeIfGiven([String].self, forKey: .tagNot)
+        segment = try container.decodeIfGiven([String].self, forKey: .segment)
+        abtest = try container.decodeIfGiven([String].self, forKey: .abtest)
+        liveActivityID = try container.decodeIfGiven(String.self, forKey: .liveActivityID)
+        file = try container.decodeIfGiven(FreeJSONObject.self, forKey: .file)
     }
 }

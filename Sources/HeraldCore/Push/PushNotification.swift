@@ -23,12 +23,12 @@ public struct PushNotification: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        alert = try container.decodeIfPresent(String.self, forKey: .alert)
-        ios = try container.decodeIfPresent(IOSNotification.self, forKey: .ios)
-        android = try container.decodeIfPresent(AndroidNotification.self, forKey: .android)
-        voip = try container.decodeIfPresent(FreeJSONObject.self, forKey: .voip)
-        hmos = try container.decodeIfPresent(FreeJSONObject.self, forKey: .hmos)
-        quickapp = try container.decodeIfPresent(FreeJSONObject.self, forKey: .quickapp)
+        alert = try container.decodeIfGiven(String.self, forKey: .alert)
+        ios = try container.decodeIfGiven(IOSNotification.self, forKey: .ios)
+        android = try container.decodeIfGiven(AndroidNotification.self, forKey: .android)
+        voip = try container.decodeIfGiven(FreeJSONObject.self, forKey: .voip)
+        hmos = try container.decodeIfGiven(FreeJSONObject.self, forKey: .hmos)
+        quickapp = try container.decodeIfGiven(FreeJSONObject.self, forKey: .quickapp)
     }
 
     /// Whether Apple devices have something of this notification to get from APNs: an
@@ -73,8 +73,8 @@ public struct InAppMessage: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         msgContent = try container.decode(String.self, forKey: .msgContent)
-        title = try container.decodeIfPresent(String.self, forKey: .title)
-        contentType = try container.decodeIfPresent(String.self, forKey: .contentType)
-        extras = try container.decodeIfPresent([String: JSONValue].self, forKey: .extras)
+        title = try container.decodeIfGiven(String.self, forKey: .title)
+        contentType = try container.decodeIfGiven(String.self, forKey: .contentType)
+        extras = try container.decodeIfGiven([String: JSONValue].self, forKey: .extras)
     }
 }

@@ -80,17 +80,17 @@ public struct PushOptions: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        sendno = try container.decodeIfPresent(Int64.self, forKey: .sendno)
-        timeToLive = try container.decodeIfPresent(Int.self, forKey: .timeToLive)
-        identifier = try container.decodeIfPresent(String.self, forKey: .identifier)
-        replace = try container.decodeIfPresent(String.self, forKey: .replace)
-        apnsProduction = try container.decodeIfPresent(Bool.self, forKey: .apnsProduction)
-        priority = try container.decodeIfPresent(Int.self, forKey: .priority)
-        apnsCollapseID = try container.decodeIfPresent(String.self, forKey: .apnsCollapseID)
-        overrideMsgID = try container.decodeIfPresent(MessageIDText.self, forKey: .overrideMsgID)?.text
-        bigPushDuration = try container.decodeIfPresent(Int.self, forKey: .bigPushDuration)
-        classification = try container.decodeIfPresent(Int.self, forKey: .classification)
-        thirdPartyChannel = try container.decodeIfPresent(FreeJSONObject.self, forKey: .thirdPartyChannel)
+        sendno = try container.decodeIfGiven(Int64.self, forKey: .sendno)
+        timeToLive = try container.decodeIfGiven(Int.self, forKey: .timeToLive)
+        identifier = try container.decodeIfGiven(String.self, forKey: .identifier)
+        replace = try container.decodeIfGiven(String.self, forKey: .replace)
+        apnsProduction = try container.decodeIfGiven(Bool.self, forKey: .apnsProduction)
+        priority = try container.decodeIfGiven(Int.self, forKey: .priority)
+        apnsCollapseID = try container.decodeIfGiven(String.self, forKey: .apnsCollapseID)
+        overrideMsgID = try container.decodeIfGiven(MessageIDText.self, forKey: .overrideMsgID)?.text
+        bigPushDuration = try container.decodeIfGiven(Int.self, forKey: .bigPushDuration)
+        classification = try container.decodeIfGiven(Int.self, forKey: .classification)
+        thirdPartyChannel = try container.decodeIfGiven(FreeJSONObject.self, forKey: .thirdPartyChannel)
         var unapplied: [String: JSONValue] = [:]
         for key in Self.CodingKeys.allCases where Self.unappliedKinds.kinds[key.stringValue] != nil && container.contains(key) {
             unapplied[key.stringValue] = try container.decode(JSONValue.self, forKey: key)

@@ -47,7 +47,7 @@ extension PushRequest {
             return value
         }
         for (field, present) in [
-            ("inapp_message", inappMessage != nil), ("notification_3rd", notification3rd != nil), ("callback", callback != nil),
+            ("inapp_message", inappMessage != nil), ("notification_3rd", notification3rd != nil),
         ] where present {
             warnings.append("\(field): accepted and stored with the message, not applied yet")
         }
@@ -66,6 +66,7 @@ extension PushRequest {
             overrideMsgID: options.overrideMsgID,
             spreadMinutes: options.bigPushDuration.flatMap { $0 > 0 ? $0 : nil },
             classification: options.classification,
+            callback: callback,
             warnings: warnings
         )
         push.liveActivity = liveActivity

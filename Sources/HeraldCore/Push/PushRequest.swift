@@ -49,17 +49,17 @@ public struct PushRequest: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        platform = try container.decodeIfPresent(PushPlatforms.self, forKey: .platform)
+        platform = try container.decodeIfGiven(PushPlatforms.self, forKey: .platform)
         audience = try container.decode(PushAudience.self, forKey: .audience)
-        notification = try container.decodeIfPresent(PushNotification.self, forKey: .notification)
-        message = try container.decodeIfPresent(InAppMessage.self, forKey: .message)
-        inappMessage = try container.decodeIfPresent(FreeJSONObject.self, forKey: .inappMessage)
-        notification3rd = try container.decodeIfPresent(FreeJSONObject.self, forKey: .notification3rd)
-        smsMessage = try container.decodeIfPresent(SMSMessage.self, forKey: .smsMessage)
-        liveActivity = try container.decodeIfPresent(LiveActivity.self, forKey: .liveActivity)
-        callback = try container.decodeIfPresent(PushCallback.self, forKey: .callback)
-        options = try container.decodeIfPresent(PushOptions.self, forKey: .options)
-        cid = try container.decodeIfPresent(String.self, forKey: .cid)
+        notification = try container.decodeIfGiven(PushNotification.self, forKey: .notification)
+        message = try container.decodeIfGiven(InAppMessage.self, forKey: .message)
+        inappMessage = try container.decodeIfGiven(FreeJSONObject.self, forKey: .inappMessage)
+        notification3rd = try container.decodeIfGiven(FreeJSONObject.self, forKey: .notification3rd)
+        smsMessage = try container.decodeIfGiven(SMSMessage.self, forKey: .smsMessage)
+        liveActivity = try container.decodeIfGiven(LiveActivity.self, forKey: .liveActivity)
+        callback = try container.decodeIfGiven(PushCallback.self, forKey: .callback)
+        options = try container.decodeIfGiven(PushOptions.self, forKey: .options)
+        cid = try container.decodeIfGiven(String.self, forKey: .cid)
     }
 }
 

@@ -15,8 +15,17 @@ extension APIStore {
     /// before this returns. A cid seen within 24 hours returns the first push's id and
     /// stores nothing. A replacing push supersedes the app's earlier messages with that
     /// identifier: their undelivered copies are cancelled.
-    public func acceptPush(_ request: PushRequest, push: Push, appID: Int64, now: Date = Date()) async throws -> AcceptedPush {
+    /// `appRecordsEvents`: the app records every event (``EventApps``); a push with a
+    /// callback records its own in any case.
+    public func acceptPush(
+        _ request: PushRequest,
+        push: Push,
+        appID: Int64,
+        now: Date = Date(),
+        appRecordsEvents: Bool = false
+    ) async throws -> AcceptedPush {
         let json = String(decoding: request.storedJSON, as: UTF8.self)
+        let recordsEvents = appRecordsEvents || push.callback != nil
         let msgID = try await msgIDs.next()
         for attempt in 1...3 {
             do {
@@ -39,7 +48,16 @@ extension APIStore {
                             try await connection.query("UPDATE messages SET cid = NULL WHERE id = \(id)", logger: logger)
                         }
                     }
-                    try await insertMessage(json: json, push: push, msgID: msgID, cid: push.cid, appID: appID, now: now, on: connection)
+                    try await insertMessage(
+                        json: json,
+                        push: push,
+                        msgID: msgID,
+                        cid: push.cid,
+                        appID: appID,
+                        now: now,
+                        recordsEvents: recordsEvents,
+                        on: connection
+                    )
                     return AcceptedPush(msgID: msgID, cid: push.cid, repeated: false)
                 }
             } catch  where Self.sqlState(error) == "23505" && attempt < 3 {
@@ -62,24 +80,33 @@ extension APIStore {
         cid: String?,
         appID: Int64,
         now: Date,
+        recordsEvents: Bool?,
         on connection: PostgresConnection
     ) async throws {
         if let replace = push.replace {
             try await supersede(appID: appID, identifier: replace, on: connection)
         }
         let expiresAt = now.addingTimeInterval(TimeInterval(push.timeToLive))
+        // Whether its events are recorded: as the caller knows, else as the app says (an app
+        // records every event when it asks to or has a webhook; a push with a callback, its own).
         let rows = try await connection.query(
             """
-            INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at)
+            INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at, events)
             VALUES (\(msgID), \(appID), \(cid), \(json)::json, \(push.identifier(msgID: msgID)), \(push.replace),
-                    \(push.timeToLive), \(expiresAt), \(now))
-            RETURNING id
+                    \(push.timeToLive), \(expiresAt), \(now),
+                    COALESCE(\(recordsEvents), \(push.callback != nil)
+                             OR EXISTS (SELECT 1 FROM apps WHERE id = \(appID) AND events_enabled)
+                             OR EXISTS (SELECT 1 FROM webhooks WHERE app_id = \(appID))))
+            RETURNING id, events
             """,
             logger: logger
         )
-        var messageID: Int64?
-        for try await id in rows.decode(Int64.self) { messageID = id }
-        guard let messageID else { throw HeraldError(.internalError, "message was not stored") }
+        var inserted: (Int64, Bool)?
+        for try await row in rows.decode((Int64, Bool).self) { inserted = row }
+        guard let (messageID, events) = inserted else { throw HeraldError(.internalError, "message was not stored") }
+        if events {
+            try await recordAcceptance(messageID: messageID, msgID: msgID, appID: appID, callback: push.callback, on: connection)
+        }
         if let timeZone = push.audience.timeZone {
             try await connection.query(
                 """

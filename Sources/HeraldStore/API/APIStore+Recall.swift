@@ -62,7 +62,10 @@ extension APIStore {
                     logger: logger
                 )
             }
-            if !fresh.isEmpty { try await connection.query("NOTIFY herald_jobs", logger: logger) }
+            if !fresh.isEmpty {
+                try await recordRecalls(messageIDs: fresh.map(\.id), on: connection)
+                try await connection.query("NOTIFY herald_jobs", logger: logger)
+            }
             return inWindow.map(\.msgID)
         }
     }

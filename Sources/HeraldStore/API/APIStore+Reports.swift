@@ -126,12 +126,7 @@ extension APIStore {
         var statuses: [String: DeliveryStatus] = [:]
         for rid in registrationIDs { statuses[rid] = DeliveryStatus(status: "not_targeted", apnsReason: nil, opened: false) }
         for try await (rid, state, reason, opened) in rows.decode((String, String, String?, Bool).self) {
-            let status =
-                switch state {
-                case "tcp": "delivered_tcp"
-                case "apns": "sent_apns"
-                default: state
-                }
+            let status = DeliveryStatus.name(ofState: state)
             statuses[rid] = DeliveryStatus(status: status, apnsReason: reason, opened: opened)
         }
         return statuses

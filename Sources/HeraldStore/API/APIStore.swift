@@ -12,8 +12,15 @@ import PostgresNIO
 public struct APIStore: StoreFacade {
     let core: StoreCore
 
-    init(pool: DurablePool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, logger: Logger) {
-        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
+    init(pool: DurablePool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, eventApps: EventApps, logger: Logger) {
+        core = StoreCore(
+            client: pool.client,
+            sealer: sealer,
+            recentPushes: recentPushes,
+            msgIDs: msgIDs,
+            eventApps: eventApps,
+            logger: logger
+        )
     }
 
     /// Whether the database answers a trivial query.
@@ -28,4 +35,9 @@ extension APIStore {
     public func remember(_ push: Push, msgID: String) {
         recentPushes.remember(push, msgID: msgID)
     }
+}
+
+extension APIStore {
+    /// Which apps record delivery events (shared by the node's facades).
+    public var eventApps: EventApps { core.eventApps }
 }

@@ -15,13 +15,47 @@ public struct DeliveryUpdate: Sendable, Hashable {
     public var retryAt: Date?
     /// APNs was tried once more.
     public var apnsAttempted: Bool
+    /// What the copy's events add, when its message records events (nil: none recorded).
+    public var event: EventDetail?
 
-    public init(deviceID: Int64, state: State, apnsReason: String? = nil, retryAt: Date? = nil, apnsAttempted: Bool = false) {
+    /// What the events of a copy's outcome carry beyond its state.
+    public struct EventDetail: Sendable, Hashable {
+        /// APNs' apns-id and HTTP status, when APNs answered.
+        public var apnsID: UUID?
+        public var apnsStatus: Int?
+        /// The copy went out over the MQTT connection (acknowledged or not).
+        public var sentOverTCP: Bool
+
+        public init(apnsID: UUID? = nil, apnsStatus: Int? = nil, sentOverTCP: Bool = false) {
+            self.apnsID = apnsID
+            self.apnsStatus = apnsStatus
+            self.sentOverTCP = sentOverTCP
+        }
+
+        /// As the record function reads it (`p_event_data`).
+        var json: String {
+            var writer = JSONObjectWriter(capacity: 96)
+            writer.field("apns_id", apnsID?.uuidString.lowercased())
+            writer.field("apns_status", apnsStatus)
+            writer.field("sent_tcp", sentOverTCP ? true : nil)
+            return String(decoding: writer.finish(), as: UTF8.self)
+        }
+    }
+
+    public init(
+        deviceID: Int64,
+        state: State,
+        apnsReason: String? = nil,
+        retryAt: Date? = nil,
+        apnsAttempted: Bool = false,
+        event: EventDetail? = nil
+    ) {
         self.deviceID = deviceID
         self.state = state
         self.apnsReason = apnsReason
         self.retryAt = retryAt
         self.apnsAttempted = apnsAttempted
+        self.event = event
     }
 }
 
@@ -68,13 +102,38 @@ extension CenterStore {
     }
 
     /// APNs said a token is no longer valid. With a timestamp (Unregistered), a device
-    /// that registered its token again after that moment stays valid.
-    public func invalidateToken(deviceID: Int64, token: String, since: Date?) async throws {
+    /// that registered its token again after that moment stays valid. `event`: the message
+    /// whose send found it out, when that message records events (a `token_invalidated`
+    /// event is written in the same statement).
+    public func invalidateToken(
+        deviceID: Int64,
+        token: String,
+        since: Date?,
+        event: (messageID: Int64, reason: String)? = nil
+    ) async throws {
+        guard let event else {
+            try await client.query(
+                """
+                UPDATE devices SET token_valid = false, token_invalidated_at = now()
+                WHERE id = \(deviceID) AND (apns_token = \(token) OR voip_token = \(token))
+                  AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
+                """,
+                logger: logger
+            )
+            return
+        }
         try await client.query(
             """
-            UPDATE devices SET token_valid = false, token_invalidated_at = now()
-            WHERE id = \(deviceID) AND (apns_token = \(token) OR voip_token = \(token))
-              AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
+            WITH invalidated AS (
+                UPDATE devices SET token_valid = false, token_invalidated_at = now()
+                WHERE id = \(deviceID) AND (apns_token = \(token) OR voip_token = \(token))
+                  AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
+                RETURNING id, app_id, registration_id, apns_token = \(token) AS primary_token
+            )
+            INSERT INTO events (app_id, type, message_id, msg_id, device_id, registration_id, data)
+            SELECT i.app_id, 'token_invalidated', m.id, m.msg_id, i.id, i.registration_id,
+                   jsonb_build_object('reason', \(event.reason)::text, 'token', CASE WHEN i.primary_token THEN 'apns' ELSE 'voip' END)
+            FROM invalidated i JOIN messages m ON m.id = \(event.messageID)
             """,
             logger: logger
         )
@@ -119,13 +178,25 @@ extension CenterStore {
         try await client.query("UPDATE devices SET in_background = \(inBackground) WHERE id = \(deviceID)", logger: logger)
     }
 
-    /// The device reported it opened (or clicked) a message.
+    /// The device reported it opened (or clicked) a message. The first report of a copy
+    /// whose message records events writes an `opened` event (and its callback request).
     public func markOpened(deviceID: Int64, msgID: String) async throws {
         guard Identifiers.isMsgID(msgID) else { return }
         try await client.query(
             """
-            UPDATE deliveries dl SET opened_at = COALESCE(dl.opened_at, now()) FROM messages m
-            WHERE m.msg_id = \(msgID) AND dl.message_id = m.id AND dl.device_id = \(deviceID)
+            WITH before AS (
+                SELECT dl.message_id, dl.opened_at IS NULL AS first, m.events, m.app_id, m.msg_id
+                FROM deliveries dl JOIN messages m ON m.id = dl.message_id
+                WHERE m.msg_id = \(msgID) AND dl.device_id = \(deviceID)
+            ), opened AS (
+                UPDATE deliveries dl SET opened_at = COALESCE(dl.opened_at, now()) FROM before b
+                WHERE dl.message_id = b.message_id AND dl.device_id = \(deviceID)
+                RETURNING dl.message_id
+            ), new_events AS (
+                SELECT b.app_id, 'opened' AS type, b.message_id, b.msg_id, d.id AS device_id, d.registration_id, '{}'::jsonb AS data
+                FROM before b JOIN devices d ON d.id = \(deviceID) WHERE b.first AND b.events
+            ), \(unescaped: EventRows.ctes)
+            SELECT count(*) FROM opened
             """,
             logger: logger
         )

@@ -76,12 +76,21 @@ extension CenterStore {
         let reasons = rows.map { $0.1.apnsReason ?? "" }
         let retries = rows.map { $0.1.retryAt ?? Date(timeIntervalSince1970: 0) }
         let attempted = rows.map { $0.1.apnsAttempted ? Int32(1) : Int32(0) }
+        // The copies whose messages record events (none for an app without events).
+        var eventRows: [Int32] = []
+        var eventData: [String] = []
+        for (index, row) in rows.enumerated() {
+            guard let event = row.1.event else { continue }
+            eventRows.append(Int32(index + 1))
+            eventData.append(event.json)
+        }
         try await retryingDeadlocks {
             try await client.query(
                 """
                 WITH routed AS (DELETE FROM node_routes WHERE id = ANY(\(routes)::bigint[]))
                 SELECT herald_record_deliveries(\(messages)::bigint[], \(ids)::bigint[], \(states)::text[], \(reasons)::text[],
-                                                \(retries)::timestamptz[], \(attempted)::integer[], \(jobs.map(\.id))::bigint[])
+                                                \(retries)::timestamptz[], \(attempted)::integer[], \(jobs.map(\.id))::bigint[],
+                                                \(eventRows)::integer[], \(eventData)::jsonb[])
                 """,
                 logger: logger
             )

@@ -8,8 +8,15 @@ import PostgresNIO
 public struct CenterStore: StoreFacade {
     let core: StoreCore
 
-    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, logger: Logger) {
-        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
+    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, eventApps: EventApps, logger: Logger) {
+        core = StoreCore(
+            client: pool.client,
+            sealer: sealer,
+            recentPushes: recentPushes,
+            msgIDs: msgIDs,
+            eventApps: eventApps,
+            logger: logger
+        )
     }
 }
 
@@ -44,4 +51,9 @@ extension CenterStore {
     public func newMsgID() async throws -> String {
         try await msgIDs.next()
     }
+}
+
+extension CenterStore {
+    /// Which apps record delivery events (shared by the node's facades).
+    public var eventApps: EventApps { core.eventApps }
 }

@@ -9,8 +9,15 @@ import PostgresNIO
 public struct ClusterStore: StoreFacade {
     let core: StoreCore
 
-    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, logger: Logger) {
-        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
+    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, eventApps: EventApps, logger: Logger) {
+        core = StoreCore(
+            client: pool.client,
+            sealer: sealer,
+            recentPushes: recentPushes,
+            msgIDs: msgIDs,
+            eventApps: eventApps,
+            logger: logger
+        )
     }
 }
 

@@ -46,3 +46,24 @@ public struct DeliveryPool: Service {
         await client.run()
     }
 }
+
+/// The pool of the event log's readers: the event stream of the API, the webhook
+/// dispatcher and the callback worker. Apart from the other two so that a slow webhook
+/// endpoint or many stream readers never take a connection a push or a delivery needs.
+/// Its commits (a webhook's cursor) are durable: a cursor lost would send events again.
+/// Run it as a service.
+public struct EventsPool: Service {
+    let client: PostgresClient
+
+    /// - Parameter connectTimeout: how long one connection attempt may take.
+    public init(url: DatabaseURL, maximumConnections: Int, connectTimeout: Duration = .seconds(5), logger: Logger) {
+        client = PostgresClient(
+            configuration: url.clientConfiguration(maximumConnections: maximumConnections, connectTimeout: connectTimeout),
+            backgroundLogger: logger
+        )
+    }
+
+    public func run() async {
+        await client.run()
+    }
+}

@@ -10,6 +10,8 @@ struct StoreCore: Sendable {
     let sealer: CredentialSealer
     let recentPushes: RecentPushes
     let msgIDs: MessageIDs
+    /// Which apps record delivery events (shared by the facades).
+    let eventApps: EventApps
     let logger: Logger
 }
 

@@ -129,23 +129,77 @@ extension GatewayStore {
     /// inboxes, never wait for it (migration 0006). A device deleted meanwhile gets no row,
     /// nor does one whose session (`epochs`: device id → its connection's epoch) a newer
     /// connection claimed: a node that lost the device changes nothing about it.
-    public func acknowledge(_ positions: [Int64: Int64], sent: [Int64: Int64] = [:], epochs: [Int64: Int64]) async throws {
+    ///
+    /// `eventDevices`: devices whose apps record events. For those, the copies the
+    /// positions moved over become `sent_tcp` and `acknowledged` events, in the same
+    /// statement, if their messages record events and the center hasn't written them (a
+    /// copy it is still routing is left to it).
+    public func acknowledge(
+        _ positions: [Int64: Int64],
+        sent: [Int64: Int64] = [:],
+        epochs: [Int64: Int64],
+        eventDevices: [Int64] = []
+    ) async throws {
         guard !positions.isEmpty || !sent.isEmpty else { return }
         let ids = Set(positions.keys).union(sent.keys).sorted()
         let seqs = ids.map { positions[$0] ?? 0 }
         let sentSeqs = ids.map { max(sent[$0] ?? 0, positions[$0] ?? 0) }
-        // Fenced: only the connection that holds the device's session writes its positions.
+        let recorded = eventDevices.filter { positions[$0] != nil || sent[$0] != nil }
+        let epochList = ids.map { epochs[$0] ?? 0 }
+        guard !recorded.isEmpty else {
+            // Fenced: only the connection that holds the device's session writes its positions.
+            try await client.query(
+                """
+                INSERT INTO device_acks (device_id, acked_seq, sent_seq)
+                SELECT v.id, v.seq, v.sent
+                FROM unnest(\(ids)::bigint[], \(seqs)::bigint[], \(sentSeqs)::bigint[], \(epochList)::bigint[]) AS v(id, seq, sent, epoch)
+                WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id)
+                  AND EXISTS (SELECT 1 FROM device_sessions s WHERE s.device_id = v.id AND s.epoch = v.epoch)
+                ORDER BY v.id
+                ON CONFLICT (device_id) DO UPDATE
+                SET acked_seq = GREATEST(device_acks.acked_seq, EXCLUDED.acked_seq), sent_seq = GREATEST(device_acks.sent_seq, EXCLUDED.sent_seq)
+                WHERE device_acks.acked_seq < EXCLUDED.acked_seq OR device_acks.sent_seq < EXCLUDED.sent_seq
+                """,
+                logger: logger
+            )
+            return
+        }
+        // The same, and the events of the copies the positions moved over (`old` reads the
+        // positions as they were: the statement's own upsert isn't visible to it).
         try await client.query(
             """
-            INSERT INTO device_acks (device_id, acked_seq, sent_seq)
-            SELECT v.id, v.seq, v.sent
-            FROM unnest(\(ids)::bigint[], \(seqs)::bigint[], \(sentSeqs)::bigint[], \(ids.map { epochs[$0] ?? 0 })::bigint[]) AS v(id, seq, sent, epoch)
-            WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id)
-              AND EXISTS (SELECT 1 FROM device_sessions s WHERE s.device_id = v.id AND s.epoch = v.epoch)
-            ORDER BY v.id
-            ON CONFLICT (device_id) DO UPDATE
-            SET acked_seq = GREATEST(device_acks.acked_seq, EXCLUDED.acked_seq), sent_seq = GREATEST(device_acks.sent_seq, EXCLUDED.sent_seq)
-            WHERE device_acks.acked_seq < EXCLUDED.acked_seq OR device_acks.sent_seq < EXCLUDED.sent_seq
+            WITH old AS (
+                SELECT device_id, acked_seq, sent_seq FROM device_acks WHERE device_id = ANY(\(recorded)::bigint[])
+            ), up AS (
+                INSERT INTO device_acks (device_id, acked_seq, sent_seq)
+                SELECT v.id, v.seq, v.sent
+                FROM unnest(\(ids)::bigint[], \(seqs)::bigint[], \(sentSeqs)::bigint[], \(epochList)::bigint[]) AS v(id, seq, sent, epoch)
+                WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id)
+                  AND EXISTS (SELECT 1 FROM device_sessions s WHERE s.device_id = v.id AND s.epoch = v.epoch)
+                ORDER BY v.id
+                ON CONFLICT (device_id) DO UPDATE
+                SET acked_seq = GREATEST(device_acks.acked_seq, EXCLUDED.acked_seq), sent_seq = GREATEST(device_acks.sent_seq, EXCLUDED.sent_seq)
+                WHERE device_acks.acked_seq < EXCLUDED.acked_seq OR device_acks.sent_seq < EXCLUDED.sent_seq
+                RETURNING device_id, acked_seq, sent_seq
+            ), moved AS (
+                SELECT u.device_id, COALESCE(o.acked_seq, 0) AS a0, u.acked_seq AS a1, COALESCE(o.sent_seq, 0) AS s0, u.sent_seq AS s1
+                FROM up u LEFT JOIN old o ON o.device_id = u.device_id WHERE u.device_id = ANY(\(recorded)::bigint[])
+            ), copies AS (
+                SELECT m.device_id, dm.seq, dm.msg_id, dm.seq > m.s0 AND dm.seq <= m.s1 AS sent, dm.seq > m.a0 AND dm.seq <= m.a1 AS acked
+                FROM moved m JOIN device_messages dm
+                    ON dm.device_id = m.device_id AND dm.seq > LEAST(m.a0, m.s0) AND dm.seq <= GREATEST(m.a1, m.s1)
+            ), new_events AS (
+                SELECT ms.app_id, t.type, ms.id AS message_id, ms.msg_id, d.id AS device_id, d.registration_id,
+                       jsonb_build_object('channel', 'mqtt', 'inbox_seq', c.seq) AS data
+                FROM copies c JOIN messages ms ON ms.msg_id = c.msg_id AND ms.events
+                    JOIN deliveries dl ON dl.message_id = ms.id AND dl.device_id = c.device_id AND dl.state <> 'pending'
+                    JOIN devices d ON d.id = c.device_id
+                    CROSS JOIN LATERAL (VALUES (1, 'sent_tcp', c.sent), (2, 'acknowledged', c.acked)) AS t(ord, type, happened)
+                WHERE t.happened
+                  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.message_id = ms.id AND e.device_id = c.device_id AND e.type = t.type)
+                ORDER BY c.device_id, c.seq, t.ord
+            ), \(unescaped: EventRows.ctes)
+            SELECT count(*) FROM up
             """,
             logger: logger
         )

@@ -6,7 +6,19 @@ import Logging
 public struct GatewayStore: StoreFacade {
     let core: StoreCore
 
-    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, logger: Logger) {
-        core = StoreCore(client: pool.client, sealer: sealer, recentPushes: recentPushes, msgIDs: msgIDs, logger: logger)
+    init(pool: DeliveryPool, sealer: CredentialSealer, recentPushes: RecentPushes, msgIDs: MessageIDs, eventApps: EventApps, logger: Logger) {
+        core = StoreCore(
+            client: pool.client,
+            sealer: sealer,
+            recentPushes: recentPushes,
+            msgIDs: msgIDs,
+            eventApps: eventApps,
+            logger: logger
+        )
     }
+}
+
+extension GatewayStore {
+    /// Which apps record delivery events (shared by the node's facades).
+    public var eventApps: EventApps { core.eventApps }
 }

@@ -132,4 +132,13 @@ public struct DeliveryStatus: Sendable, Hashable, Codable {
     public var status: String
     public var apnsReason: String?
     public var opened: Bool
+
+    /// A copy's status as the status API names it, from its delivery state.
+    static func name(ofState state: String) -> String {
+        switch state {
+        case "tcp": "delivered_tcp"
+        case "apns": "sent_apns"
+        default: state
+        }
+    }
 }

@@ -29,6 +29,10 @@ public final class PendingPush: Sendable {
     /// What goes into the inboxes when it is fanned out at acceptance and stored (a time
     /// to live above 0).
     let devicePayloads: DevicePayloads?
+    /// Whether its events are recorded: its app records them, or it has a callback.
+    let recordsEvents: Bool
+    /// Its callback as stored (``PushCallback/storedJSON``), if it has one.
+    let callbackJSON: String?
 
     /// - Parameters:
     ///   - msgID: its message id (``APIStore/newMsgID()``).
@@ -39,7 +43,18 @@ public final class PendingPush: Sendable {
     ///     nothing for it and the caller reads the first push back.
     ///   - fansOutHere: whether a center in this process takes the pushes fanned out at
     ///     acceptance.
-    public init(_ request: PushRequest, push: Push, msgID: String, cid: String? = nil, appID: Int64, now: Date, fansOutHere: Bool) {
+    ///   - appRecordsEvents: whether its app records every event (``EventApps``); a push
+    ///     with a callback records its own in any case.
+    public init(
+        _ request: PushRequest,
+        push: Push,
+        msgID: String,
+        cid: String? = nil,
+        appID: Int64,
+        now: Date,
+        fansOutHere: Bool,
+        appRecordsEvents: Bool = false
+    ) {
         self.msgID = msgID
         self.appID = appID
         self.cid = cid
@@ -56,6 +71,8 @@ public final class PendingPush: Sendable {
         let fansOut = fansOutHere && path.fansOutAtAcceptance
         self.fansOut = fansOut
         devicePayloads = fansOut && push.timeToLive > 0 ? PushRendering.devicePayloads(push, msgID: msgID) : nil
+        recordsEvents = appRecordsEvents || push.callback != nil
+        callbackJSON = push.callback?.storedJSON
     }
 }
 

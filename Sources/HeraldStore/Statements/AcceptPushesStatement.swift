@@ -25,9 +25,10 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[],
                                  $4::text[], $5::integer[],
                                  $6::timestamptz[], $7::timestamptz[], $8::boolean[],
-                                 $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[], $19::text[], $20::text[], $21::bytea[])
+                                 $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[], $19::text[], $20::text[], $21::bytea[],
+                                 $22::boolean[], $23::text[])
                 WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
-                                     payload, notifies, cid, platforms, android_payload, idx)
+                                     payload, notifies, cid, platforms, android_payload, events, callback, idx)
         ), apps AS (
             -- Once per app, what a foreign key did per message (migration 0007): an app
             -- deleted meanwhile stores nothing, and none is deleted before this commits.
@@ -43,9 +44,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                 JOIN devices d ON d.app_id = i.app_id AND d.alias = NULLIF(w.alias, '')
             WHERE i.platforms = '' OR d.platform = ANY(string_to_array(i.platforms, ','))
         ), m AS (
-            INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at, fanned_out_at)
+            INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at, fanned_out_at, events)
             SELECT i.msg_id, i.app_id, i.request::json, i.identifier, i.ttl, i.expires_at, i.created_at,
-                   CASE WHEN i.fans_out THEN now() END
+                   CASE WHEN i.fans_out THEN now() END, i.events
             FROM input i WHERE i.cid = '' AND i.app_id IN (SELECT id FROM apps) AND (i.checked OR i.idx IN (SELECT idx FROM targets))
             ORDER BY i.idx
             RETURNING id, msg_id
@@ -53,9 +54,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             -- Pushes with a cid ('' for none; batch single push): one whose cid another commit stored
             -- meanwhile is not stored, and its caller reads that push back. Apart, so the
             -- pushes without one don't pay for the conflict check.
-            INSERT INTO messages (msg_id, app_id, cid, request, identifier, time_to_live, expires_at, created_at, fanned_out_at)
+            INSERT INTO messages (msg_id, app_id, cid, request, identifier, time_to_live, expires_at, created_at, fanned_out_at, events)
             SELECT i.msg_id, i.app_id, i.cid, i.request::json, i.identifier, i.ttl, i.expires_at, i.created_at,
-                   CASE WHEN i.fans_out THEN now() END
+                   CASE WHEN i.fans_out THEN now() END, i.events
             FROM input i WHERE i.cid <> '' AND i.app_id IN (SELECT id FROM apps) AND (i.checked OR i.idx IN (SELECT idx FROM targets))
             ORDER BY i.idx
             ON CONFLICT (app_id, cid) WHERE cid IS NOT NULL DO NOTHING
@@ -70,6 +71,15 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                    CASE WHEN s.fans_out THEN $16::text END, CASE WHEN s.fans_out THEN 1 ELSE 0 END
             FROM stored s ORDER BY s.id
             RETURNING id, message_id, leased_by IS NULL AS queued
+        ), accepted_events AS (
+            -- Only pushes whose app records events, or that have a callback (migration 0018).
+            INSERT INTO events (app_id, type, message_id, msg_id)
+            SELECT i.app_id, 'accepted', s.id, s.msg_id FROM stored s JOIN input i ON i.idx = s.idx WHERE i.events ORDER BY s.idx
+        ), callbacks AS (
+            INSERT INTO message_callbacks (message_id, app_id, url, params, type)
+            SELECT s.id, i.app_id, c.url, c.params, c.type FROM stored s JOIN input i ON i.idx = s.idx
+                CROSS JOIN LATERAL json_to_record(i.callback::json) AS c(url text, params json, type integer)
+            WHERE i.callback <> ''
         ), notified AS (
             SELECT pg_notify('herald_jobs', count(*)::text) FROM j WHERE j.queued HAVING count(*) > 0
         ), copies AS (
@@ -114,7 +124,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
     var peerDeadAfter: Double
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 21)
+        var bindings = PostgresBindings(capacity: 23)
         bindings.append(pushes.map(\.msgID))
         bindings.append(pushes.map(\.appID))
         bindings.append(pushes.map(\.json))
@@ -138,6 +148,8 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         // be rectangular.
         bindings.append(pushes.map { $0.push.audience.platforms?.joined(separator: ",") ?? "" })
         bindings.append(androidPayloads)
+        bindings.append(pushes.map(\.recordsEvents))
+        bindings.append(pushes.map { $0.callbackJSON ?? "" })
         return bindings
     }
 

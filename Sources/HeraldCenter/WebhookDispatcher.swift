@@ -1,0 +1,108 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Logging
+
+/// Sends each app webhook its events, in order: a node claims an endpoint (a lease, so one
+/// node at a time sends to it), reads the events after its cursor, POSTs them in batches,
+/// and moves the cursor after a 2xx only. A failing batch is retried with exponential
+/// backoff for ``CenterConfiguration/WebhookDelivery/retryFor``, then recorded in
+/// `webhook_failures` and passed over. It runs on the events pool, apart from delivery.
+struct WebhookDispatcher: Sendable {
+    let store: EventStore
+    let node: String
+    let configuration: CenterConfiguration.WebhookDelivery
+    let poster: WebhookPoster
+    let logger: Logger
+
+    /// A node's hold on an endpoint, renewed between batches.
+    static let lease: Duration = .seconds(60)
+    /// Batches sent to one endpoint before it is given back (others may be waiting).
+    static let batchesPerClaim = 50
+
+    init(store: EventStore, node: String, configuration: CenterConfiguration.WebhookDelivery, logger: Logger) {
+        self.store = store
+        self.node = node
+        self.configuration = configuration
+        self.poster = WebhookPoster(timeout: configuration.timeout)
+        self.logger = logger
+    }
+
+    /// Claims endpoints and sends to them until cancelled.
+    func run() async {
+        while !Task.isCancelled {
+            var claimed: [ClaimedWebhook] = []
+            do {
+                claimed = try await store.claimWebhooks(node: node, lease: Self.lease, limit: configuration.concurrency)
+                await withDiscardingTaskGroup { group in
+                    for webhook in claimed { group.addTask { await self.send(webhook) } }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("cannot claim webhooks; trying again", metadata: ["error": "\(error)"])
+            }
+            if claimed.isEmpty { try? await Task.sleep(for: configuration.pollInterval) }
+        }
+    }
+
+    /// Sends an endpoint's pending events, batch after batch, then gives it back.
+    func send(_ webhook: ClaimedWebhook) async {
+        var logger = logger
+        logger[metadataKey: "herald.webhook_id"] = "\(webhook.id)"
+        var cursor = webhook.cursor
+        var failures = webhook.failures
+        var failingSince = webhook.failingSince
+        do {
+            for _ in 0..<Self.batchesPerClaim where !Task.isCancelled {
+                let page = try await store.events(appID: webhook.appID, after: cursor, types: webhook.types, limit: configuration.batch)
+                guard !page.events.isEmpty else {
+                    if page.cursor > cursor { _ = try await store.webhookAdvanced(id: webhook.id, node: node, to: page.cursor, delivered: 0) }
+                    break
+                }
+                let result = await poster.post(webhook.url, body: DeliveryEvent.batchBody(page.events), secret: webhook.secret)
+                switch result {
+                case .accepted:
+                    guard try await store.webhookAdvanced(id: webhook.id, node: node, to: page.cursor, delivered: page.events.count) else {
+                        return  // Another node took it over (this one was too slow): it sends from the stored cursor.
+                    }
+                    cursor = page.cursor
+                    failures = 0
+                    failingSince = nil
+                case .refused(let status, let error):
+                    let since = failingSince ?? Date()
+                    if Date().timeIntervalSince(since) >= configuration.retryFor.seconds {
+                        logger.warning("webhook batch given up", metadata: ["herald.events": "\(page.events.count)", "error": "\(error)"])
+                        try await store.webhookGaveUp(id: webhook.id, node: node, events: page.events, status: status, error: error)
+                        cursor = page.events[page.events.count - 1].cursor
+                        failures = 0
+                        failingSince = nil
+                        continue
+                    }
+                    let delay = Self.backoff(failures: failures, configuration: configuration)
+                    try await store.webhookFailed(
+                        id: webhook.id,
+                        node: node,
+                        status: status,
+                        error: error,
+                        retryAt: Date().addingTimeInterval(delay.seconds)
+                    )
+                    logger.debug("webhook request failed", metadata: ["error": "\(error)", "herald.failures": "\(failures + 1)"])
+                    return
+                }
+                guard try await store.renewWebhook(id: webhook.id, node: node, lease: Self.lease) else { return }
+            }
+            try await store.releaseWebhook(id: webhook.id, node: node)
+        } catch {
+            if !Task.isCancelled { logger.warning("webhook dispatch failed; the endpoint is retried", metadata: ["error": "\(error)"]) }
+            try? await store.releaseWebhook(id: webhook.id, node: node)
+        }
+    }
+
+    /// The wait after the `failures`+1-th failure: the first delay doubled per failure, up to
+    /// the longest, less up to a fifth at random (endpoints that failed together don't all
+    /// come back together).
+    static func backoff(failures: Int, configuration: CenterConfiguration.WebhookDelivery) -> Duration {
+        let delay = min(configuration.retryDelay * (1 << min(failures, 20)), configuration.maxRetryDelay)
+        return delay * (1 - 0.2 * Double.random(in: 0..<1))
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// What a delivery event says happened (the `type` of a row of the event log, of the event
+/// stream and of a webhook's events).
+public enum DeliveryEventType: String, Sendable, Hashable, CaseIterable, Codable {
+    /// The push was accepted (message-level: no device).
+    case accepted
+    /// The copy is in the device's inbox, under its inbox seq.
+    case stored
+    /// The copy went out over the device's MQTT connection.
+    case sentTCP = "sent_tcp"
+    /// The device acknowledged the copy over its MQTT connection.
+    case acknowledged
+    /// APNs accepted the notification (with its apns-id and status).
+    case sentAPNs = "sent_apns"
+    /// APNs refused the copy for good (with its reason).
+    case failed
+    /// The copy's time to live ran out before any channel took it.
+    case expired
+    /// APNs said the device's token is no longer valid.
+    case tokenInvalidated = "token_invalidated"
+    /// The device reported the user opened the notification.
+    case opened
+    /// The push was recalled (message-level).
+    case recalled
+
+    /// The types named in a comma-separated list (`types=a,b`, no spaces); nil when one isn't a type.
+    public static func list(_ text: String) -> [DeliveryEventType]? {
+        var types: [DeliveryEventType] = []
+        for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let type = DeliveryEventType(rawValue: String(name)) else { return nil }
+            if !types.contains(type) { types.append(type) }
+        }
+        return types
+    }
+}

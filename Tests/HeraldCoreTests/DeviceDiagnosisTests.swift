@@ -1,0 +1,57 @@
+import Foundation
+import HeraldCore
+import Testing
+
+/// Each finding of a device's diagnosis, from facts alone.
+struct DeviceDiagnosisTests {
+    private func codes(_ facts: DeviceDiagnosis.Facts) -> [String] { DeviceDiagnosis(facts).findings.map(\.code) }
+
+    private let credentials = APNsCredentialsSummary(type: .token, bundleID: "com.example.app", environment: .sandbox, keyID: "K", teamID: "T")
+
+    @Test func anAndroidDeviceThatNeverConnectedIsOnlyInfo() {
+        let findings = DeviceDiagnosis(.init(platform: .android, hasAPNsToken: false, tokenValid: true)).findings
+        #expect(findings.map(\.code) == ["never_connected", "no_copies", "nothing_wrong"])
+        #expect(findings.allSatisfy { $0.level == .info })
+    }
+
+    @Test func anIOSDeviceWithoutATokenOrCredentials() {
+        #expect(codes(.init(platform: .ios, hasAPNsToken: false, tokenValid: true)).first == "no_apns_token")
+        #expect(codes(.init(platform: .ios, hasAPNsToken: true, tokenValid: true)).first == "no_apns_credentials")
+        var sandbox = DeviceDiagnosis.Facts(platform: .ios, hasAPNsToken: true, tokenValid: true)
+        sandbox.toSandbox = true
+        #expect(codes(sandbox).first == "apns_sandbox")
+    }
+
+    @Test func aTokenEnvironmentOnlyMattersForACertificate() {
+        var facts = DeviceDiagnosis.Facts(
+            platform: .ios,
+            hasAPNsToken: true,
+            tokenValid: true,
+            tokenEnvironment: .production,
+            credentials: credentials
+        )
+        #expect(!codes(facts).contains("environment_mismatch"), "a .p8 key works in both environments")
+        facts.credentials?.type = .certificate
+        #expect(codes(facts).contains("environment_mismatch"))
+    }
+
+    @Test func heldDroppedAndFailedCopiesAreCountedByReason() {
+        let now = Date()
+        let facts = DeviceDiagnosis.Facts(
+            platform: .ios,
+            hasAPNsToken: true,
+            tokenValid: true,
+            node: "node-1",
+            credentials: credentials,
+            recent: [
+                .init(msgID: "1", sentAt: now, status: "held"), .init(msgID: "2", sentAt: now, status: "dropped", reason: "DailyCap"),
+                .init(msgID: "3", sentAt: now, status: "dropped", reason: "QuietHours"),
+                .init(msgID: "4", sentAt: now, status: "failed", reason: "PayloadTooLarge"),
+                .init(msgID: "5", sentAt: now, status: "failed", reason: "PayloadTooLarge"),
+            ]
+        )
+        let findings = DeviceDiagnosis(facts).findings
+        #expect(findings.map(\.code) == ["online", "apns_failed", "held", "dropped_quiet_hours", "dropped_daily_cap"])
+        #expect(findings[1].message.hasPrefix("2 of its last 5 copies failed at APNs with PayloadTooLarge"))
+    }
+}
