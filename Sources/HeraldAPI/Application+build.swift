@@ -64,6 +64,8 @@ public func buildRouter(
     let eventLog = events ?? store.eventLog
     EventRoutes(store: store, events: eventLog, auth: auth, body: body).register(on: &routes)
     WebhookRoutes(store: store, events: eventLog, auth: auth, body: body).register(on: &routes)
+    // Notification categories (issue #20).
+    CategoryRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     table.set(routes.table)
     return (router, routes.table)
 }

@@ -13,10 +13,21 @@ extension DeliveryRouter {
     func sendToAPNs(_ prepared: Prepared, targets: [FanOutTarget], attempts: Int) async -> [DeliveryUpdate] {
         guard !targets.isEmpty else { return [] }
         let messageID = prepared.message.id
+        // Content per language: each device's payload rendered for it (its default content
+        // when its language can't be read now).
+        var languages: [Int64: String] = [:]
+        if prepared.message.push.isLocalized {
+            do {
+                languages = try await self.languages(of: targets)
+            } catch {
+                logger.warning("Could not read the devices' languages", metadata: ["error": "\(error)"])
+            }
+        }
         return await withTaskGroup(of: DeliveryUpdate?.self) { group in
             for target in targets {
+                let language = languages[target.deviceID]
                 group.addTask {
-                    var update = await self.sendToAPNs(prepared, target: target, attempts: attempts)
+                    var update = await self.sendToAPNs(prepared, target: target, language: language, attempts: attempts)
                     if update.event == nil { update.event = prepared.event() }
                     return await self.recorder.submit((messageID, update)) ? nil : update
                 }
@@ -33,9 +44,9 @@ extension DeliveryRouter {
     /// notification with `notification.voip` has beside it. The copy's outcome is the
     /// notification's; the VoIP push is sent once, and what APNs answers it is counted and
     /// logged. A device with only a VoIP token gets the VoIP push as the copy's delivery.
-    private func sendToAPNs(_ prepared: Prepared, target: FanOutTarget, attempts: Int) async -> DeliveryUpdate {
+    private func sendToAPNs(_ prepared: Prepared, target: FanOutTarget, language: String?, attempts: Int) async -> DeliveryUpdate {
         let message = prepared.message
-        let push = message.push
+        let push = message.push.localized(for: language)
         let environment: APNsEnvironment =
             push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
         let primaryToken = push.pushType == .voip ? target.voipToken : target.apnsToken
@@ -72,7 +83,9 @@ extension DeliveryRouter {
         // The device's badge is part of the payload only when the push sets or changes it
         // (a retry or a taken-over job reads the device's badge whatever the push).
         let badge = push.notification?.ios?.badge == nil ? nil : target.badge
-        let payload = badge.map { PushRendering.apnsPayload(push, msgID: message.msgID, badge: $0) } ?? prepared.apnsPayload
+        let payload =
+            badge.map { PushRendering.apnsPayload(push, msgID: message.msgID, badge: $0) }
+            ?? (push.isLocalized || message.push.isLocalized ? PushRendering.apnsPayload(push, msgID: message.msgID) : prepared.apnsPayload)
         let notification = APNsNotification(
             deviceToken: primaryToken,
             pushType: APNsPushType(push.pushType),

@@ -132,13 +132,19 @@ struct DeliveryRouter: Sendable {
         var elsewhere: [[FanOutTarget]] = Array(repeating: [], count: batches.count)
         for (index, (prepared, targets)) in batches.enumerated() {
             let message = prepared.message
+            // Content per language: each connected device's copy rendered for it.
+            let languages = prepared.message.push.isLocalized ? try await languages(of: targets) : nil
             let timeToLive: Duration = prepared.stored ? .seconds(max(1, Int64(message.expiresAt.timeIntervalSinceNow))) : .zero
             let gatewayMessage = GatewayMessage(msgID: message.msgID, payload: prepared.devicePayload, timeToLive: timeToLive)
             let androidMessage = prepared.androidPayload.map { GatewayMessage(msgID: message.msgID, payload: $0, timeToLive: timeToLive) }
             for target in targets {
                 if !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID) {
                     let device = DeviceIdentity(deviceID: target.deviceID, appID: message.appID, registrationID: target.registrationID)
-                    let rendered = target.platform == .android ? androidMessage ?? gatewayMessage : gatewayMessage
+                    var rendered = target.platform == .android ? androidMessage ?? gatewayMessage : gatewayMessage
+                    if let languages, target.platform != .android || androidMessage == nil {
+                        let payload = PushRendering.devicePayload(message.push.localized(for: languages[target.deviceID]), msgID: message.msgID)
+                        rendered = GatewayMessage(msgID: message.msgID, payload: ByteBuffer(bytes: payload), timeToLive: timeToLive)
+                    }
                     deliveries.append(GatewayDelivery(message: rendered, device: device, seq: target.inboxSeq))
                     owners.append((index, target))
                 } else {
@@ -170,6 +176,11 @@ struct DeliveryRouter: Sendable {
             for try await (index, batchUpdates) in group { updates[index] += batchUpdates }
             return updates
         }
+    }
+
+    /// The languages of the targets' devices (for a push with content per language).
+    func languages(of targets: [FanOutTarget]) async throws -> [Int64: String] {
+        try await store.deviceLanguages(targets.map(\.deviceID))
     }
 
     /// What became of copies given the gateway's outcomes (none for a device it didn't

@@ -41,6 +41,15 @@ public final class DeviceEvents: Sendable {
                     try await store.setInBackground(deviceID: event.device.deviceID, true)
                 case "foreground":
                     try await store.setInBackground(deviceID: event.device.deviceID, false)
+                case "category_version":
+                    if let category = report.category, let version = report.version {
+                        try await store.recordCategoryVersion(
+                            appID: event.device.appID,
+                            deviceID: event.device.deviceID,
+                            identifier: category,
+                            version: version
+                        )
+                    }
                 default:
                     break
                 }
@@ -53,10 +62,14 @@ public final class DeviceEvents: Sendable {
     private struct Report: Decodable {
         var event: String
         var msgID: String?
+        /// A `category_version` event's category and the configuration version held.
+        var category: String?
+        var version: Int64?
 
         enum CodingKeys: String, CodingKey {
             case event
             case msgID = "msg_id"
+            case category, version
         }
     }
 }

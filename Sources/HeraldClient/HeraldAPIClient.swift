@@ -24,17 +24,22 @@ public struct HeraldAPIClient: Sendable {
     ///     registration, and a token in the request moves to it from any other device.
     ///   - timeZone: the device's IANA time zone, for pushes scheduled in each device's
     ///     local time; the system's zone unless told otherwise (nil sends none).
+    ///   - language: the device's BCP 47 language, which chooses a push's content per
+    ///     language; the user's first preferred language unless told otherwise (nil, or a
+    ///     value that isn't a language tag, sends none).
     public func register(
         platform: String,
         apnsToken: String? = nil,
         apnsEnvironment: String? = nil,
         timeZone: String? = TimeZone.current.identifier,
+        language: String? = Locale.preferredLanguages.first,
         existing: DeviceCredentials? = nil
     ) async throws -> DeviceCredentials {
         var body: [String: String] = ["app_key": appKey, "platform": platform]
         body["apns_token"] = apnsToken
         body["apns_environment"] = apnsEnvironment
         body["time_zone"] = timeZone
+        body["language"] = language.flatMap(Self.languageTag)
         let data = try await send("POST", "/v3/devices", body: body, credentials: existing)
         return try JSONDecoder().decode(DeviceCredentials.self, from: data)
     }
@@ -42,6 +47,22 @@ public struct HeraldAPIClient: Sendable {
     /// Sets the device's alias (`""` clears it).
     public func setAlias(_ alias: String, credentials: DeviceCredentials) async throws {
         _ = try await send("POST", "/v3/devices/\(credentials.registrationID)", body: ["alias": alias], credentials: credentials)
+    }
+
+    /// `language` as a BCP 47 tag (`_` read as `-`), or nil when it isn't one (a POSIX
+    /// locale such as `C`): a registration never fails for the system's language.
+    static func languageTag(_ language: String) -> String? {
+        let tag = language.replacingOccurrences(of: "_", with: "-")
+        let subtags = tag.split(separator: "-", omittingEmptySubsequences: false)
+        guard tag.utf8.count <= 35, let first = subtags.first, (2...8).contains(first.count), first.allSatisfy({ $0.isASCII && $0.isLetter }),
+            subtags.dropFirst().allSatisfy({ (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } })
+        else { return nil }
+        return tag
+    }
+
+    /// Sets the device's BCP 47 language (when the user changes it).
+    public func setLanguage(_ language: String, credentials: DeviceCredentials) async throws {
+        _ = try await send("POST", "/v3/devices/\(credentials.registrationID)", body: ["language": language], credentials: credentials)
     }
 
     /// Sets the device's IANA time zone (when the device moves to another one).

@@ -63,9 +63,17 @@ public final class HeraldClient: Sendable {
         case clicked(messageID: String)
         case foreground
         case background
+        /// The configuration version of a category the app now holds (``NotificationConfig``).
+        case categoryVersion(category: String, version: Int64)
+
+        static func jsonString(_ text: String) -> String {
+            (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        }
 
         var json: String {
             switch self {
+            case .categoryVersion(let category, let version):
+                #"{"event":"category_version","category":\#(Self.jsonString(category)),"version":\#(version)}"#
             case .opened(let id): #"{"event":"opened","msg_id":"\#(id)"}"#
             case .clicked(let id): #"{"event":"clicked","msg_id":"\#(id)"}"#
             case .foreground: #"{"event":"foreground"}"#
@@ -227,7 +235,7 @@ public final class HeraldClient: Sendable {
     private func received(_ publish: MQTTPacket.Publish, outbound: NIOAsyncChannelOutboundWriter<MQTTPacket>) async throws {
         if let payload = try? JSONDecoder().decode(PushPayload.self, from: Data(publish.payload.readableBytesView)) {
             if deduplicator.withLockedValue({ $0.firstTime(payload.msgID) }) {
-                for event in payload.events { continuation.yield(event) }
+                for event in payload.events(language: Locale.preferredLanguages.first) { continuation.yield(event) }
             }
         } else {
             logger.warning("ignoring a message that is not Herald JSON", metadata: ["herald.topic": "\(publish.topic)"])

@@ -11,6 +11,9 @@ public enum HeraldEvent: Sendable, Hashable {
     case recall(identifiers: [String])
     /// Replace the notification with this identifier by new content.
     case replace(identifier: String, notification: Notification)
+    /// A category's configuration sent ahead (`POST /v3/categories/{id}/deliver`):
+    /// register it, and report its version.
+    case categoryConfig(NotificationConfig)
     /// The connection is up.
     case connected
     /// The connection is down; the SDK reconnects by itself.
@@ -26,6 +29,11 @@ public enum HeraldEvent: Sendable, Hashable {
         /// The extras; a value that isn't a string is given as its JSON text (`134`,
         /// `{"id":1}`).
         public var extras: [String: String]
+        /// The category the notification shows with, its actions and routes, when the push
+        /// named one defined on the server.
+        public var config: NotificationConfig? = nil
+        /// An image, GIF, audio or video to attach.
+        public var mediaURL: String? = nil
     }
 
     public struct Message: Sendable, Hashable {
@@ -45,6 +53,27 @@ struct PushPayload: Decodable {
         var title: String?
         var badge: Int?
         var extras: Extras?
+        var mediaURL: String?
+        var notificationConfig: NotificationConfig?
+        /// A copy kept in the inbox carries every language: the SDK chooses.
+        var localizations: [String: LocalizedAlert]?
+
+        enum CodingKeys: String, CodingKey {
+            case alert, title, badge, extras, localizations
+            case mediaURL = "media_url"
+            case notificationConfig = "notification_config"
+        }
+
+        /// The body for a device of `language`: the alert of its language, if the push has one.
+        func localized(for language: String?) -> NotificationBody {
+            guard let localizations, let key = LocalizedAlert.match(language, in: Array(localizations.keys)),
+                let chosen = localizations[key]
+            else { return self }
+            var body = self
+            body.title = chosen.title
+            body.alert = chosen.body
+            return body
+        }
     }
 
     struct MessageBody: Decodable {
@@ -66,23 +95,28 @@ struct PushPayload: Decodable {
     var identifiers: [String]?
     var notification: NotificationBody?
     var message: MessageBody?
+    var notificationConfig: NotificationConfig?
 
     enum CodingKeys: String, CodingKey {
         case type, identifier, identifiers, notification, message
         case msgID = "msg_id"
+        case notificationConfig = "notification_config"
     }
 
     /// The events this payload means: a notification (or a replace), an in-app message,
     /// both, or a recall; none for a type this SDK doesn't know.
-    var events: [HeraldEvent] {
+    func events(language: String? = nil) -> [HeraldEvent] {
         func notification(_ body: NotificationBody) -> HeraldEvent.Notification {
-            .init(
+            let body = body.localized(for: language)
+            return .init(
                 messageID: msgID,
                 identifier: identifier ?? msgID,
                 title: body.title,
                 alert: body.alert,
                 badge: body.badge,
-                extras: body.extras?.values ?? [:]
+                extras: body.extras?.values ?? [:],
+                config: body.notificationConfig,
+                mediaURL: body.mediaURL
             )
         }
         var events: [HeraldEvent] = []
@@ -96,6 +130,8 @@ struct PushPayload: Decodable {
             return events
         case "message":
             break
+        case "category_config":
+            return notificationConfig.map { [.categoryConfig($0)] } ?? []
         default:
             return []
         }

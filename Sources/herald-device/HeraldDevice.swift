@@ -18,6 +18,8 @@ struct HeraldDevice: AsyncParsableCommand {
     @Option(help: "Set this alias.") var alias: String?
     @Option(name: .customLong("tag"), help: "Add this tag (repeatable).") var tags: [String] = []
     @Option(help: "The device's IANA time zone, reported at registration (default: the system's).") var timeZone: String?
+    @Option(help: "The device's BCP 47 language, reported at registration (default: the user's first preferred language).")
+    var language: String?
 
     func run() async throws {
         var logger = Logger(label: "herald-device")
@@ -29,13 +31,18 @@ struct HeraldDevice: AsyncParsableCommand {
         if let saved = try store.load() {
             credentials = saved
         } else {
-            credentials = try await http.register(platform: platform, timeZone: timeZone ?? TimeZone.current.identifier)
+            credentials = try await http.register(
+                platform: platform,
+                timeZone: timeZone ?? TimeZone.current.identifier,
+                language: language ?? Locale.preferredLanguages.first
+            )
             try store.save(credentials)
         }
         FileHandle.standardOutput.write(Data("registration_id \(credentials.registrationID)\n".utf8))
         if let alias { try await http.setAlias(alias, credentials: credentials) }
         if !tags.isEmpty { try await http.updateTags(add: tags, credentials: credentials) }
         if let timeZone { try await http.setTimeZone(timeZone, credentials: credentials) }
+        if let language { try await http.setLanguage(language, credentials: credentials) }
 
         let client = HeraldClient(configuration: .init(host: host, port: port, appKey: appKey), credentials: credentials, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -50,6 +57,7 @@ struct HeraldDevice: AsyncParsableCommand {
         switch event {
         case .connected: "connected"
         case .disconnected: "disconnected (reconnecting)"
+        case .categoryConfig(let config): "category \(config.identifier) version \(config.version)"
         case .notification(let n): "notification \(n.messageID) [\(n.identifier)] \(n.title.map { "\($0): " } ?? "")\(n.alert ?? "")"
         case .message(let m): "message \(m.messageID) \(m.content)"
         case .recall(let identifiers): "recall \(identifiers.joined(separator: ", "))"

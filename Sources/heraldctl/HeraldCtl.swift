@@ -32,6 +32,7 @@ struct HeraldCtl: AsyncParsableCommand {
             AliasesCommand.self,
             PushCommand.self,
             SchedulesCommand.self,
+            CategoriesCommand.self,
             RecallCommand.self,
             StatusCommand.self,
             ReportCommand.self,

@@ -55,7 +55,10 @@ struct PushCommand: AsyncParsableCommand {
     )
     var extras: [String] = []
     @Option(help: "Groups notifications on the device (iOS thread-id).") var threadID: String?
-    @Option(help: "The notification category, for its actions.") var category: String?
+    @Option(help: "The notification category, for its actions: one defined with `heraldctl categories` carries its actions and routes.")
+    var category: String?
+    @Option(help: ArgumentHelp("An image, GIF, audio or video the app's service extension attaches (http or https).", valueName: "url"))
+    var mediaURL: String?
     @Flag(help: "Let the app's notification service extension change the notification.") var mutableContent = false
     @Option(help: "How the notification interrupts the user.") var interruptionLevel: InterruptionLevel?
     @Flag(help: "A background push: content-available, no alert or sound.") var silent = false
@@ -174,7 +177,8 @@ struct PushCommand: AsyncParsableCommand {
         let content: [(String, Bool)] = [
             ("--all", all), ("--rid, --alias, --tag, --tag-and, --tag-not", !targets.isEmpty), ("--alert", alert != nil),
             ("--title", title != nil), ("--subtitle", subtitle != nil), ("--badge", badge != nil), ("--sound", sound != nil),
-            ("--thread-id", threadID != nil), ("--category", category != nil), ("--mutable-content", mutableContent),
+            ("--thread-id", threadID != nil), ("--category", category != nil), ("--media-url", mediaURL != nil),
+            ("--mutable-content", mutableContent),
             ("--interruption-level", interruptionLevel != nil), ("--silent", silent), ("--voip", voip), ("--extra", !extras.isEmpty),
             ("--message", messageContent != nil), ("--message-title", messageTitle != nil), ("--content-type", contentType != nil),
             ("--ttl", timeToLive != nil), ("--identifier", identifier != nil), ("--replace", replace != nil), ("--cid", cid != nil),
@@ -221,6 +225,7 @@ struct PushCommand: AsyncParsableCommand {
         ios.badge = badge.flatMap(PushRequest.IOS.Badge.init)
         ios.threadID = threadID
         ios.category = category
+        ios.mediaURL = mediaURL
         ios.mutableContent = mutableContent ? true : nil
         ios.interruptionLevel = interruptionLevel?.rawValue
         if silent {
@@ -235,7 +240,7 @@ struct PushCommand: AsyncParsableCommand {
             if !extras.isEmpty { ios.extras = extras }
             let hasIOS =
                 ios.alert != nil || ios.sound != nil || ios.badge != nil || ios.threadID != nil || ios.category != nil
-                || ios.mutableContent != nil || ios.interruptionLevel != nil || ios.pushType != nil || ios.extras != nil
+                || ios.mediaURL != nil || ios.mutableContent != nil || ios.interruptionLevel != nil || ios.pushType != nil || ios.extras != nil
             notification = PushRequest.Notification(alert: alert, ios: hasIOS ? ios : nil)
         }
         let message = messageContent.map {

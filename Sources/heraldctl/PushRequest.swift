@@ -96,9 +96,11 @@ struct PushRequest: Encodable {
         var interruptionLevel: String?
         var extras: [String: String]?
         var pushType: String?
+        var mediaURL: String?
 
         enum CodingKeys: String, CodingKey {
             case alert, sound, badge, category, extras
+            case mediaURL = "media_url"
             case threadID = "thread-id"
             case contentAvailable = "content-available"
             case mutableContent = "mutable-content"

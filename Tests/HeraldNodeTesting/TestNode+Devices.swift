@@ -20,7 +20,8 @@ extension TestNode {
         token: String? = nil,
         alias: String? = nil,
         tags: [String] = [],
-        timeZone: String? = nil
+        timeZone: String? = nil,
+        language: String? = nil
     ) async throws
         -> DeviceCredentials
     {
@@ -29,7 +30,8 @@ extension TestNode {
             platform: platform,
             apnsToken: token,
             apnsEnvironment: token == nil ? nil : "sandbox",
-            timeZone: timeZone
+            timeZone: timeZone,
+            language: language
         )
         if let alias { try await http.setAlias(alias, credentials: credentials) }
         if !tags.isEmpty { try await http.updateTags(add: tags, credentials: credentials) }

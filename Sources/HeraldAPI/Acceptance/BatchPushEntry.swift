@@ -86,6 +86,8 @@ struct BatchPushEntry {
                 throw JSONBody.translate(error)
             }
         }
+        // A configuration comes from the category the entry names (the route resolves it).
+        try request.checkNoCategoryConfig()
         push = try request.validated()
     }
 

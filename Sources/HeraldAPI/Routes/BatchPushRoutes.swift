@@ -43,6 +43,9 @@ struct BatchPushRoutes {
                 results[cid] = .failed(Self.heraldError(error, context: context))
             }
         }
+        entries = try await store.resolvingCategories(entries, appID: app.id) { cid, error in
+            results[cid] = .failed(Self.heraldError(error, context: context))
+        }
         let earlier = try await store.prepareCIDs(appID: app.id, cids: entries.map(\.cid))
         entries.removeAll { entry in
             guard let msgID = earlier[entry.cid] else { return false }

@@ -10,8 +10,10 @@ struct RegisterDeviceRequest: Decodable {
     var voipToken: String?
     var apnsEnvironment: String?
     var timeZone: String?
+    var language: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
+        case language
         case platform
         case appKey = "app_key"
         case apnsToken = "apns_token"
@@ -28,6 +30,7 @@ struct RegisterDeviceRequest: Decodable {
         voipToken = try container.decodeIfPresent(String.self, forKey: .voipToken)
         apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
+        language = try container.decodeIfPresent(String.self, forKey: .language)
     }
 
     func validated() throws(HeraldError) -> (appKey: String, registration: DeviceRegistration) {
@@ -51,7 +54,8 @@ struct RegisterDeviceRequest: Decodable {
                 apnsToken: try apnsToken.map { token throws(HeraldError) in try Validation.apnsToken(token, field: "apns_token") },
                 voipToken: try voipToken.map { token throws(HeraldError) in try Validation.apnsToken(token, field: "voip_token") },
                 apnsEnvironment: environment,
-                timeZone: try timeZone.map { zone throws(HeraldError) in try Validation.timeZone(zone, field: "time_zone").identifier }
+                timeZone: try timeZone.map { zone throws(HeraldError) in try Validation.timeZone(zone, field: "time_zone").identifier },
+                language: try language.map { tag throws(HeraldError) in try Validation.language(tag, field: "language") }
             )
         )
     }
@@ -72,10 +76,12 @@ struct UpdateDeviceRequest: Decodable {
     var apnsEnvironment: String?
     var mobile: DeviceChange.Update<String>?
     var timeZone: DeviceChange.Update<String>?
+    var language: DeviceChange.Update<String>?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case tags, alias, mobile
         case timeZone = "time_zone"
+        case language
         case apnsToken = "apns_token"
         case voipToken = "voip_token"
         case apnsEnvironment = "apns_environment"
@@ -111,6 +117,7 @@ struct UpdateDeviceRequest: Decodable {
         apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
         mobile = try Self.nullable(container, .mobile)
         timeZone = try Self.nullable(container, .timeZone)
+        language = try Self.nullable(container, .language)
     }
 
     /// Absent: leave alone; `null`: clear; a string: set.
@@ -167,6 +174,12 @@ struct UpdateDeviceRequest: Decodable {
         case .set, .clear: change.timeZone = .clear
         case nil: break
         }
+        // The device's BCP 47 language (localized pushes); "" or null clears it.
+        switch language {
+        case .set(let tag) where !tag.isEmpty: change.language = .set(try Validation.language(tag, field: "language"))
+        case .set, .clear: change.language = .clear
+        case nil: break
+        }
         return change
     }
 }
@@ -188,7 +201,7 @@ struct DeviceResponse: ResponseEncodable {
 
     enum CodingKeys: String, CodingKey {
         case registrationId, platform, alias, tags, apnsToken, apnsEnvironment, voipToken, tokenValid, createdAt, updatedAt
-        case online, node, lastOnlineAt, mobile, timeZone
+        case online, node, lastOnlineAt, mobile, timeZone, language
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -208,5 +221,6 @@ struct DeviceResponse: ResponseEncodable {
         try container.encode(device.lastOnlineAt, forKey: .lastOnlineAt)
         try container.encode(device.mobile, forKey: .mobile)
         try container.encode(device.timeZone, forKey: .timeZone)
+        try container.encode(device.language, forKey: .language)
     }
 }

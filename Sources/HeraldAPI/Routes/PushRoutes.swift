@@ -48,7 +48,8 @@ struct PushRoutes {
     /// The request and its push, JPush's `override_msg_id` turned into the replace of that
     /// push's identifier (within a day, as JPush; an unknown msg_id is `messageNotFound`).
     private func validated(_ request: Request, app: AppRecord) async throws -> (request: PushRequest, push: Push) {
-        let input = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead)
+        var input = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead)
+        if input.notification?.ios != nil { input = try await store.resolvingCategory(input, appID: app.id) }
         let push = try input.validated().controlled(by: app)
         guard let msgID = push.overrideMsgID else { return (input, push) }
         guard let identifier = try await store.identifier(appID: app.id, msgID: msgID) else {

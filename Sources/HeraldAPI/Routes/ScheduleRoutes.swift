@@ -127,6 +127,7 @@ struct ScheduleRoutes {
         }
         let validated: Push
         do {
+            try push.checkNoCategoryConfig()
             validated = try push.validated()
         } catch {
             throw HeraldError(error.code, "push.\(error.message)")

@@ -110,6 +110,8 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         case apnsCredentialsNotFound = 9104
         /// No webhook with that id in this app.
         case webhookNotFound = 9105
+        /// The app defines no notification category with that identifier.
+        case categoryNotFound = 9106
 
         // 92xx: the request meets the current state.
 
@@ -134,6 +136,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound,
                 .webhookNotFound:
                 404
+            case .categoryNotFound: 404
             case .methodNotAllowed: 405
             case .conflict: 409
             case .recallWindowClosed: 410
@@ -171,6 +174,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .messageNotFound: "message_not_found"
             case .apnsCredentialsNotFound: "apns_credentials_not_found"
             case .webhookNotFound: "webhook_not_found"
+            case .categoryNotFound: "category_not_found"
             case .conflict: "conflict"
             case .recallWindowClosed: "recall_window_closed"
             case .invalidAPNsCredentials: "invalid_apns_credentials"

@@ -18,6 +18,22 @@ public struct IOSNotification: Sendable, Hashable, Codable {
     public var extras: [String: JSONValue]?
     /// alert (default), background (silent) or voip (to the VoIP token).
     public var pushType: IOSPushType?
+    /// An http or https image, GIF, audio or video URL the app's Notification Service
+    /// Extension downloads and attaches (`herald.media_url` in the APNs payload).
+    public var mediaURL: String?
+    /// 0 to 1: how the system ranks the notification in its summary.
+    public var relevanceScore: Double?
+    /// The window or scene a tap brings forward.
+    public var targetContentID: String?
+    /// The Focus filter criteria the notification matches.
+    public var filterCriteria: String?
+    /// The category the push names, as defined on the server (``NotificationCategory``)
+    /// with its version: set by the API when it accepts the push, never by a request, so
+    /// the message keeps the category as it was then.
+    public var notificationConfig: JSONValue?
+    /// The alert per BCP 47 language (`{"zh-Hans": {...}, "en": "..."}`): each device gets
+    /// the one of its language (``PushLocalization``), else ``alert``.
+    public var localizations: [String: Alert]?
 
     public init(
         alert: Alert? = nil,
@@ -52,6 +68,12 @@ public struct IOSNotification: Sendable, Hashable, Codable {
         case interruptionLevel = "interruption-level"
         case extras
         case pushType = "push_type"
+        case mediaURL = "media_url"
+        case relevanceScore = "relevance-score"
+        case targetContentID = "target-content-id"
+        case filterCriteria = "filter-criteria"
+        case notificationConfig = "notification_config"
+        case localizations
     }
 
     public init(from decoder: any Decoder) throws {
@@ -66,7 +88,17 @@ public struct IOSNotification: Sendable, Hashable, Codable {
         interruptionLevel = try container.decodeIfGiven(String.self, forKey: .interruptionLevel)
         extras = try container.decodeIfGiven([String: JSONValue].self, forKey: .extras)
         pushType = try container.decodeIfGiven(IOSPushType.self, forKey: .pushType)
+        mediaURL = try container.decodeIfGiven(String.self, forKey: .mediaURL)
+        relevanceScore = try container.decodeIfGiven(Double.self, forKey: .relevanceScore)
+        targetContentID = try container.decodeIfGiven(String.self, forKey: .targetContentID)
+        filterCriteria = try container.decodeIfGiven(String.self, forKey: .filterCriteria)
+        notificationConfig = try container.decodeIfGiven(JSONValue.self, forKey: .notificationConfig)
+        localizations = try container.decodeIfGiven([String: Alert].self, forKey: .localizations)
     }
+
+    /// Whether the app's Notification Service Extension must see the notification first:
+    /// asked, or needed for the media or the category's configuration.
+    public var needsServiceExtension: Bool { mutableContent == true || mediaURL != nil || notificationConfig != nil }
 
     /// A flag as JSON or as JPush writes it: true / false, or 1 / 0.
     struct Flag: Decodable {

@@ -55,6 +55,14 @@ public struct Push: Sendable, Hashable {
         return !notification.isVoIPOnly
     }
 
+    /// Whether the push only sends a category's configuration ahead (a silent notification
+    /// with `notification_config` and nothing else): devices get it over the connection as
+    /// a `category_config` message, over APNs as a background push.
+    public var isCategoryDelivery: Bool {
+        guard message == nil, let notification, notification.isContentAvailableOnly, let ios = notification.ios else { return false }
+        return ios.notificationConfig != nil && ios.extras == nil && notification.android == nil && notification.voip == nil
+    }
+
     /// The identifier on the device for a message id.
     public func identifier(msgID: String) -> String { replace ?? identifier ?? msgID }
 

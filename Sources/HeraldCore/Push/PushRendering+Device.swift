@@ -38,6 +38,13 @@ extension JSONObjectWriter {
             break
         }
         field("extras", ios?.extras)
+        field("media_url", ios?.mediaURL)
+        field("notification_config", ios?.notificationConfig)
+        // Rendered per device where the center knows the device (APNs, a copy sent live);
+        // a copy kept in the inbox carries every language for the SDK to choose alike.
+        if let localizations = ios?.localizations {
+            field("localizations", localizations.mapValues(\.json))
+        }
         field("voip", notification.voip?.fields)
     }
 

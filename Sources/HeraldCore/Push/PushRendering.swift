@@ -21,6 +21,12 @@ public enum PushRendering {
         var json = JSONObjectWriter()
         json.field("msg_id", msgID)
         json.field("identifier", push.identifier(msgID: msgID))
+        if push.isCategoryDelivery {
+            // A category sent ahead (`POST /v3/categories/{id}/deliver`): nothing to show.
+            json.field("type", "category_config")
+            json.field("notification_config", push.notification?.ios?.notificationConfig)
+            return json.finish()
+        }
         if let notification = push.notification {
             json.field("type", push.replace != nil ? "replace" : "notification")
             if notification.rendersAndroidPart(android: android) {
@@ -65,14 +71,24 @@ public enum PushRendering {
         if let badge { aps["badge"] = .int(badge) } else if case .set(let value) = ios.badge { aps["badge"] = .int(value) }
         aps["thread-id"] = ios.threadID.map(RenderedJSON.string)
         aps["category"] = ios.category.map(RenderedJSON.string)
-        if ios.mutableContent == true { aps["mutable-content"] = .int(1) }
+        // A background push is never shown: no service extension runs for it.
+        if push.pushType != .background, ios.needsServiceExtension { aps["mutable-content"] = .int(1) }
         aps["interruption-level"] = ios.interruptionLevel.map(RenderedJSON.string)
+        aps["relevance-score"] = ios.relevanceScore.map { .value(.double($0)) }
+        aps["target-content-id"] = ios.targetContentID.map(RenderedJSON.string)
+        aps["filter-criteria"] = ios.filterCriteria.map(RenderedJSON.string)
         var payload: [String: RenderedJSON] = [:]
-        for (key, value) in ios.extras ?? [:] where key != "aps" && key != "herald" { payload[key] = .value(value) }
+        for (key, value) in ios.extras ?? [:] where !Self.reservedPayloadKeys.contains(key) { payload[key] = .value(value) }
         payload["aps"] = .object(aps)
-        payload["herald"] = .object(["msg_id": msgID, "identifier": push.identifier(msgID: msgID)])
+        var herald: [String: RenderedJSON] = ["msg_id": .string(msgID), "identifier": .string(push.identifier(msgID: msgID))]
+        herald["media_url"] = ios.mediaURL.map(RenderedJSON.string)
+        payload["herald"] = .object(herald)
+        payload["notification_config"] = ios.notificationConfig.map(RenderedJSON.value)
         return RenderedJSON.object(payload).bytes
     }
+
+    /// The payload keys Herald writes itself: extras of these names are left out.
+    static let reservedPayloadKeys: Set<String> = ["aps", "herald", "notification_config"]
 
     /// The payload of the VoIP push: `notification.voip` as given, plus Herald's own fields.
     public static func voipPayload(_ push: Push, msgID: String) -> [UInt8] {
@@ -125,10 +141,12 @@ public enum PushRendering {
         }
         bytes += (ios?.threadID?.utf8.count ?? 0) + (ios?.category?.utf8.count ?? 0)
         bytes += ios?.interruptionLevel?.utf8.count ?? 0
+        bytes += (ios?.mediaURL?.utf8.count ?? 0) + (ios?.targetContentID?.utf8.count ?? 0) + (ios?.filterCriteria?.utf8.count ?? 0) + 64
         bytes += PushLimits.maxIdentifierBytes + Identifiers.msgIDLength
         // Keys, quotes, colons, commas and braces: at most 300 bytes, and 20 per
         // localization key; the extras bound their own.
         return bytes * 6 + 300 + 20 * keys + JSONValue.renderedSizeBound(ios?.extras ?? [:])
+            + (ios?.notificationConfig.map { $0.renderedSizeBound + 24 } ?? 0)
     }
 
     /// A silent APNs push that tells the app to remove the notifications with these

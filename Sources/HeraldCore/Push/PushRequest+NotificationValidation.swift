@@ -1,3 +1,5 @@
+import Foundation
+
 extension PushRequest {
     func validate(_ notification: PushNotification, warnings: inout [String]) throws(HeraldError) {
         for (field, alert) in [("notification.alert", notification.alert), ("notification.android.alert", notification.android?.alert)] {
@@ -14,6 +16,8 @@ extension PushRequest {
             warnings.append("notification.quickapp: accepted and stored, not delivered (Herald has no quick app channel)")
         }
         guard let ios = notification.ios else { return }
+        try Self.validateRichContent(ios)
+        try Self.validateLocalizations(ios)
         if let level = ios.interruptionLevel, !["passive", "active", "time-sensitive", "critical"].contains(level) {
             throw .invalidField("notification.ios.interruption-level", "must be passive, active, time-sensitive or critical")
         }
@@ -42,12 +46,20 @@ extension PushRequest {
     /// would refuse every copy (PayloadTooLarge), so nothing is accepted. The VoIP payload
     /// sent beside a notification is held to the VoIP limit.
     static func checkAPNsPayloadSize(_ push: Push) throws(HeraldError) {
+        if push.isLocalized {
+            // Each language's rendering is sent to someone.
+            for variant in push.localizedVariants { try checkAPNsPayloadSize(variant) }
+            return
+        }
         guard let notification = push.notification, notification.reachesApple else { return }
         let limit = push.pushType == .voip ? PushLimits.maxAPNsVoIPPayloadBytes : PushLimits.maxAPNsPayloadBytes
         // Most pushes are far below the limit even with every byte escaped: no rendering.
         if PushRendering.apnsPayloadQuickBound(push) > limit {
             let size = PushRendering.apnsPayloadSizeBound(push)
-            if size > limit { throw tooLarge(size, limit: limit, pushType: push.pushType, field: "notification") }
+            if size > limit {
+                let field = push.notification?.ios?.notificationConfig == nil ? "notification" : "notification.ios.category"
+                throw tooLarge(size, limit: limit, pushType: push.pushType, field: field)
+            }
         }
         if push.hasVoIPCompanion {
             let size = PushRendering.voipPayload(push, msgID: PushRendering.longestMsgID).count
@@ -60,11 +72,36 @@ extension PushRequest {
         .tooLarge(
             field,
             "the APNs payload would be \(size) bytes, \(size - limit) over APNs' limit of \(limit) bytes for \(pushType.rawValue) pushes; shorten the alert or the extras"
+                + (field == "notification.ios.category" ? ", or the category's actions and routes (its notification_config)" : "")
         )
     }
 }
 
+extension PushRequest {
+    /// The media URL, relevance score, target content id and filter criteria.
+    static func validateRichContent(_ ios: IOSNotification) throws(HeraldError) {
+        if let url = ios.mediaURL {
+            let lowered = url.lowercased()
+            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), let parsed = URL(string: url), parsed.host?.isEmpty == false
+            else { throw .invalidField("notification.ios.media_url", "must be an http or https URL") }
+            if url.utf8.count > PushLimits.maxMediaURLBytes {
+                throw .invalidField("notification.ios.media_url", "at most \(PushLimits.maxMediaURLBytes) bytes, not \(url.utf8.count)")
+            }
+        }
+        if let score = ios.relevanceScore, !(0...1).contains(score) {
+            throw .invalidField("notification.ios.relevance-score", "must be 0 to 1")
+        }
+        for (field, value) in [("target-content-id", ios.targetContentID), ("filter-criteria", ios.filterCriteria)] {
+            if let value, value.isEmpty || value.utf8.count > PushLimits.maxIdentifierBytes * 4 {
+                throw .invalidField("notification.ios.\(field)", "must be 1 to \(PushLimits.maxIdentifierBytes * 4) bytes")
+            }
+        }
+    }
+}
+
 extension PushLimits {
+    /// Bytes in `notification.ios.media_url`.
+    public static let maxMediaURLBytes = 1024
     /// Bytes in `notification.alert` (and an Android part's alert).
     public static let maxAlertBytes = 4096
 }

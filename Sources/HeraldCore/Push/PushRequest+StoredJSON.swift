@@ -124,5 +124,13 @@ extension JSONObjectWriter {
         field("interruption-level", ios.interruptionLevel)
         field("extras", ios.extras)
         field("push_type", ios.pushType?.rawValue)
+        field("media_url", ios.mediaURL)
+        field("relevance-score", ios.relevanceScore.map(JSONValue.double))
+        field("target-content-id", ios.targetContentID)
+        field("filter-criteria", ios.filterCriteria)
+        field("notification_config", ios.notificationConfig)
+        if let localizations = ios.localizations {
+            field("localizations", localizations.mapValues(\.json))
+        }
     }
 }

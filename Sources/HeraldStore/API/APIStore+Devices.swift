@@ -58,6 +58,7 @@ extension APIStore {
                             voip_token = COALESCE(\(registration.voipToken), voip_token),
                             apns_token = COALESCE(\(registration.apnsToken), apns_token),
                             time_zone = COALESCE(\(registration.timeZone), time_zone),
+                            language = COALESCE(\(registration.language), language),
                             token_valid = true, token_invalidated_at = NULL, updated_at = now()
                         WHERE id = \(kept)
                         """,
@@ -68,9 +69,10 @@ extension APIStore {
                 let newID = Identifiers.newRegistrationID()
                 try await connection.query(
                     """
-                    INSERT INTO devices (app_id, registration_id, platform, secret_hash, apns_token, apns_environment, voip_token, time_zone)
+                    INSERT INTO devices (app_id, registration_id, platform, secret_hash, apns_token, apns_environment, voip_token, time_zone,
+                                         language)
                     VALUES (\(appID), \(newID), \(platform), \(secretHash), \(registration.apnsToken), \(environment), \(registration.voipToken),
-                            \(registration.timeZone))
+                            \(registration.timeZone), \(registration.language))
                     """,
                     logger: logger
                 )
@@ -154,6 +156,11 @@ extension APIStore {
             case nil: break
             case .clear: try await connection.query("UPDATE devices SET time_zone = NULL WHERE id = \(deviceID)", logger: logger)
             case .set(let zone): try await connection.query("UPDATE devices SET time_zone = \(zone) WHERE id = \(deviceID)", logger: logger)
+            }
+            switch change.language {
+            case nil: break
+            case .clear: try await connection.query("UPDATE devices SET language = NULL WHERE id = \(deviceID)", logger: logger)
+            case .set(let tag): try await connection.query("UPDATE devices SET language = \(tag) WHERE id = \(deviceID)", logger: logger)
             }
             try await connection.query("UPDATE devices SET updated_at = now() WHERE id = \(deviceID)", logger: logger)
 
@@ -276,7 +283,7 @@ extension APIStore {
             SELECT d.registration_id, d.platform, d.alias, d.apns_token, d.apns_environment, d.voip_token, d.token_valid,
                 d.created_at, d.updated_at,
                 COALESCE((SELECT array_agg(t.tag ORDER BY t.tag) FROM device_tags t WHERE t.device_id = d.id), '{}'),
-                n.node_id, CASE WHEN n.node_id IS NOT NULL THEN now() ELSE s.last_seen_at END, d.mobile, d.time_zone
+                n.node_id, CASE WHEN n.node_id IS NOT NULL THEN now() ELSE s.last_seen_at END, d.mobile, d.time_zone, d.language
             FROM devices d
             LEFT JOIN device_sessions s ON s.device_id = d.id
             LEFT JOIN nodes n ON n.node_id = s.node_id
@@ -285,7 +292,7 @@ extension APIStore {
             logger: logger
         )
         for try await row in rows.decode(
-            (String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?, String?, String?).self
+            (String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?, String?, String?, String?).self
         ) {
             return DeviceRecord(
                 registrationID: row.0,
@@ -298,6 +305,7 @@ extension APIStore {
                 tokenValid: row.6,
                 mobile: row.12,
                 timeZone: row.13,
+                language: row.14,
                 createdAt: row.7,
                 updatedAt: row.8,
                 node: row.10,

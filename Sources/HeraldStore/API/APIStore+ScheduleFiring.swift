@@ -60,7 +60,7 @@ extension APIStore {
                     guard stored == 1 else { continue }  // handled before: never twice
                     if let push = outcome.push, let msgID = outcome.msgID {
                         try await insertMessage(
-                            json: pushJSON,
+                            json: outcome.json ?? pushJSON,
                             push: push,
                             msgID: msgID,
                             cid: nil,
@@ -101,8 +101,19 @@ extension APIStore {
         on connection: PostgresConnection
     ) async throws -> RunOutcome? {
         var push: Push
+        var resolvedJSON: String?
         do {
-            push = try JSONDecoder().decode(PushRequest.self, from: Data(pushJSON.utf8)).validated()
+            var request = try JSONDecoder().decode(PushRequest.self, from: Data(pushJSON.utf8))
+            // Each occurrence is a push accepted now: it carries its category as it is now.
+            if let name = request.namedCategory,
+                let category = try await Self.category(appID: appID, identifier: name, on: connection, logger: logger)
+            {
+                request = request.carrying(categoryConfig: category.config)
+                resolvedJSON = String(decoding: request.storedJSON, as: UTF8.self)
+            }
+            push = try request.validated()
+        } catch let error as PSQLError {
+            throw error
         } catch {
             let refused = error as? HeraldError ?? HeraldError(.invalidField, "push: the stored push no longer decodes")
             return RunOutcome(state: .failed, error: refused)
@@ -116,7 +127,7 @@ extension APIStore {
         guard reaches else {
             return RunOutcome(state: .failed, error: HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent"))
         }
-        return RunOutcome(state: .sent, msgID: try await msgIDs.next(), push: push)
+        return RunOutcome(state: .sent, msgID: try await msgIDs.next(), push: push, json: resolvedJSON)
     }
 
     /// The zones the app's devices reported, read from the index on (app, zone) one zone
@@ -179,4 +190,7 @@ private struct RunOutcome {
     var msgID: String?
     var push: Push?
     var error: HeraldError?
+    /// The push's request as the message stores it, when it differs from the schedule's
+    /// (it carries its category's configuration).
+    var json: String? = nil
 }

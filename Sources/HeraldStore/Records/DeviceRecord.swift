@@ -16,6 +16,8 @@ public struct DeviceRecord: Sendable, Hashable {
     public var mobile: String?
     /// The IANA time zone the device reported, if any (local-time schedules).
     public var timeZone: String?
+    /// The BCP 47 language the device reported, if any (localized pushes).
+    public var language: String? = nil
     public var createdAt: Date
     public var updatedAt: Date
     /// The node that holds the device's MQTT connection, while it is connected (to a node
@@ -42,14 +44,18 @@ public struct DeviceRegistration: Sendable, Hashable {
     public var apnsEnvironment: APNsEnvironment?
     /// The device's IANA time zone (validated), if it reported one.
     public var timeZone: String?
+    /// The device's BCP 47 language (validated), if it reported one.
+    public var language: String?
 
     public init(
         platform: Platform,
         apnsToken: String? = nil,
         voipToken: String? = nil,
         apnsEnvironment: APNsEnvironment? = nil,
-        timeZone: String? = nil
+        timeZone: String? = nil,
+        language: String? = nil
     ) {
+        self.language = language
         self.platform = platform
         self.apnsToken = apnsToken
         self.voipToken = voipToken
@@ -75,6 +81,7 @@ public struct DeviceChange: Sendable, Hashable {
     public var apnsEnvironment: APNsEnvironment?
     public var mobile: Update<String>?
     public var timeZone: Update<String>?
+    public var language: Update<String>?
 
     public init() {}
 

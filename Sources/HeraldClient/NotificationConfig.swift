@@ -1,0 +1,176 @@
+import Foundation
+
+/// A notification category defined on the server, as a push carries it
+/// (`notification_config`) or as it is sent ahead (a `category_config` message): its
+/// action buttons and the route each opens. The app registers it (a
+/// `UNNotificationCategory` on Apple platforms) before it shows a notification of it, and
+/// reports the version it holds (``HeraldClient/Report/categoryVersion(category:version:)``).
+public struct NotificationConfig: Sendable, Hashable, Codable {
+    /// Where an action, or a tap on the notification, leads in the app.
+    public struct Route: Sendable, Hashable, Codable {
+        public var routerURL: String?
+        public var toController: String?
+        public var externalURL: String?
+        /// The parameters; a value that isn't a string is given as its JSON text.
+        public var parameters: [String: String]?
+
+        enum CodingKeys: String, CodingKey {
+            case routerURL = "router_url"
+            case toController = "to_controller"
+            case externalURL = "external_url"
+            case parameters
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            routerURL = try container.decodeIfPresent(String.self, forKey: .routerURL)
+            toController = try container.decodeIfPresent(String.self, forKey: .toController)
+            externalURL = try container.decodeIfPresent(String.self, forKey: .externalURL)
+            parameters = try container.decodeIfPresent(Extras.self, forKey: .parameters)?.values
+        }
+    }
+
+    public struct Action: Sendable, Hashable, Codable {
+        public var identifier: String
+        public var title: String
+        /// `UNNotificationActionOptions` by name: authenticationRequired, destructive, foreground.
+        public var options: [String]?
+        /// `default`, or `textInput`.
+        public var behavior: String?
+        public var textInputButtonTitle: String?
+        public var textInputPlaceholder: String?
+        /// `open` (the app opens) or `handle` (the content extension handles it).
+        public var extensionOption: String?
+        public var router: Route?
+
+        enum CodingKeys: String, CodingKey {
+            case identifier, title, options, behavior, router
+            case textInputButtonTitle = "text_input_button_title"
+            case textInputPlaceholder = "text_input_placeholder"
+            case extensionOption = "extension_option"
+        }
+    }
+
+    public var identifier: String
+    /// Grows by one with every change on the server.
+    public var version: Int64
+    public var intentIdentifiers: [String]?
+    /// `UNNotificationCategoryOptions` by name.
+    public var options: [String]?
+    public var defaultRouter: Route?
+    public var actions: [Action]
+
+    enum CodingKeys: String, CodingKey {
+        case identifier, version, options, actions
+        case intentIdentifiers = "intent_identifiers"
+        case defaultRouter = "default_router"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        identifier = try container.decode(String.self, forKey: .identifier)
+        version = try container.decode(Int64.self, forKey: .version)
+        intentIdentifiers = try container.decodeIfPresent([String].self, forKey: .intentIdentifiers)
+        options = try container.decodeIfPresent([String].self, forKey: .options)
+        defaultRouter = try container.decodeIfPresent(Route.self, forKey: .defaultRouter)
+        actions = try container.decodeIfPresent([Action].self, forKey: .actions) ?? []
+    }
+
+    /// The prefix of the categories kept across launches (``CategoryStore``).
+    public static let persistentPrefix = "push_extension"
+
+    /// Whether the app keeps the category across launches; others last one launch.
+    public var isPersistent: Bool { identifier.hasPrefix(Self.persistentPrefix) }
+
+    /// The route of an action (by its identifier), or the default route for a tap on the
+    /// notification (`UNNotificationDefaultActionIdentifier`, or nil).
+    public func route(forAction identifier: String?) -> Route? {
+        guard let identifier, let action = actions.first(where: { $0.identifier == identifier }) else { return defaultRouter }
+        return action.router ?? defaultRouter
+    }
+
+    /// The configuration in an APNs notification's `userInfo` (its `notification_config`
+    /// key), as a Notification Service Extension reads it; nil when there is none.
+    public init?(userInfo: [AnyHashable: Any]) {
+        guard let object = userInfo["notification_config"], JSONSerialization.isValidJSONObject(object),
+            let data = try? JSONSerialization.data(withJSONObject: object),
+            let config = try? JSONDecoder().decode(NotificationConfig.self, from: data)
+        else { return nil }
+        self = config
+    }
+
+    /// The media URL in an APNs notification's `userInfo` (`herald.media_url`), for the
+    /// service extension to download and attach.
+    public static func mediaURL(userInfo: [AnyHashable: Any]) -> URL? {
+        ((userInfo["herald"] as? [String: Any])?["media_url"] as? String).flatMap(URL.init(string:))
+    }
+}
+
+/// The categories the app keeps across launches (``NotificationConfig/isPersistent``), in a
+/// JSON file in a directory the app chooses: an app group's container, so the app and its
+/// Notification Service Extension share them.
+public struct CategoryStore: Sendable {
+    public let file: URL
+
+    /// - Parameter directory: where the file (`herald-categories.json`) is kept.
+    public init(directory: URL) {
+        file = directory.appendingPathComponent("herald-categories.json")
+    }
+
+    /// The kept categories, by identifier.
+    public func load() -> [String: NotificationConfig] {
+        guard let data = try? Data(contentsOf: file),
+            let configs = try? JSONDecoder().decode([String: NotificationConfig].self, from: data)
+        else { return [:] }
+        return configs
+    }
+
+    /// Keeps `config` when it is persistent and newer than the one kept; true when it did.
+    @discardableResult
+    public func save(_ config: NotificationConfig) throws -> Bool {
+        guard config.isPersistent else { return false }
+        var configs = load()
+        if let kept = configs[config.identifier], kept.version >= config.version { return false }
+        configs[config.identifier] = config
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try encoder.encode(configs).write(to: file, options: .atomic)
+        return true
+    }
+
+    /// The version of a kept category, if any.
+    public func version(of identifier: String) -> Int64? { load()[identifier]?.version }
+}
+
+/// One language's alert in a push's `localizations`: a string, or title / subtitle / body.
+struct LocalizedAlert: Decodable {
+    var title: String?
+    var subtitle: String?
+    var body: String?
+
+    init(from decoder: any Decoder) throws {
+        if let text = try? decoder.singleValueContainer().decode(String.self) {
+            body = text
+            return
+        }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        subtitle = try container.decodeIfPresent(String.self, forKey: .subtitle)
+        body = try container.decodeIfPresent(String.self, forKey: .body)
+    }
+
+    enum CodingKeys: String, CodingKey { case title, subtitle, body }
+
+    /// The key for `language`, as the server chooses: subtags dropped from the end
+    /// (`zh-Hans-CN`, `zh-Hans`, `zh`), case ignored.
+    static func match(_ language: String?, in keys: [String]) -> String? {
+        guard var tag = language?.lowercased().replacingOccurrences(of: "_", with: "-") else { return nil }
+        while !tag.isEmpty {
+            if let key = keys.first(where: { $0.lowercased() == tag }) { return key }
+            guard let dash = tag.lastIndex(of: "-") else { break }
+            tag = String(tag[..<dash])
+        }
+        return nil
+    }
+}
