@@ -10,7 +10,9 @@ import Testing
         let error = await #expect(throws: DatabaseUnavailableError.self) {
             try await DatabaseProbe.connect(to: url, timeout: .seconds(10), logger: TestDatabase.logger)
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Bounded by its timeout, not the pool's minute of retries (with room for a loaded
+        // machine: this is a bound, not a speed).
+        #expect(ContinuousClock.now - started < .seconds(30))
         #expect(error?.description.contains("127.0.0.1:1") == true)
         #expect(error?.description.contains("secret") == false)
     }

@@ -159,8 +159,8 @@ struct CategoryDeliveryBody: Decodable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         audience = try container.decode(PushAudience.self, forKey: .audience)
-        platform = try container.decodeIfPresent(PushPlatforms.self, forKey: .platform)
-        timeToLive = try container.decodeIfPresent(Int.self, forKey: .timeToLive)
+        platform = try container.decodeIfGiven(PushPlatforms.self, forKey: .platform)
+        timeToLive = try container.decodeIfGiven(Int.self, forKey: .timeToLive)
     }
 }
 

@@ -42,10 +42,10 @@ public struct NotificationCategory: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         identifier = try container.decode(String.self, forKey: .identifier)
-        intentIdentifiers = try container.decodeIfPresent([String].self, forKey: .intentIdentifiers)
-        options = try container.decodeIfPresent([String].self, forKey: .options)
-        defaultRouter = try container.decodeIfPresent(CategoryRouter.self, forKey: .defaultRouter)
-        actions = try container.decodeIfPresent([CategoryAction].self, forKey: .actions) ?? []
+        intentIdentifiers = try container.decodeIfGiven([String].self, forKey: .intentIdentifiers)
+        options = try container.decodeIfGiven([String].self, forKey: .options)
+        defaultRouter = try container.decodeIfGiven(CategoryRouter.self, forKey: .defaultRouter)
+        actions = try container.decodeIfGiven([CategoryAction].self, forKey: .actions) ?? []
     }
 
     /// The prefix of the categories the app keeps across launches.
@@ -146,10 +146,10 @@ public struct CategoryRouter: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        routerURL = try container.decodeIfPresent(String.self, forKey: .routerURL)
-        toController = try container.decodeIfPresent(String.self, forKey: .toController)
-        externalURL = try container.decodeIfPresent(String.self, forKey: .externalURL)
-        parameters = try container.decodeIfPresent([String: JSONValue].self, forKey: .parameters)
+        routerURL = try container.decodeIfGiven(String.self, forKey: .routerURL)
+        toController = try container.decodeIfGiven(String.self, forKey: .toController)
+        externalURL = try container.decodeIfGiven(String.self, forKey: .externalURL)
+        parameters = try container.decodeIfGiven([String: JSONValue].self, forKey: .parameters)
     }
 
     func validate(field: String) throws(HeraldError) {
@@ -222,12 +222,12 @@ public struct CategoryAction: Sendable, Hashable, Codable {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         identifier = try container.decode(String.self, forKey: .identifier)
         title = try container.decode(String.self, forKey: .title)
-        options = try container.decodeIfPresent([String].self, forKey: .options)
-        behavior = try container.decodeIfPresent(String.self, forKey: .behavior)
-        textInputButtonTitle = try container.decodeIfPresent(String.self, forKey: .textInputButtonTitle)
-        textInputPlaceholder = try container.decodeIfPresent(String.self, forKey: .textInputPlaceholder)
-        extensionOption = try container.decodeIfPresent(String.self, forKey: .extensionOption)
-        router = try container.decodeIfPresent(CategoryRouter.self, forKey: .router)
+        options = try container.decodeIfGiven([String].self, forKey: .options)
+        behavior = try container.decodeIfGiven(String.self, forKey: .behavior)
+        textInputButtonTitle = try container.decodeIfGiven(String.self, forKey: .textInputButtonTitle)
+        textInputPlaceholder = try container.decodeIfGiven(String.self, forKey: .textInputPlaceholder)
+        extensionOption = try container.decodeIfGiven(String.self, forKey: .extensionOption)
+        router = try container.decodeIfGiven(CategoryRouter.self, forKey: .router)
     }
 
     /// `UNNotificationActionOptions`, by name.
