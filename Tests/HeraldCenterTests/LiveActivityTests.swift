@@ -119,7 +119,10 @@ import Testing
                 ])
                 #expect(sent.status == 200, "\(sent.json)")
                 #expect(try await test.waitForAPNs(startToken).count == 1)
-                #expect(try await test.status(sent.msgID, device.registrationID) == "sent_apns")
+                // The outcome is recorded a moment after APNs answers.
+                try await waitUntilAsync("the copy to be recorded sent to APNs") {
+                    try await test.status(sent.msgID, device.registrationID) == "sent_apns"
+                }
             }
             // Nothing of it waits in the inbox for the connection.
             #expect(try await test.count("device_messages") == 0)

@@ -309,8 +309,11 @@ extension APIStore {
             logger: logger
         )
         for try await row in rows.decode(
-            (String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?, String?, String?, Data?, String?, String?)
-                .self
+            (
+                String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?, String?, String?, Data?, String?,
+                String?
+            )
+            .self
         ) {
             return DeviceRecord(
                 registrationID: row.0,
