@@ -45,11 +45,29 @@ public struct SMSHTTPProviderConfiguration: Sendable, Hashable, Codable {
         timeoutSeconds = try container.decodeIfPresent(Int.self, forKey: .timeoutSeconds) ?? 10
     }
 
+    /// `http://` or `https://` (any case), a host name or IPv4 address, an optional port,
+    /// then an optional path, query and fragment of RFC 3986's characters (others
+    /// percent-encoded), at most 2048 bytes: the pattern openapi.yaml states for
+    /// `SMSProviderRequest.url`.
+    static let urlPattern =
+        "^[hH][tT][tT][pP][sS]?://[-A-Za-z0-9._~]+(:[0-9]{1,5})?"
+        + "(/([-A-Za-z0-9._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2}|/)*)?"
+        + "(\\?([-A-Za-z0-9._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2}|[/?])*)?"
+        + "(#([-A-Za-z0-9._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2}|[/?])*)?$"
+
+    static func isPlainHTTPURL(_ url: String) -> Bool {
+        guard url.utf8.count <= 2048, let regex = try? Regex(urlPattern) else { return false }
+        return (try? regex.wholeMatch(in: url)) != nil
+    }
+
     /// Checks the values: an http(s) URL, a template that is JSON once its placeholders are
     /// filled, a secret of at least 16 bytes, a header name, a timeout of 1 to 60 seconds.
     public func validated() throws(HeraldError) -> Self {
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
-            throw .invalidField("url", "must be an http or https URL")
+        guard Self.isPlainHTTPURL(url), URL(string: url) != nil else {
+            throw .invalidField(
+                "url",
+                "must be an http or https URL: a host name or IPv4 address, an optional port, and RFC 3986's characters (others percent-encoded), at most 2048 bytes"
+            )
         }
         let filled = Self.fill(bodyTemplate, with: Dictionary(uniqueKeysWithValues: Self.placeholders.map { ($0, "null") }))
         guard (try? JSONSerialization.jsonObject(with: Data(filled.utf8))) != nil else {
