@@ -66,6 +66,28 @@ final class ClusterNode: @unchecked Sendable {
         try process.run()
     }
 
+    /// Starts a node and waits until it is ready. Free ports are picked, released, then
+    /// bound by the node: another process may take one in between (the node exits with
+    /// EADDRINUSE), and then the node is started again on others.
+    static func started(
+        name: String,
+        databaseURL: String,
+        directory: URL,
+        environment: [String: String],
+        ports: [Int]? = nil
+    ) async throws -> ClusterNode {
+        for attempt in 1... {
+            let node = try ClusterNode(name: name, databaseURL: databaseURL, directory: directory, environment: environment, ports: ports)
+            do {
+                try await node.waitUntilReady()
+                return node
+            } catch  where ports == nil && attempt < 3 && !node.isRunning && node.output().contains("Address already in use") {
+                continue
+            }
+        }
+        fatalError("unreachable")
+    }
+
     /// Waits until the node answers `/readyz` and its gateway accepts connections.
     func waitUntilReady(timeout: Duration = .seconds(60)) async throws {
         let deadline = ContinuousClock.now + timeout

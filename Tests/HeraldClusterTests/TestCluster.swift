@@ -42,10 +42,14 @@ struct TestCluster: Sendable {
                 do {
                     for index in 1...count {
                         nodes.append(
-                            try ClusterNode(name: "node-\(index)", databaseURL: url.urlString, directory: directory, environment: environment)
+                            try await ClusterNode.started(
+                                name: "node-\(index)",
+                                databaseURL: url.urlString,
+                                directory: directory,
+                                environment: environment
+                            )
                         )
                     }
-                    for node in nodes { try await node.waitUntilReady() }
                     let created = try await call(nodes[0], "POST", "/admin/v1/apps", ["name": "Cluster"], authorization: "Bearer \(adminToken)")
                     guard created.status == 201, let key = created.json["app_key"].string, let secret = created.json["master_secret"].string else {
                         throw TestFailure("cannot create the app: \(created.status) \(created.json)")
@@ -74,9 +78,7 @@ struct TestCluster: Sendable {
     /// Starts another node (a restart: a new process, a new node id), on `ports` (HTTP,
     /// MQTT) or free ones. The caller stops it.
     func start(name: String, environment: [String: String] = [:], ports: [Int]? = nil) async throws -> ClusterNode {
-        let node = try ClusterNode(name: name, databaseURL: databaseURL.urlString, directory: directory, environment: environment, ports: ports)
-        try await node.waitUntilReady()
-        return node
+        try await ClusterNode.started(name: name, databaseURL: databaseURL.urlString, directory: directory, environment: environment, ports: ports)
     }
 
     /// An API call to `node`, as the test's app.
