@@ -20,20 +20,25 @@ import ServiceLifecycle
 /// - `GET /certificate`: the sandbox's TLS certificate PEM.
 /// - `POST /keys` with `{"key_id", "team_id", "public_key_pem"}` (or `private_key_pem`):
 ///   accepts provider tokens signed by that key.
+/// - Under another first segment, the ``SandboxInspectionResource`` of that name (the SMS
+///   sandbox's `/sms`).
 public final class SandboxInspectionServer: Service, Sendable {
     /// The port the endpoint listens on (the chosen one when bound to port 0).
     public let port: Int
 
     private let sandbox: APNsSandbox
+    private let resources: [any SandboxInspectionResource]
     private let serverChannel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let logger: Logger
 
     private init(
         sandbox: APNsSandbox,
+        resources: [any SandboxInspectionResource],
         serverChannel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>,
         logger: Logger
     ) {
         self.sandbox = sandbox
+        self.resources = resources
         self.serverChannel = serverChannel
         self.port = serverChannel.channel.localAddress?.port ?? 0
         self.logger = logger
@@ -42,6 +47,7 @@ public final class SandboxInspectionServer: Service, Sendable {
     /// Binds the endpoint; ``run()`` serves it.
     public static func bind(
         sandbox: APNsSandbox,
+        resources: [any SandboxInspectionResource] = [],
         host: String = "127.0.0.1",
         port: Int = 0,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -55,7 +61,7 @@ public final class SandboxInspectionServer: Service, Sendable {
                     return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
                 }
             }
-        let server = SandboxInspectionServer(sandbox: sandbox, serverChannel: channel, logger: logger)
+        let server = SandboxInspectionServer(sandbox: sandbox, resources: resources, serverChannel: channel, logger: logger)
         logger.info("APNs sandbox inspection endpoint listening", metadata: ["apns_sandbox.inspect_port": "\(server.port)"])
         return server
     }
@@ -192,6 +198,10 @@ public final class SandboxInspectionServer: Service, Sendable {
         case ("notifications", 1), ("devices", 2), ("rejections", 1), ("stats", 1), ("certificate", 1), ("keys", 1), ("faults", 1):
             return .error(.methodNotAllowed, "method not allowed")
         default:
+            if let resource = resources.first(where: { $0.name == resource }) {
+                let answer = resource.respond(method: method.rawValue, segments: Array(segments.dropFirst()), query: query, body: body)
+                return .json(answer.json, status: HTTPResponseStatus(statusCode: answer.status))
+            }
             return .error(.notFound, "not found")
         }
     }

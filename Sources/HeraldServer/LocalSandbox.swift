@@ -8,9 +8,10 @@ import ServiceLifecycle
 
 /// The APNs sandbox `herald serve` starts when no Apple credentials are to be used (the
 /// embedded default): APNs traffic goes there, over TLS, and what it received is shown at
-/// its inspection endpoint.
+/// its inspection endpoint, with the SMS sandbox the SMS fallback goes to (`/sms`).
 struct LocalSandbox: Sendable {
     let sandbox: APNsSandbox
+    let sms: SMSSandbox
     let inspection: SandboxInspectionServer
     let routing: APNsRouting
 
@@ -21,18 +22,24 @@ struct LocalSandbox: Sendable {
         var sandboxLogger = logger
         sandboxLogger[metadataKey: "herald.component"] = "apns-sandbox"
         let sandbox: APNsSandbox
+        let sms = SMSSandbox()
         let inspection: SandboxInspectionServer
         do {
             sandbox = try await APNsSandbox.start(
                 configuration: .init(transport: .tls, port: configuration.apnsSandboxPort),
                 logger: sandboxLogger
             )
-            inspection = try await SandboxInspectionServer.bind(sandbox: sandbox, port: configuration.apnsSandboxInspectPort, logger: sandboxLogger)
+            inspection = try await SandboxInspectionServer.bind(
+                sandbox: sandbox,
+                resources: [SMSSandboxInspection(sandbox: sms)],
+                port: configuration.apnsSandboxInspectPort,
+                logger: sandboxLogger
+            )
         } catch {
             throw StartupError(
                 "apns.sandboxPort: could not start the APNs sandbox on ports \(configuration.apnsSandboxPort)/\(configuration.apnsSandboxInspectPort) (\(error)); set HERALD_APNS_SANDBOX_PORT or HERALD_APNS_SANDBOX=off"
             )
         }
-        return LocalSandbox(sandbox: sandbox, inspection: inspection, routing: .localSandbox(sandbox))
+        return LocalSandbox(sandbox: sandbox, sms: sms, inspection: inspection, routing: .localSandbox(sandbox))
     }
 }
