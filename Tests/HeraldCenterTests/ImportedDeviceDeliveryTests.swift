@@ -24,7 +24,8 @@ import FoundationNetworking
             let received = try await test.waitForAPNs(token)
             #expect(received.count == 1)
             #expect(received.first?.json["aps"]["alert"].string == "Moved")
-            #expect(try await test.status(sent.msgID, rid) == "sent_apns")
+            // The outcome is recorded a moment after APNs answers.
+            try await waitUntilAsync("the copy to be recorded sent to APNs") { try await test.status(sent.msgID, rid) == "sent_apns" }
         }
     }
 
