@@ -21,7 +21,7 @@ import FoundationNetworking
             let report = try await test.settledReport(sent.msgID) { $0["apns_sent"].int == 1 }
             #expect(report["apns_sent"].int == 1)
             #expect(test.apnsReceived(token).count == 1)
-            #expect(try await test.status(sent.msgID, device.registrationID) == "sent_apns")
+            #expect(try await test.status(sent.msgID, device.registrationID, becomes: "sent_apns") == "sent_apns")
         }
     }
 

@@ -56,7 +56,7 @@ import Testing
                     "deliveries dl JOIN messages m ON m.id = dl.message_id WHERE m.msg_id = '\(sent.msgID)' AND dl.next_attempt_at IS NOT NULL"
                 ) == 5
             )
-            #expect(try await test.status(sent.msgID, devices[0].registrationID) == "waiting")
+            #expect(try await test.status(sent.msgID, devices[0].registrationID, becomes: "waiting") == "waiting")
 
             test.sandbox.setFaultForEveryRequest(nil)
             let report = try await test.settledReport(sent.msgID, timeout: .seconds(30)) { $0["apns_sent"].int == 5 }

@@ -90,7 +90,7 @@ import Testing
             let dropped = try await test.push(message("sale", to: device.registrationID))
             let report = try await test.settledReport(dropped.msgID)
             #expect(report["dropped"].int == 1 && report["held"].int == 0, "\(report)")
-            #expect(try await test.status(dropped.msgID, device.registrationID) == "dropped")
+            #expect(try await test.status(dropped.msgID, device.registrationID, becomes: "dropped") == "dropped")
 
             try await settings(test, ["quiet_hours": .null, "daily_cap": 2])
             var got: [String] = []
@@ -101,7 +101,7 @@ import Testing
             }
             while let publish = try await connection.nextPublish(timeout: .seconds(2)) { got.append(Self.msgID(publish) ?? "?") }
             #expect(got == Array(sent.prefix(2)), "\(got) of \(sent)")
-            #expect(try await test.status(sent[2], device.registrationID) == "dropped")
+            #expect(try await test.status(sent[2], device.registrationID, becomes: "dropped") == "dropped")
             let system = try await test.push(message("security alert", to: device.registrationID, classification: 1))
             #expect(Self.msgID(try await connection.nextPublish()) == system.msgID, "system pushes are not capped")
         }

@@ -60,7 +60,7 @@ import Testing
             let report = try await test.settledReport(androidOnly.msgID)
             #expect(report["targeted"].int == 1)
             #expect(report["tcp_delivered"].int == 1)
-            #expect(try await test.status(androidOnly.msgID, ios.registrationID) == "not_targeted")
+            #expect(try await test.status(androidOnly.msgID, ios.registrationID, becomes: "not_targeted") == "not_targeted")
             #expect(try await iosConnection.nextPublish(timeout: .milliseconds(500)) == nil)
             #expect(test.apnsReceived(iosToken).isEmpty)
 
@@ -103,9 +103,9 @@ import Testing
             #expect(notification.json["news_id"].int == 134)
             #expect(notification.json["item"]["id"].int == 7)
             #expect(notification.json["herald"]["msg_id"].string == sent.msgID)
-            #expect(try await test.status(sent.msgID, ios.registrationID) == "sent_apns")
+            #expect(try await test.status(sent.msgID, ios.registrationID, becomes: "sent_apns") == "sent_apns")
             // The Android device has no APNs: its copy waits for its connection.
-            #expect(try await test.status(sent.msgID, android.registrationID) == "waiting")
+            #expect(try await test.status(sent.msgID, android.registrationID, becomes: "waiting") == "waiting")
         }
     }
 

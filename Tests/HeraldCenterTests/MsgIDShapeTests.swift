@@ -40,11 +40,11 @@ import Testing
 
             let report = try await test.settledReport(legacy)
             #expect(report["msg_id"].string == legacy)
-            #expect(try await test.status(legacy, device.registrationID) == "waiting")
+            #expect(try await test.status(legacy, device.registrationID, becomes: "waiting") == "waiting")
             let recalled = try await test.call("DELETE", "/v3/push/\(legacy)")
             #expect(recalled.status == 200, "\(recalled.json)")
             #expect(recalled.json["recalled"] == [JSON(legacy)])
-            #expect(try await test.status(legacy, device.registrationID) == "recalled")
+            #expect(try await test.status(legacy, device.registrationID, becomes: "recalled") == "recalled")
             // An id never made, of either shape or of neither, is not found.
             for unknown in ["9223372036854775807", "0123", "0199a1b2c3d4e5f607182930"] {
                 #expect(try await test.call("DELETE", "/v3/push/\(unknown)").error == HeraldError.Code.messageNotFound.rawValue)

@@ -27,7 +27,7 @@ import Testing
                 #expect(report["targeted"].int == 1)
                 #expect(report["tcp_delivered"].int == 1)
                 #expect(report["apns_sent"].int == 0)
-                #expect(try await test.status(sent.msgID, device.registrationID) == "delivered_tcp")
+                #expect(try await test.status(sent.msgID, device.registrationID, becomes: "delivered_tcp") == "delivered_tcp")
             }
             #expect(test.apnsReceived(token).isEmpty)
         }
@@ -56,7 +56,7 @@ import Testing
             let report = try await test.settledReport(sent.msgID)
             #expect(report["apns_sent"].int == 1)
             #expect(report["tcp_delivered"].int == 0)
-            #expect(try await test.status(sent.msgID, device.registrationID) == "sent_apns")
+            #expect(try await test.status(sent.msgID, device.registrationID, becomes: "sent_apns") == "sent_apns")
             // "+2" again: the badge counts up on the server.
             let again = try await test.push(["audience": ["tag": ["news"]], "notification": ["ios": ["badge": "+2"]]])
             let second = try await test.waitForAPNs(token, count: 2)
@@ -143,7 +143,7 @@ import Testing
                 guard case .message(let message) = event else { throw TestFailure("no in-app message") }
                 #expect(message.content == "inside the app")
                 _ = try await test.settledReport(sent.msgID) { $0["tcp_delivered"].int == 1 }
-                #expect(try await test.status(sent.msgID, device.registrationID) == "delivered_tcp")
+                #expect(try await test.status(sent.msgID, device.registrationID, becomes: "delivered_tcp") == "delivered_tcp")
             }
         }
     }
@@ -190,7 +190,7 @@ import Testing
             }
             let expired = try await test.settledReport(short.msgID)
             #expect(expired["expired"].int == 1)
-            #expect(try await test.status(short.msgID, offline.registrationID) == "expired")
+            #expect(try await test.status(short.msgID, offline.registrationID, becomes: "expired") == "expired")
         }
     }
 
@@ -214,12 +214,12 @@ import Testing
             let deadline = ContinuousClock.now + .seconds(10)
             while try await test.count("device_messages") > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
             #expect(try await test.count("device_messages") == 1)
-            #expect(try await test.status(stale.msgID, away.registrationID) == "expired")
-            #expect(try await test.status(stale.msgID, here.registrationID) == "delivered_tcp")
+            #expect(try await test.status(stale.msgID, away.registrationID, becomes: "expired") == "expired")
+            #expect(try await test.status(stale.msgID, here.registrationID, becomes: "delivered_tcp") == "delivered_tcp")
             let report = try await test.settledReport(stale.msgID)
             #expect(report["expired"].int == 1)
             #expect(report["tcp_delivered"].int == 1)
-            #expect(try await test.status(kept.msgID, away.registrationID) == "waiting")
+            #expect(try await test.status(kept.msgID, away.registrationID, becomes: "waiting") == "waiting")
         }
     }
 
@@ -255,7 +255,7 @@ import Testing
             #expect(try await test.count("messages WHERE msg_id = '\(legacyID)'") == 0)
             #expect(try await test.count("messages WHERE msg_id = '\(recent.msgID)'") == 1)
             #expect(try await test.count("deliveries") == 1)
-            #expect(try await test.status(recent.msgID, device.registrationID) == "waiting")
+            #expect(try await test.status(recent.msgID, device.registrationID, becomes: "waiting") == "waiting")
         }
     }
 

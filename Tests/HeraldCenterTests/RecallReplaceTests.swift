@@ -28,7 +28,7 @@ import Testing
             }
             let report = try await test.settledReport(sent.msgID)
             #expect(report["recalled"].int == 1)
-            #expect(try await test.status(sent.msgID, device.registrationID) == "recalled")
+            #expect(try await test.status(sent.msgID, device.registrationID, becomes: "recalled") == "recalled")
         }
     }
 
@@ -137,7 +137,7 @@ import Testing
                 #expect(notification.alert == "new")
                 #expect(try await reader.next(where: \.isNotification, timeout: .milliseconds(500)) == nil)
             }
-            #expect(try await test.status(first.msgID, device.registrationID) == "replaced")
+            #expect(try await test.status(first.msgID, device.registrationID, becomes: "replaced") == "replaced")
         }
     }
 }

@@ -83,4 +83,24 @@ extension TestNode {
         let answer = try await call("POST", "/v3/report/status/message", ["msg_id": JSON(msgID), "registration_ids": [JSON(registrationID)]])
         return answer.json["statuses"][registrationID]["status"].string
     }
+
+    /// The copy's status once it is `expected`, or the last one read after `timeout`:
+    /// outcomes are recorded a moment after they happen (the center records them in
+    /// batches), so a test that saw the device get its copy waits for the record.
+    public func status(
+        _ msgID: String,
+        _ registrationID: String,
+        becomes expected: String,
+        timeout: Duration = .seconds(10)
+    ) async throws
+        -> String?
+    {
+        let deadline = ContinuousClock.now + timeout
+        var status = try await self.status(msgID, registrationID)
+        while status != expected, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            status = try await self.status(msgID, registrationID)
+        }
+        return status
+    }
 }
