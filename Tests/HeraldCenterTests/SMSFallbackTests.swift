@@ -31,14 +31,6 @@ import Testing
     }
 
     /// Waits until `condition` holds, checking every 50 ms, at most 10 s.
-    private func eventually(_ what: String, _ condition: @Sendable () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
-
     @Test func anSMSGoesAfterItsDelayOnlyToTheDeviceTheNotificationDidNotReach() async throws {
         let sms = SMSSandbox()
         try await TestNode.run(configure: Self.withSMS(sms)) { test in
@@ -55,9 +47,7 @@ import Testing
                 ])
                 #expect(sent.status == 200, "\(sent.json)")
                 #expect(sent.json["warnings"].isNull, "\(sent.json)")
-                try await eventually("the online device to acknowledge") {
-                    try await test.status(sent.msgID, online.registrationID) == "delivered_tcp"
-                }
+                #expect(try await test.status(sent.msgID, online.registrationID, becomes: "delivered_tcp") == "delivered_tcp")
                 #expect(sms.received.isEmpty)
                 try await waitForSMS(sms, count: 1)
                 #expect(ContinuousClock.now - started >= .seconds(2))
@@ -94,7 +84,7 @@ import Testing
                 "sms_message": ["content": "b", "delay_time": 2], "options": ["identifier": "otp-2"],
             ])
             #expect(first.status == 200 && second.status == 200)
-            try await eventually("the first SMS to be tried") { try await test.count("sms_outbox WHERE attempts > 0") == 1 }
+            try await waitUntilAsync("the first SMS to be tried") { try await test.count("sms_outbox WHERE attempts > 0") == 1 }
             let recalled = try await test.call("POST", "/v3/push/recall", ["identifiers": ["otp-1", "otp-2"]])
             #expect(recalled.status == 200, "\(recalled.json)")
             sms.answerNormally()
@@ -137,7 +127,7 @@ import Testing
                 msgID: sent.msgID
             )
             #expect(await sms.send(request) == .sent)
-            try await eventually("the SMS to be sent again") { try await test.count("sms_outbox WHERE state = 'sent'") == 1 }
+            try await waitUntilAsync("the SMS to be sent again") { try await test.count("sms_outbox WHERE state = 'sent'") == 1 }
             #expect(sms.received.count == 1)
             #expect(sms.duplicates == 1)
             #expect(try await test.count("sms_outbox WHERE attempts = 2") == 1)

@@ -76,16 +76,16 @@ final class ClusterNode: @unchecked Sendable {
         environment: [String: String],
         ports: [Int]? = nil
     ) async throws -> ClusterNode {
-        for attempt in 1... {
+        var attempt = 1
+        while true {
             let node = try ClusterNode(name: name, databaseURL: databaseURL, directory: directory, environment: environment, ports: ports)
             do {
                 try await node.waitUntilReady()
                 return node
             } catch  where ports == nil && attempt < 3 && !node.isRunning && node.output().contains("Address already in use") {
-                continue
+                attempt += 1
             }
         }
-        fatalError("unreachable")
     }
 
     /// Waits until the node answers `/readyz` and its gateway accepts connections.
