@@ -99,8 +99,12 @@ final class ClusterNode: @unchecked Sendable {
         throw TestFailure("\(name) not ready within \(timeout): \(output())")
     }
 
+    /// The status `path` answers with, within two seconds: one probe that hangs (a
+    /// connection accepted before the server reads it) must not use up the whole wait.
     private func status(_ path: String) async throws -> Int {
-        let (_, response) = try await URLSession.shared.data(from: apiURL.appendingPathComponent(path))
+        var request = URLRequest(url: apiURL.appendingPathComponent(path))
+        request.timeoutInterval = 2
+        let (_, response) = try await URLSession.shared.data(for: request)
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
