@@ -19,6 +19,8 @@ struct DatabaseOutageTests {
         let directory = NSTemporaryDirectory() + "herald-outage-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let logger = TestDatabase.logger
+        // This test stalled once on CI with every thread idle: name the step it is in.
+        let watch = PhaseWatch("DatabaseOutageTests")
         // Stopping this handle stops whichever server runs in the directory, so it also
         // stops the one started again below.
         let cluster = try await EmbeddedPostgres.start(.init(directory: directory, durable: false), logger: logger)
@@ -43,12 +45,16 @@ struct DatabaseOutageTests {
                 logger: logger
             )
             let sql = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: TestDatabase.poolLogger)
+            watch.enter("starting the API")
             try await app.test(.live) { client in
+                watch.enter("creating an app")
                 let api = APITest(client: client, store: TestStores(stores, sql: sql))
                 let created = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "Before"}"#)
                 #expect(created.status == 201)
 
+                watch.enter("stopping PostgreSQL")
                 await cluster.stop(logger: logger)
+                watch.enter("requests while PostgreSQL is stopped")
                 for name in ["During 1", "During 2", "During 3"] {
                     let reply = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "\#(name)"}"#)
                     #expect(reply.status == 503, "\(reply.body)")
@@ -56,7 +62,9 @@ struct DatabaseOutageTests {
                     #expect(reply.headers[.retryAfter].flatMap(Int.init) ?? 0 > 0)
                 }
 
+                watch.enter("starting PostgreSQL again")
                 _ = try await EmbeddedPostgres.start(.init(directory: directory, port: url.port, durable: false), logger: logger)
+                watch.enter("requests until the API recovers")
                 // The pool reconnects after its back-off: bounded by the wait below.
                 var last = Reply(status: 0, body: "", headers: [:])
                 let deadline = ContinuousClock.now + .seconds(90)
@@ -67,7 +75,9 @@ struct DatabaseOutageTests {
                     try await Task.sleep(for: .milliseconds(500))
                 }
                 #expect(last.status == 201, "\(last.body)")
+                watch.enter("stopping the API and its pools")
             }
+            watch.enter("stopping PostgreSQL at the end")
         } catch {
             await cluster.stop(logger: logger)
             throw error
