@@ -101,4 +101,41 @@ import Testing
             #expect(try await routeRows(store) == ["b": [devices[0].deviceID]])
         }
     }
+
+    /// The holder reads its rows oldest first, each with its message and the copies still
+    /// pending (a copy recalled since is left out), past the rows it is routing already
+    /// and no more than asked (`herald_node_routes`, migration 0024).
+    @Test func theHolderReadsItsRowsOldestFirstWithTheirPendingCopiesAndTheirMessage() async throws {
+        try await TestDatabase.withStore { store in
+            let (appID, devices) = try await setUp(store, devices: 3)
+            _ = try await store.gateway.claimSessions(devices, node: "b")
+            var msgIDs: [String] = []
+            for _ in 0..<2 {
+                let accepted = try await store.api.acceptPushes(
+                    [try await pending(store, to: devices, appID: appID, notification: false)],
+                    fanningOutTo: Sink(peerRouting: PeerRouting(deadAfter: .seconds(10)))
+                )
+                msgIDs.append(try #require(accepted.fannedOut.first).message.msgID)
+            }
+            try await store.sql.query(
+                """
+                UPDATE deliveries SET state = 'recalled' FROM messages m
+                WHERE m.id = deliveries.message_id AND m.msg_id = \(msgIDs[0]) AND deliveries.device_id = \(devices[1].deviceID)
+                """
+            )
+
+            let routes = try await store.center.routes(for: "b", excluding: [], limit: 10)
+            #expect(routes.map { $0.message?.msgID } == msgIDs)
+            #expect(routes.map(\.hops) == [1, 1])
+            #expect(routes[0].targets.map(\.deviceID) == [devices[0].deviceID, devices[2].deviceID])
+            #expect(routes[1].targets.map(\.deviceID) == devices.map(\.deviceID))
+            #expect(routes[1].targets.map(\.registrationID) == devices.map(\.registrationID))
+            #expect(routes.allSatisfy { $0.message?.push.message?.msgContent == "Hi" })
+
+            let rest = try await store.center.routes(for: "b", excluding: [routes[0].id], limit: 10)
+            #expect(rest.map(\.id) == [routes[1].id])
+            #expect(try await store.center.routes(for: "b", excluding: [], limit: 1).map(\.id) == [routes[0].id])
+            #expect(try await store.center.routes(for: "a", excluding: [], limit: 10).isEmpty)
+        }
+    }
 }

@@ -95,21 +95,11 @@ extension CenterStore {
     /// first row each time rather than after a cursor; the rows are few, each deleted once
     /// routed.
     public func routes(for node: String, excluding: [Int64], limit: Int) async throws -> [NodeRoute] {
+        // herald_node_routes (migration 0024): planned once per connection, through indexes
+        // only. Its columns are the route's id, message id and hops, then those
+        // FanOutTarget and MessageRecord read, in their order.
         let rows = try await client.query(
-            """
-            SELECT r.id, r.message_id, r.hops, \(unescaped: FanOutTarget.columns), dl.inbox_seq, d.badge, \(unescaped: MessageRecord.columns)
-            FROM (
-                SELECT id, message_id, device_ids, hops FROM node_routes
-                WHERE node_id = \(node) AND NOT (id = ANY(\(excluding)::bigint[])) ORDER BY id LIMIT \(Int64(limit))
-            ) r
-            LEFT JOIN LATERAL (
-                SELECT dl.device_id, dl.inbox_seq FROM deliveries dl
-                WHERE dl.message_id = r.message_id AND dl.device_id = ANY(r.device_ids) AND dl.state = 'pending'
-            ) dl ON true
-            LEFT JOIN devices d ON d.id = dl.device_id
-            LEFT JOIN messages m ON m.id = r.message_id
-            ORDER BY r.id, d.id
-            """,
+            "SELECT * FROM herald_node_routes(\(node), \(excluding)::bigint[], \(Int64(limit)))",
             logger: logger
         )
         var routes: [NodeRoute] = []

@@ -23,7 +23,8 @@ public struct FanOutTarget: Sendable, Hashable {
 extension FanOutTarget {
     /// The columns every statement selects for a target, from `devices d`, in this order;
     /// the statement follows them with the copy's inbox seq and the device's badge (either
-    /// may be null), and decodes them with ``init(_:at:)``.
+    /// may be null), and decodes them with ``init(_:at:)`` (`herald_node_routes`, migration
+    /// 0024, returns them too: change both together).
     static let columns = "d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid, d.in_background"
 
     /// The number of columns ``init(_:at:)`` reads: ``columns``, inbox seq and badge.

@@ -38,7 +38,8 @@ public struct MessageRecord: Sendable {
 }
 
 extension MessageRecord {
-    /// The columns ``init(_:at:recentPushes:)`` reads, from `messages m`, in this order.
+    /// The columns ``init(_:at:recentPushes:)`` reads, from `messages m`, in this order
+    /// (`herald_node_routes`, migration 0024, returns them too: change both together).
     static let columns =
         """
         m.id, m.msg_id, m.app_id, m.request::text, m.identifier, m.expires_at, m.created_at, m.recalled_at IS NOT NULL, \
