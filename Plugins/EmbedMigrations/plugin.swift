@@ -10,15 +10,23 @@ struct EmbedMigrations: BuildToolPlugin {
         let root = context.package.directoryURL
         let mode: String
         let files: [URL]
+        let inputs: [URL]
         switch target.name {
         case "HeraldStore":
+            // The tool lists the directory itself, and the directory is an input: a build
+            // after a migration is added embeds it even when this plugin's file list from
+            // an earlier build is reused.
             mode = "migrations"
-            files = try FileManager.default.contentsOfDirectory(at: root.appending(path: "migrations"), includingPropertiesForKeys: nil)
-                .filter { $0.pathExtension == "sql" }
-                .sorted { $0.lastPathComponent < $1.lastPathComponent }
+            let directory = root.appending(path: "migrations")
+            files = [directory]
+            inputs =
+                [directory]
+                + (try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+                    .filter { $0.pathExtension == "sql" })
         case "HeraldAPI":
             mode = "openapi"
             files = [root.appending(path: "openapi.yaml")]
+            inputs = files
         default:
             return []
         }
@@ -28,7 +36,7 @@ struct EmbedMigrations: BuildToolPlugin {
                 displayName: "Embedding \(mode) into \(target.name)",
                 executable: try context.tool(named: "herald-embed").url,
                 arguments: [mode, output.path()] + files.map { $0.path() },
-                inputFiles: files,
+                inputFiles: inputs,
                 outputFiles: [output]
             )
         ]
