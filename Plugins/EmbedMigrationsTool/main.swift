@@ -23,6 +23,12 @@ case "migrations":
     let files = try FileManager.default.contentsOfDirectory(at: URL(fileURLWithPath: directory), includingPropertiesForKeys: nil)
         .filter { $0.pathExtension == "sql" }
         .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    // None found is a build that would make a herald without a schema (a directory that
+    // isn't one, or a command planned for another version of this tool).
+    guard !files.isEmpty else {
+        FileHandle.standardError.write(Data("error: no migrations in \(directory) (clean the build if it named files)\n".utf8))
+        exit(1)
+    }
     var entries: [String] = []
     for url in files {
         let path = url.path
