@@ -12,7 +12,7 @@
 --
 -- Here each step is an index lookup whatever the statistics say (no sequential or bitmap
 -- scan, no hash, merge or materialized join): the node's oldest rows by
--- `node_routes_node` (node_id, id) in order, then per row its pending copies by the
+-- `node_routes_node` (node_id, id) in order, then per row each of its copies by the
 -- primary key of `deliveries` (message_id, device_id), their devices and its message by
 -- theirs. The plan is generic, made once per connection and again when ANALYZE changes a
 -- table's statistics: it depends on no value.
@@ -44,8 +44,11 @@ BEGIN
         WHERE nr.node_id = p_node AND NOT (nr.id = ANY(p_excluding)) ORDER BY nr.id LIMIT p_limit
     ) r
     LEFT JOIN LATERAL (
-        SELECT c.device_id, c.inbox_seq FROM deliveries c
-        WHERE c.message_id = r.message_id AND c.device_id = ANY(r.device_ids) AND c.state = 'pending'
+        -- Each copy by both columns of the key: as `device_id = ANY(...)` the generic plan
+        -- filtered every copy of the message (a broadcast's row would read all of them).
+        SELECT c.device_id, c.inbox_seq FROM unnest(r.device_ids) AS u(device_id)
+        JOIN deliveries c ON c.message_id = r.message_id AND c.device_id = u.device_id
+        WHERE c.state = 'pending'
     ) dl ON true
     LEFT JOIN devices d ON d.id = dl.device_id
     LEFT JOIN messages m ON m.id = r.message_id
