@@ -44,14 +44,15 @@ BEGIN
         WHERE nr.node_id = p_node AND NOT (nr.id = ANY(p_excluding)) ORDER BY nr.id LIMIT p_limit
     ) r
     LEFT JOIN LATERAL (
-        -- Each copy by both columns of the key, its device id taken from the row (lateral,
-        -- so no plan can read the message's copies and match them to the row's ids: made
-        -- while `deliveries` was small, one did, and a broadcast's row of 500 copies read
-        -- all 8,500 of its message 500 times).
+        -- Each copy by both columns of the key, its device id taken from the row. The
+        -- subquery is kept a subquery (OFFSET 0), so no plan can read the message's copies
+        -- and match them to the row's ids: made while `deliveries` was small, one did, and
+        -- a broadcast's row of 500 copies read all 10,000 of its message 500 times.
         SELECT u.device_id, c.inbox_seq FROM unnest(r.device_ids) AS u(device_id)
         CROSS JOIN LATERAL (
             SELECT k.inbox_seq FROM deliveries k
             WHERE k.message_id = r.message_id AND k.device_id = u.device_id AND k.state = 'pending'
+            OFFSET 0
         ) c
     ) dl ON true
     LEFT JOIN devices d ON d.id = dl.device_id
