@@ -91,6 +91,12 @@ import Testing
             let report = try await test.settledReport(dropped.msgID)
             #expect(report["dropped"].int == 1 && report["held"].int == 0, "\(report)")
             #expect(try await test.status(dropped.msgID, device.registrationID, becomes: "dropped") == "dropped")
+            // Dropped is final: still dropped once the message's time to live has run out.
+            try await test.stores.sql.query(
+                "UPDATE messages SET expires_at = now() - interval '1 second' WHERE msg_id = \(dropped.msgID)",
+                logger: TestDatabase.logger
+            )
+            #expect(try await test.status(dropped.msgID, device.registrationID) == "dropped")
 
             try await settings(test, ["quiet_hours": .null, "daily_cap": 2])
             var got: [String] = []

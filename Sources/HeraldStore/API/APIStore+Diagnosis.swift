@@ -18,11 +18,7 @@ extension APIStore {
         let rows = try await client.query(
             """
             SELECT m.msg_id, m.created_at,
-              CASE WHEN dl.state IN ('recalled', 'replaced', 'failed', 'apns', 'tcp', 'expired', 'held', 'dropped') THEN dl.state
-                   WHEN dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq THEN 'tcp'
-                   WHEN m.expires_at <= now() THEN 'expired'
-                   ELSE dl.state END,
-              dl.apns_reason, dl.opened_at IS NOT NULL
+              \(unescaped: DeliveryStatus.stateSQL), dl.apns_reason, dl.opened_at IS NOT NULL
             FROM deliveries dl JOIN messages m ON m.id = dl.message_id LEFT JOIN device_acks a ON a.device_id = dl.device_id
             WHERE dl.device_id = \(deviceID)
             ORDER BY dl.message_id DESC LIMIT \(Int64(recent))

@@ -111,12 +111,7 @@ extension APIStore {
         guard exists > 0 else { return nil }
         let rows = try await client.query(
             """
-            SELECT d.registration_id,
-              CASE WHEN dl.state IN ('recalled', 'replaced', 'failed', 'apns', 'tcp', 'expired') THEN dl.state
-                   WHEN dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq THEN 'tcp'
-                   WHEN dl.state = 'expired' OR m.expires_at <= now() THEN 'expired'
-                   ELSE dl.state END,
-              dl.apns_reason, dl.opened_at IS NOT NULL
+            SELECT d.registration_id, \(unescaped: DeliveryStatus.stateSQL), dl.apns_reason, dl.opened_at IS NOT NULL
             FROM messages m JOIN deliveries dl ON dl.message_id = m.id JOIN devices d ON d.id = dl.device_id
                  LEFT JOIN device_acks a ON a.device_id = dl.device_id
             WHERE m.app_id = \(appID) AND m.msg_id = \(msgID) AND d.registration_id = ANY(\(registrationIDs))

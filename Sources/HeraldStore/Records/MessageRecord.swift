@@ -134,7 +134,19 @@ public struct DeliveryStatus: Sendable, Hashable, Codable {
     public var apnsReason: String?
     public var opened: Bool
 
-    /// A copy's status as the status API names it, from its delivery state.
+    /// The state the status API gives a copy, in SQL over `deliveries dl`, `messages m` and
+    /// `device_acks a` (left joined): a final state as it is (`dropped` too: the daily cap
+    /// refused it for good), a copy at or below its device's acknowledged inbox position as
+    /// `tcp`, one whose message has expired as `expired`, else its state (`pending`,
+    /// `waiting`, `held`). Read by ``name(ofState:)``.
+    static let stateSQL = """
+        CASE WHEN dl.state IN ('recalled', 'replaced', 'failed', 'apns', 'tcp', 'expired', 'dropped') THEN dl.state \
+        WHEN dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq THEN 'tcp' \
+        WHEN m.expires_at <= now() THEN 'expired' \
+        ELSE dl.state END
+        """
+
+    /// A copy's status as the status API names it, from its state (``stateSQL``).
     static func name(ofState state: String) -> String {
         switch state {
         case "tcp": "delivered_tcp"
