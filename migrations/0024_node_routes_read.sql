@@ -2,8 +2,8 @@
 -- the holder's `NodeRouteWorker`), as a function planned once per connection and only
 -- through indexes.
 --
--- As one statement sent each time, it was planned on every call (0.41 ms, more than the
--- 0.62 ms it ran), and planned for the tables as the statistics last saw them: in a
+-- As one statement sent each time, it was planned on every call (0.41 ms, beside 0.62 ms
+-- of running it), and planned for the tables as the statistics last saw them: in a
 -- cluster taking unicast pushes at 1,000/s since a few seconds (`herald-bench cluster`,
 -- auto_explain), it read `deliveries` whole (a hash join over a sequential scan, 10,274
 -- rows dropped to find 13) and `node_routes` by a bitmap scan over 3,456 index entries of
