@@ -110,19 +110,32 @@ extension DeliveryRouter {
         guard let voip, attempts == 0 else {
             return await send(notification, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
         }
-        async let beside = sendBeside(voip, client: client, appID: message.appID)
+        async let beside = sendBeside(voip, client: client, target: target, prepared: prepared)
         let update = await send(notification, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
         await beside
         return update
     }
 
     /// Sends the VoIP push that goes beside a notification: its outcome is counted and, when
-    /// it isn't delivered, logged.
-    private func sendBeside(_ voip: APNsNotification, client: APNsClient, appID: Int64) async {
+    /// it isn't delivered, logged; a VoIP token APNs no longer takes is removed from the
+    /// device (its APNs token stays valid).
+    private func sendBeside(_ voip: APNsNotification, client: APNsClient, target: FanOutTarget, prepared: Prepared) async {
+        let appID = prepared.message.appID
         do {
             let outcome = try await client.send(voip)
             metrics.apnsOutcome(outcome)
-            if case .delivered = outcome { return }
+            switch outcome {
+            case .delivered: return
+            case .invalidToken(let reason, let since):
+                try? await store.invalidateToken(
+                    deviceID: target.deviceID,
+                    token: voip.deviceToken,
+                    since: since,
+                    voip: true,
+                    event: prepared.recordsEvents ? (prepared.message.id, reason.rawValue) : nil
+                )
+            default: break
+            }
             logger.warning("APNs did not take a VoIP push", metadata: ["herald.app_id": "\(appID)", "herald.outcome": "\(outcome)"])
         } catch {
             logger.warning(
@@ -187,6 +200,7 @@ extension DeliveryRouter {
                     deviceID: target.deviceID,
                     token: token,
                     since: since,
+                    voip: notification.pushType == .voip,
                     event: prepared.recordsEvents ? (message.id, reason.rawValue) : nil
                 )
                 return DeliveryUpdate(

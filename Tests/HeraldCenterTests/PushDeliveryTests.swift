@@ -167,6 +167,39 @@ import Testing
         }
     }
 
+    /// A VoIP token APNs no longer takes, found by the VoIP push sent beside a notification,
+    /// is removed from its device; the device's APNs token stays valid and gets the next push.
+    @Test func aVoIPTokenAPNsNoLongerTakesIsRemovedAndTheAPNsTokenStaysValid() async throws {
+        try await TestNode.run { test in
+            let http = HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey)
+            let apnsToken = TestNode.token(7)
+            let credentials = try await http.register(platform: "ios", apnsToken: apnsToken, apnsEnvironment: "sandbox")
+            let voip = TestNode.token(8)
+            #expect(try await test.call("POST", "/v3/devices/\(credentials.registrationID)", ["voip_token": JSON(voip)]).status == 200)
+            test.sandbox.markUnregistered(voip, since: Date())
+            let call: JSON = [
+                "audience": ["registration_id": [JSON(credentials.registrationID)]],
+                "notification": ["ios": ["alert": "Ann is calling"], "voip": ["caller": "Ann"]],
+            ]
+            let first = try await test.push(call)
+            #expect(first.status == 200)
+            #expect(try await test.status(first.msgID, credentials.registrationID, becomes: "sent_apns") == "sent_apns")
+
+            let rows = try await test.stores.sql.query(
+                "SELECT voip_token, token_valid FROM devices WHERE registration_id = \(credentials.registrationID)",
+                logger: TestDatabase.logger
+            )
+            var device: (String?, Bool)?
+            for try await row in rows.decode((String?, Bool).self) { device = row }
+            #expect(device?.0 == nil, "the VoIP token is removed")
+            #expect(device?.1 == true, "the APNs token stays valid")
+
+            let second = try await test.push(call)
+            #expect(try await test.status(second.msgID, credentials.registrationID, becomes: "sent_apns") == "sent_apns")
+            #expect(test.apnsReceived(apnsToken).count == 2)
+        }
+    }
+
     @Test func timeToLiveZeroIsForOnlineDevicesOnlyAndTTLExpiryIsFinal() async throws {
         try await TestNode.run { test in
             let offline = try await test.register(platform: "linux", alias: "off")

@@ -102,20 +102,23 @@ extension CenterStore {
     }
 
     /// APNs said a token is no longer valid. With a timestamp (Unregistered), a device
-    /// that registered its token again after that moment stays valid. `event`: the message
-    /// whose send found it out, when that message records events (a `token_invalidated`
-    /// event is written in the same statement).
+    /// that registered its token again after that moment stays valid. `voip`: the token is
+    /// the device's VoIP token, which is removed (the device's APNs token stays valid);
+    /// otherwise the device's tokens are marked invalid. `event`: the message whose send
+    /// found it out, when that message records events (a `token_invalidated` event is
+    /// written in the same statement).
     public func invalidateToken(
         deviceID: Int64,
         token: String,
         since: Date?,
+        voip: Bool = false,
         event: (messageID: Int64, reason: String)? = nil
     ) async throws {
         guard let event else {
             try await client.query(
                 """
-                UPDATE devices SET token_valid = false, token_invalidated_at = now()
-                WHERE id = \(deviceID) AND (apns_token = \(token) OR voip_token = \(token))
+                UPDATE devices SET \(unescaped: Self.invalidation(voip: voip))
+                WHERE id = \(deviceID) AND (voip_token = \(token) OR (NOT \(voip) AND apns_token = \(token)))
                   AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
                 """,
                 logger: logger
@@ -125,10 +128,10 @@ extension CenterStore {
         try await client.query(
             """
             WITH invalidated AS (
-                UPDATE devices SET token_valid = false, token_invalidated_at = now()
-                WHERE id = \(deviceID) AND (apns_token = \(token) OR voip_token = \(token))
+                UPDATE devices SET \(unescaped: Self.invalidation(voip: voip))
+                WHERE id = \(deviceID) AND (voip_token = \(token) OR (NOT \(voip) AND apns_token = \(token)))
                   AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
-                RETURNING id, app_id, registration_id, apns_token = \(token) AS primary_token
+                RETURNING id, app_id, registration_id, apns_token IS NOT DISTINCT FROM \(token) AS primary_token
             )
             INSERT INTO events (app_id, type, message_id, msg_id, device_id, registration_id, data)
             SELECT i.app_id, 'token_invalidated', m.id, m.msg_id, i.id, i.registration_id,
@@ -145,6 +148,12 @@ extension CenterStore {
             """,
             logger: logger
         )
+    }
+
+    /// What a refused token changes on its device: a VoIP token goes, any other marks the
+    /// device's tokens invalid.
+    private static func invalidation(voip: Bool) -> String {
+        voip ? "voip_token = NULL" : "token_valid = false, token_invalidated_at = now()"
     }
 
     /// APNs refused the app's credentials: nothing goes to APNs for the app until new
