@@ -9,7 +9,8 @@ struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
         let root = context.package.directoryURL
         let mode: String
-        let files: [URL]
+        // What the tool is given (a directory or a file), and what its command depends on.
+        let given: [URL]
         let inputs: [URL]
         switch target.name {
         case "HeraldStore":
@@ -18,15 +19,15 @@ struct EmbedMigrations: BuildToolPlugin {
             // an earlier build is reused.
             mode = "migrations"
             let directory = root.appending(path: "migrations")
-            files = [directory]
+            given = [directory]
             inputs =
                 [directory]
                 + (try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
                     .filter { $0.pathExtension == "sql" })
         case "HeraldAPI":
             mode = "openapi"
-            files = [root.appending(path: "openapi.yaml")]
-            inputs = files
+            given = [root.appending(path: "openapi.yaml")]
+            inputs = given
         default:
             return []
         }
@@ -35,7 +36,7 @@ struct EmbedMigrations: BuildToolPlugin {
             .buildCommand(
                 displayName: "Embedding \(mode) into \(target.name)",
                 executable: try context.tool(named: "herald-embed").url,
-                arguments: [mode, output.path()] + files.map { $0.path() },
+                arguments: [mode, output.path()] + given.map { $0.path() },
                 inputFiles: inputs,
                 outputFiles: [output]
             )

@@ -32,12 +32,10 @@ struct SMSSandboxInspection: SandboxInspectionResource {
         case ("faults", 1, "POST"):
             guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any], !object.isEmpty,
                 Set(object.keys).isSubset(of: ["fail_next", "delay_ms"])
-            else { return .error(400, "expected {\"fail_next\": 0 to 1000} and/or {\"delay_ms\": 0 to 60000}") }
+            else { return .error(400, Self.faultsUsage) }
             let failNext = object["fail_next"].map { ($0 as? Int).flatMap { (0...1000).contains($0) ? $0 : nil } }
             let delay = object["delay_ms"].map { ($0 as? Int).flatMap { (0...60_000).contains($0) ? $0 : nil } }
-            if failNext == .some(nil) || delay == .some(nil) {
-                return .error(400, "expected {\"fail_next\": 0 to 1000} and/or {\"delay_ms\": 0 to 60000}")
-            }
+            if failNext == .some(nil) || delay == .some(nil) { return .error(400, Self.faultsUsage) }
             if let count = failNext ?? nil { sandbox.fail(next: count) }
             if let milliseconds = delay ?? nil { sandbox.answer(after: .milliseconds(milliseconds)) }
             return SandboxInspectionAnswer(status: 201, json: object)
@@ -50,6 +48,8 @@ struct SMSSandboxInspection: SandboxInspectionResource {
             return .error(404, "not found")
         }
     }
+
+    private static let faultsUsage = "expected {\"fail_next\": 0 to 1000} and/or {\"delay_ms\": 0 to 60000}"
 
     private static func json(_ received: SMSSandbox.Received) -> [String: Any] {
         let request = received.request

@@ -127,7 +127,7 @@ struct Banner: Sendable {
               Devices   mqtt://\(host):\(mqttPort)   (MQTT 3.1.1, see docs/protocol.md)\(configuration.gateway.tls.map { "\n              Devices   mqtts://\(host):\($0.port)   (MQTT over TLS)" } ?? "")
               Database  \(databaseLine)
               APNs      \(sandbox.map { "local sandbox (no Apple credentials needed); deliveries at http://127.0.0.1:\($0.inspectPort)/notifications" } ?? "Apple (api.push.apple.com / api.sandbox.push.apple.com)")
-              SMS       \(sandbox == nil ? "none configured (sms_message is recorded failed: NoSMSProvider)" : sandbox.map { "local sandbox (nothing reaches a phone); sent SMS at http://127.0.0.1:\($0.inspectPort)/sms" } ?? "")
+              SMS       \(sandbox.map { "local sandbox (nothing reaches a phone); sent SMS at http://127.0.0.1:\($0.inspectPort)/sms" } ?? "none configured (sms_message is recorded failed: NoSMSProvider)")
               Admin     token \(adminTokenFromFile ? "in \(dataDirectory.adminTokenFile)" : "from HERALD_ADMIN_TOKEN")
 
             Create your first app:

@@ -30,7 +30,6 @@ import Testing
         while sms.received.count < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
     }
 
-    /// Waits until `condition` holds, checking every 50 ms, at most 10 s.
     @Test func anSMSGoesAfterItsDelayOnlyToTheDeviceTheNotificationDidNotReach() async throws {
         let sms = SMSSandbox()
         try await TestNode.run(configure: Self.withSMS(sms)) { test in
