@@ -15,8 +15,10 @@ import Testing
     @Test func pushAtMakesASingleScheduleThatFiresAndShowKeepsItsHistory() async throws {
         try await CenterCtlTest.run { test in
             let device = try await test.iosDevice(alias: "later")
-            // Three seconds ahead: the scheduler wakes at the due time, not at its poll.
-            let at = Self.wall(in: 3)
+            // Eight seconds ahead, so that it is still to come when it is listed on a loaded
+            // machine (three was not, once on CI); the scheduler wakes at the due time, not at
+            // its poll.
+            let at = Self.wall(in: 8)
             let made = try await test.heraldctl("push", "--alias", "later", "--alert", "Scheduled hello", "--at", at, "--schedule-name", "hello")
             #expect(made.status == 0, "\(made)")
             let scheduleID = try #require(made.field("schedule_id"), "\(made)")
@@ -26,7 +28,7 @@ import Testing
             let listed = try await test.heraldctl("schedules", "list")
             #expect(listed.stdout.contains(scheduleID) && listed.stdout.contains("at \(at)"), "\(listed)")
 
-            let received = try await test.apns(device.token)
+            let received = try await test.apns(device.token, timeout: .seconds(30))
             #expect((received.first?.payloadJSON?["aps"] as? [String: Any])?["alert"] as? String == "Scheduled hello")
             // Fired: the single schedule has finished, its history stays.
             let shown = try await test.heraldctl("schedules", "show", scheduleID)
