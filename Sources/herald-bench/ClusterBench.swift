@@ -33,6 +33,9 @@ struct ClusterBench: Sendable {
 
     func run(name: String) async throws -> ClusterRun {
         var run = ClusterRun(name: name, nodes: nodes.count, devices: devices)
+        // Each setup starts with the WAL written out, so a checkpoint the setup before made
+        // due doesn't start in its phases; each phase says whether one started all the same.
+        try await sql.checkpoint()
         try await warmUp()
         let idleStart = meter.sample()
         try await Task.sleep(for: .seconds(5))
@@ -127,12 +130,14 @@ struct ClusterBench: Sendable {
     /// the nodes in turn); waits for every copy.
     private func fanOut(count: Int, body: @escaping @Sendable (Int64) -> ByteBuffer) async throws -> ClusterFanOut {
         let before = meter.sample()
+        let checkpointsBefore = try await sql.checkpointsStarted()
         let ((outcome, receipts), backends) = try await BackendProfile.sampling(sql) {
             let outcome = await load.run(count: count, using: count) { _, _, sentAt in body(sentAt) }
             guard outcome.accepted > 0 else { throw BenchError("push to every device refused: \(outcome.firstProblem ?? "")") }
             return (outcome, try await collect(expected: devices * outcome.accepted))
         }
         let cpu = meter.usage(from: before, to: meter.sample())
+        let checkpoints = try await sql.checkpointsStarted() - checkpointsBefore
         let sorted = receipts.samples.sorted()
         let received = receipts.copies.distinct > 0
         return ClusterFanOut(
@@ -143,7 +148,8 @@ struct ClusterBench: Sendable {
             p50: Stats.percentile(sorted, 0.5),
             deliveriesPerSecond: received ? Double(receipts.copies.distinct) / (Double(max(receipts.lastReceipt - outcome.started, 1)) / 1e9) : 0,
             cpu: cpu,
-            backends: backends
+            backends: backends,
+            checkpoints: Int(checkpoints)
         )
     }
 
@@ -152,11 +158,13 @@ struct ClusterBench: Sendable {
         say("  sending \(rate.map { "\(Stats.format($0, 0))/s" } ?? "flat out") for \(duration)")
         let before = meter.sample()
         let transactionsBefore = try await transactions()
+        let checkpointsBefore = try await sql.checkpointsStarted()
         let (load, body) = (self.load, unicastBody)
         let (outcome, backends) = try await BackendProfile.sampling(sql) { await load.run(duration: duration, rate: rate, body: body) }
         let sent = meter.sample()
         let receipts = try await collect(expected: outcome.accepted)
         let transactions = try await transactions() - transactionsBefore
+        let checkpoints = try await sql.checkpointsStarted() - checkpointsBefore
         let latencies = receipts.samples.sorted()
         let received = receipts.copies.distinct > 0
         return ClusterUnicast(
@@ -169,7 +177,8 @@ struct ClusterBench: Sendable {
             deliveredPerSecond: received ? Double(receipts.copies.distinct) / (Double(max(receipts.lastReceipt - outcome.started, 1)) / 1e9) : 0,
             cpuSending: meter.usage(from: before, to: sent),
             backendsSending: backends,
-            transactionsPerPush: Double(transactions) / Double(max(outcome.accepted, 1))
+            transactionsPerPush: Double(transactions) / Double(max(outcome.accepted, 1)),
+            checkpoints: Int(checkpoints)
         )
     }
 

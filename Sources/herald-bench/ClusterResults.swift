@@ -24,6 +24,7 @@ struct ClusterResults {
         copies("copies", \.steady?.count)
         cpu(\.steady?.cpuSending, "CPU while sending")
         backends(\.steady?.backendsSending, "while sending")
+        checkpoints(\.steady?.checkpoints)
         say("Unicast across nodes, flat out for \(options.flatOutDuration):")
         figure("accepted/s", \.flatOut?.acceptedPerSecond, digits: 0)
         figure("delivered/s", \.flatOut?.deliveredPerSecond, digits: 0)
@@ -32,6 +33,7 @@ struct ClusterResults {
         copies("copies", \.flatOut?.count)
         cpu(\.flatOut?.cpuSending, "CPU while sending")
         backends(\.flatOut?.backendsSending, "while sending")
+        checkpoints(\.flatOut?.checkpoints)
         let devices = cluster?.devices ?? single?.devices ?? 0
         say("Tag push to all \(devices) devices, median of \(options.tagPushes) (through node 1):")
         figure("API answer to last receipt, ms", \.medianTagPush?.answerToLast, digits: 0, goal: "<= 1500 ms") { $0 <= 1500 }
@@ -40,6 +42,7 @@ struct ClusterResults {
         for index in 0..<max(cluster?.tagPushes.count ?? 0, single?.tagPushes.count ?? 0) {
             copies("copies, push \(index + 1)", \.tagPushes[safe: index]?.count)
         }
+        checkpoints { $0.tagPushes.map(\.checkpoints).reduce(0, +) }
         say("Broadcast (audience all), \(options.broadcasts) sent together through the nodes in turn:")
         let broadcastRatio = ratio(\.broadcast?.deliveriesPerSecond)
         figure(
@@ -53,6 +56,7 @@ struct ClusterResults {
         copies("copies", \.broadcast?.count)
         cpu(\.broadcast?.cpu, "CPU")
         backends(\.broadcast?.backends, "until the last receipt")
+        checkpoints(\.broadcast?.checkpoints)
         say("Takeover: a device on node 1 connects to node 2 (1 node: to node 1 again), until node 1 closed the old connection")
         say("and the new one is accepted; \(max(cluster?.takeovers.count ?? 0, single?.takeovers.count ?? 0)) devices, one at a time:")
         figure("p50, ms", { Self.percentile($0.takeovers, 0.5) }, digits: 1)
@@ -127,6 +131,14 @@ struct ClusterResults {
     private func backends(_ path: KeyPath<ClusterRun, BackendProfile?>, _ label: String) {
         for run in [cluster, single].compactMap({ $0 }) {
             if let profile = run[keyPath: path] { say("  \(label), \(run.name): \(profile)") }
+        }
+    }
+
+    /// Says so when PostgreSQL started a checkpoint during a phase (it writes full pages
+    /// for a while, and the phase runs slower than one without).
+    private func checkpoints(_ count: (ClusterRun) -> Int?) {
+        for run in [cluster, single].compactMap({ $0 }) {
+            if let started = count(run), started > 0 { say("  \(run.name): PostgreSQL started \(started) checkpoints during it") }
         }
     }
 

@@ -32,6 +32,8 @@ struct ClusterUnicast: Sendable, CustomStringConvertible {
     /// PostgreSQL transactions committed per accepted push, from the first request until
     /// the last copy arrived (the benchmark's own queries, a few per second, included).
     var transactionsPerPush: Double
+    /// Checkpoints PostgreSQL started from the first request until the last copy arrived.
+    var checkpoints: Int
 
     var acceptedPerSecond: Double { outcome.acceptedPerSecond }
 
@@ -41,6 +43,7 @@ struct ClusterUnicast: Sendable, CustomStringConvertible {
             + "\(Stats.format(deliveredPerSecond, 0)) delivered/s; receipt p50 \(Stats.format(p50)) ms p99 \(Stats.format(p99)) ms "
             + "max \(Stats.format(max)) ms; \(Stats.format(transactionsPerPush, 1)) PostgreSQL transactions per push; "
             + "sending: \(cpuSending); \(backendsSending)"
+        if checkpoints > 0 { text += "; \(checkpoints) checkpoints started meanwhile" }
         if let problem = outcome.firstProblem { text += "; refused \(outcome.refused), failed \(outcome.failed), first: \(problem)" }
         return text
     }
@@ -60,11 +63,14 @@ struct ClusterFanOut: Sendable, CustomStringConvertible {
     var deliveriesPerSecond: Double
     var cpu: CPUMeter.Usage
     var backends: BackendProfile
+    /// Checkpoints PostgreSQL started from the first request until the last copy arrived.
+    var checkpoints: Int
 
     var description: String {
         "\(pushes) accepted; \(count.description); answer to last receipt \(Stats.format(answerToLast, 0)) ms, "
             + "request to last \(Stats.format(requestToLast, 0)) ms, median copy \(Stats.format(p50, 0)) ms; "
             + "\(Stats.format(deliveriesPerSecond, 0)) deliveries/s; \(cpu); \(backends)"
+            + (checkpoints > 0 ? "; \(checkpoints) checkpoints started meanwhile" : "")
     }
 }
 
