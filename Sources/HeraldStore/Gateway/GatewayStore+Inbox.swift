@@ -79,32 +79,10 @@ extension GatewayStore {
     /// Copies that expired before the device came back are marked expired in their
     /// delivery rows and removed from the inbox: they are never sent.
     public func pendingInbox(deviceID: Int64, after: Int64 = 0, limit: Int = 1000, now: Date = Date()) async throws -> InboxSnapshot {
-        try await client.query(
-            """
-            WITH expired AS (
-                DELETE FROM device_messages m
-                WHERE m.device_id = \(deviceID) AND m.expires_at <= \(now) AND m.seq > \(after)
-                  AND m.seq > COALESCE((SELECT acked_seq FROM device_acks WHERE device_id = \(deviceID)), 0)
-                RETURNING m.seq
-            )
-            UPDATE deliveries dl SET state = 'expired', next_attempt_at = NULL FROM expired
-            WHERE dl.device_id = \(deviceID) AND dl.inbox_seq = expired.seq AND dl.state IN ('pending', 'waiting')
-            """,
-            logger: logger
-        )
-        // One statement, so the device's latest seq and its messages come from one snapshot:
-        // a message committed in between would otherwise look covered but be missing.
+        // herald_inbox_page (migration 0025): the expiry, then the device's latest seq and
+        // its messages from one snapshot, planned once per connection.
         let rows = try await client.query(
-            """
-            SELECT d.inbox_seq, m.seq, m.msg_id, m.payload, m.expires_at, m.seq <= COALESCE(a.sent_seq, 0) FROM devices d
-            LEFT JOIN device_acks a ON a.device_id = d.id
-            LEFT JOIN LATERAL (
-                SELECT seq, msg_id, payload, expires_at FROM device_messages
-                WHERE device_id = d.id AND seq > GREATEST(COALESCE(a.acked_seq, 0), \(after)) AND expires_at > \(now)
-                ORDER BY seq LIMIT \(limit)
-            ) m ON true
-            WHERE d.id = \(deviceID)
-            """,
+            "SELECT * FROM herald_inbox_page(\(deviceID), \(after), \(Int64(limit)), \(now))",
             logger: logger
         )
         var messages: [InboxMessage] = []
