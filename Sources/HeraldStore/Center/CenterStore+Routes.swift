@@ -95,9 +95,10 @@ extension CenterStore {
     /// first row each time rather than after a cursor; the rows are few, each deleted once
     /// routed.
     public func routes(for node: String, excluding: [Int64], limit: Int) async throws -> [NodeRoute] {
-        // herald_node_routes (migration 0024): planned once per connection, through indexes
-        // only. Its columns are the route's id, message id and hops, then those
-        // FanOutTarget and MessageRecord read, in their order.
+        // herald_node_routes (migrations 0024 and 0026): planned once per connection,
+        // through indexes only. Its columns are the route's id, message id and hops, then
+        // those FanOutTarget and MessageRecord read, in their order. A route's first row
+        // holds its message and no device, each row after it a copy and no message.
         let rows = try await client.query(
             "SELECT * FROM herald_node_routes(\(node), \(excluding)::bigint[], \(Int64(limit)))",
             logger: logger
