@@ -40,18 +40,27 @@ import Testing
         }
     }
 
-    @Test func aBodyThatIsNotJSONIs415() async throws {
+    @Test func aBodyOfAnotherMediaTypeIs415() async throws {
         try await APITest.run { api in
-            let reply = try await api.send(
-                .post,
-                "/admin/v1/apps",
-                auth: .admin,
-                json: "name=x",
-                headers: [.contentType: "application/x-www-form-urlencoded"]
-            )
+            let reply = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: "name=x", headers: [.contentType: "text/plain"])
             #expect(reply.status == 415)
             #expect(reply.errorCode == HeraldError.Code.unsupportedMediaType.rawValue)
             #expect(try await api.store.api.listApps().isEmpty)
+        }
+    }
+
+    /// JPush's documentation posts its JSON with curl -d (a form's Content-Type) and JPush
+    /// reads it as JSON; a form that isn't JSON is refused as not JSON.
+    @Test func aJSONBodySentAsAFormIsReadAsJSON() async throws {
+        try await APITest.run { api in
+            let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            let refused = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: "name=x", headers: form)
+            #expect(refused.status == 400)
+            #expect(refused.errorCode == HeraldError.Code.invalidJSON.rawValue)
+            #expect(try await api.store.api.listApps().isEmpty)
+            let made = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "Form"}"#, headers: form)
+            #expect(made.status == 201, "\(made.body)")
+            #expect(try await api.store.api.listApps().map(\.name) == ["Form"])
         }
     }
 

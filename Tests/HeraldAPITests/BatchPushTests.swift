@@ -42,7 +42,7 @@ import Testing
                     "cid-two": Self.entry(two.registrationID, "for two", options: #"{"time_to_live": 60}"#),
                     "cid-nobody": Self.entry(unknownRegistrationID(), "for nobody"),
                     "cid-bad-field": #"{"target": "\#(one.registrationID)", "notification": {"alert": "x"}, "options": {"time_to_live": -1}}"#,
-                    "cid-unknown-key": #"{"target": "\#(one.registrationID)", "notification": {"alert": "x"}, "colour": "red"}"#,
+                    "cid-unknown-key": #"{"target": "\#(one.registrationID)", "notification": {"alert": "x"}, "optoins": {}}"#,
                     "cid-audience": #"{"target": "\#(one.registrationID)", "audience": "all", "notification": {"alert": "x"}}"#,
                     "cid-no-target": #"{"notification": {"alert": "x"}}"#,
                     "cid-bad-target": Self.entry("not-a-registration-id", "x"),

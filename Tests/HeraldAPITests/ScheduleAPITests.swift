@@ -21,6 +21,48 @@ import Testing
         #"{"name": "\#(name)", "enabled": true, "trigger": {"single": {"time": "\#(time)"}}, "push": \#(push)}"#
     }
 
+    /// The bodies JPush's documentation and clients send: an empty cid (a Go client, on
+    /// every create), `"message": {}` beside a notification, `"apns_production"` as a
+    /// string, a bare platform, a field newer than Herald, `?page=` with no value, and
+    /// JPush's form Content-Type on a JSON body. Each is taken as JPush takes it.
+    @Test func jpushsDocumentedScheduleBodiesAreAccepted() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let push = #"""
+                {"platform": "all", "audience": "all", "notification": {"alert": "hi", "ai_opportunity": false}, "message": {},
+                 "options": {"apns_production": "false", "time_to_live": 60}}
+                """#
+            let body =
+                #"{"cid": "", "name": "jpush", "enabled": true, "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": \#(push)}"#
+            let created = try await api.send(
+                .post,
+                "/v3/schedules",
+                auth: app.auth,
+                json: body,
+                headers: [.contentType: "application/x-www-form-urlencoded"]
+            )
+            #expect(created.status == 200, "\(created.body)")
+            #expect(try created.strings("warnings").map { $0.prefix { $0 != ":" } } == ["push.notification.ai_opportunity"])
+            let id = try created.string("schedule_id")
+            let shown = try await api.send(.get, "/v3/schedules/\(id)", auth: app.auth)
+            let options = try #require((try shown.json["push"] as? [String: Any])?["options"] as? [String: Any])
+            #expect(options["apns_production"] as? Bool == false)
+
+            let updated = try await api.send(
+                .put,
+                "/v3/schedules/\(id)",
+                auth: app.auth,
+                json: #"{"push": {"platform": "android", "audience": "all", "notification": {"alert": "android only"}}}"#
+            )
+            #expect(updated.status == 200, "\(updated.body)")
+            #expect((try updated.json["push"] as? [String: Any])?["platform"] as? [String] == ["android"])
+
+            let page = try await api.send(.get, "/v3/schedules?page=", auth: app.auth)
+            #expect(page.status == 200, "\(page.body)")
+            #expect(try page.json["page"] as? Int == 1 && page.json["total_count"] as? Int == 1)
+        }
+    }
+
     @Test func aScheduleIsCreatedListedReadChangedAndDeletedInJPushsShapes() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()
@@ -97,8 +139,8 @@ import Testing
                     #"{"name": "x", "enabled": true, "time_zone": "Mars/Olympus", "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#
                 ),
                 (
-                    "an unknown section",
-                    #"{"name": "x", "enabled": true, "when": 1, "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#
+                    "a misspelled section",
+                    #"{"name": "x", "enabled": true, "triger": 1, "trigger": {"single": {"time": "\#(Self.future(days: 2))"}}, "push": {"audience": "all", "notification": {"alert": "x"}}}"#
                 ),
             ]
             for (what, body) in bad {

@@ -66,7 +66,7 @@ import Testing
                 ),
                 (["audience": "all", "notification": ["ios": ["badge": "two"]]], .invalidField, "notification.ios.badge"),
                 (["audience": "all", "notification": ["ios": ["alert": "a", "push_type": "loud"]]], .invalidField, "notification.ios.push_type"),
-                (["audience": "all", "notification": ["alert": "a"], "extra": 1], .unsupportedKey, "extra"),
+                (["audience": "all", "notification": ["alert": "a"], "notificaton": 1], .unsupportedKey, "notificaton"),
                 (["audience": "all", "message": ["msg_content": ""]], .invalidField, "message.msg_content"),
                 (["audience": ["alias": ["nobody"]], "notification": ["alert": "a"]], .noAudienceMatch, "audience"),
             ]

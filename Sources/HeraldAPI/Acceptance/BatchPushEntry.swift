@@ -58,6 +58,8 @@ struct BatchPushEntry {
     var target: String
     var request: PushRequest
     var push: Push
+    /// The warnings for the keys of the entry Herald ignored (``UnknownFields``).
+    var ignoredFieldWarnings: [String] = []
 
     /// Reads an entry: `target` becomes the audience and the cid the push's `cid`; every
     /// other field is the push's own, decoded (by its fast reader when it can) and
@@ -77,11 +79,12 @@ struct BatchPushEntry {
         fields["audience"] = .object([kind.audienceKey: .array([.string(self.target)])])
         fields["cid"] = .string(cid)
         let json = try Self.encoder.encode(JSONValue.object(fields))
+        let unknownFields = UnknownFields()
         if let read = json.withUnsafeBytes(PushRequest.fastRead) {
             request = read
         } else {
             do {
-                request = try JSONDecoder().decode(PushRequest.self, from: json)
+                request = try unknownFields.jsonDecoder.decode(PushRequest.self, from: json)
             } catch let error as DecodingError {
                 throw JSONBody.translate(error)
             }
@@ -89,6 +92,8 @@ struct BatchPushEntry {
         // A configuration comes from the category the entry names (the route resolves it).
         try request.checkNoCategoryConfig()
         push = try request.validated()
+        ignoredFieldWarnings = unknownFields.warnings
+        push.warnings = ignoredFieldWarnings + push.warnings
     }
 
     /// Keys as they are: the push decoder reads JSON's own names.

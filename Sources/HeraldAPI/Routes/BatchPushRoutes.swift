@@ -62,7 +62,7 @@ struct BatchPushRoutes {
         let outcomes = await acceptor.accept(batch: entries.map { ($0.request, $0.push.controlled(by: app), $0.cid) }, appID: app.id)
         for (entry, outcome) in zip(entries, outcomes) {
             switch outcome {
-            case .success(let accepted): results[entry.cid] = .accepted(accepted.msgID)
+            case .success(let accepted): results[entry.cid] = .accepted(accepted.msgID, warnings: entry.push.warnings)
             case .failure(let error): results[entry.cid] = .failed(Self.heraldError(error, context: context))
             }
         }
@@ -90,18 +90,22 @@ struct BatchPushRoutes {
 
 /// One entry's answer: `{"msg_id": "..."}` or `{"error": {"code": N, "message": "..."}}`.
 enum BatchPushResult: Encodable {
-    case accepted(String)
+    /// The msg_id, and the warnings of the entry's push (as `POST /v3/push` answers them).
+    case accepted(String, warnings: [String] = [])
     case failed(HeraldError)
 
     enum CodingKeys: String, CodingKey {
         case msgID = "msg_id"
+        case warnings
         case error
     }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {
-        case .accepted(let msgID): try container.encode(msgID, forKey: .msgID)
+        case .accepted(let msgID, let warnings):
+            try container.encode(msgID, forKey: .msgID)
+            if !warnings.isEmpty { try container.encode(warnings, forKey: .warnings) }
         case .failed(let error): try container.encode(ErrorBody.Detail(code: error.code.rawValue, message: error.message), forKey: .error)
         }
     }

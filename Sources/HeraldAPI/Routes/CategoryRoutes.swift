@@ -187,7 +187,9 @@ extension APIStore {
             }
             do {
                 entry.request = entry.request.carrying(categoryConfig: config)
+                let ignored = entry.ignoredFieldWarnings
                 entry.push = try entry.request.validated()
+                entry.push.warnings = ignored + entry.push.warnings
                 resolved.append(entry)
             } catch {
                 failed(entry.cid, error)

@@ -46,16 +46,21 @@ struct PushRoutes {
     }
 
     /// The request and its push, JPush's `override_msg_id` turned into the replace of that
-    /// push's identifier (within a day, as JPush; an unknown msg_id is `messageNotFound`).
+    /// push's identifier (within a day, as JPush; an unknown msg_id is an invalid field, as
+    /// JPush answers it). The keys Herald ignores are the first of the push's warnings.
     private func validated(_ request: Request, app: AppRecord) async throws -> (request: PushRequest, push: Push) {
-        var input = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead)
+        let unknownFields = UnknownFields()
+        var input = try await body.decode(PushRequest.self, from: request, unknownFields: unknownFields, fast: PushRequest.fastRead)
         if input.notification?.ios != nil { input = try await store.resolvingCategory(input, appID: app.id) }
-        let push = try input.validated().controlled(by: app)
+        var push = try input.validated().controlled(by: app)
+        push.warnings = unknownFields.warnings + push.warnings
         guard let msgID = push.overrideMsgID else { return (input, push) }
         guard let identifier = try await store.identifier(appID: app.id, msgID: msgID) else {
-            throw HeraldError(.messageNotFound, "options.override_msg_id: no message \(msgID) in this app within the last 24 hours")
+            // JPush answers an override_msg_id it doesn't find as an invalid parameter.
+            throw HeraldError.invalidField("options.override_msg_id", "no message \(msgID) in this app within the last 24 hours")
         }
-        let overriding = try input.overriding(identifier: identifier)
+        var overriding = try input.overriding(identifier: identifier)
+        overriding.push.warnings = unknownFields.warnings + overriding.push.warnings
         return (overriding.request, overriding.push.controlled(by: app))
     }
 

@@ -33,13 +33,15 @@ struct ScheduleRoutes {
     /// made then.
     @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<JSONValue> {
         let app = try await auth.requireApp(request)
-        let (fields, push) = try await decode(request)
+        let (fields, push, warnings) = try await decode(request)
         let definition = try fields.created(push: push)
         let (schedule, repeated) = try await store.createSchedule(appID: app.id, definition, cid: fields.cid)
         if !repeated {
             context.logger.info("schedule created", metadata: ["herald.schedule_id": "\(schedule.scheduleID)"])
         }
-        return VerbatimKeysResponse(.object(["schedule_id": .string(schedule.scheduleID), "name": .string(schedule.definition.name)]))
+        var answer: [String: JSONValue] = ["schedule_id": .string(schedule.scheduleID), "name": .string(schedule.definition.name)]
+        if !warnings.isEmpty { answer["warnings"] = .array(warnings.map(JSONValue.string)) }
+        return VerbatimKeysResponse(.object(answer))
     }
 
     /// `{"total_count", "total_pages", "page", "schedules"}`: the active schedules (not
@@ -47,7 +49,8 @@ struct ScheduleRoutes {
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<JSONValue> {
         let app = try await auth.requireApp(request)
         var page = 1
-        if let text = request.uri.queryParameters["page"].map(String.init) {
+        // `?page=` with no value is the first page, as JPush answers it.
+        if let text = request.uri.queryParameters["page"].map(String.init), !text.isEmpty {
             guard let value = Int(text), (1...Self.maxPage).contains(value) else {
                 throw HeraldError(.invalidSchedule, "page: a whole number from 1 to \(Self.maxPage)")
             }
@@ -78,11 +81,13 @@ struct ScheduleRoutes {
     @Sendable func update(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<JSONValue> {
         let app = try await auth.requireApp(request)
         let scheduleID = try context.parameter("schedule_id")
-        let (fields, push) = try await decode(request)
+        let (fields, push, warnings) = try await decode(request)
         let schedule = try await store.updateSchedule(appID: app.id, scheduleID: scheduleID) { existing in
             try fields.updating(existing, push: push)
         }
-        return VerbatimKeysResponse(schedule.json)
+        guard !warnings.isEmpty, case .object(var answer) = schedule.json else { return VerbatimKeysResponse(schedule.json) }
+        answer["warnings"] = .array(warnings.map(JSONValue.string))
+        return VerbatimKeysResponse(.object(answer))
     }
 
     /// 200 with no body, as JPush answers (its clients read that as success).
@@ -108,20 +113,24 @@ struct ScheduleRoutes {
     }
 
     /// The schedule's own sections, checked, and its push, decoded as a push's body is
-    /// (its errors name `push.` fields) and validated.
-    private func decode(_ request: Request) async throws -> (ScheduleFields, PushRequest?) {
-        let data = Data(try await body.bytes(of: request).readableBytesView)
+    /// (its errors name `push.` fields) and validated, with the warnings for what Herald
+    /// ignores or doesn't apply.
+    private func decode(_ request: Request) async throws -> (ScheduleFields, PushRequest?, [String]) {
+        let bytes = try await body.bytes(of: request)
+        try StoredText.checkNoNUL(bytes.readableBytesView)
+        let data = Data(bytes.readableBytesView)
         let object: [String: JSONValue]
         do {
             object = try JSONDecoder().decode([String: JSONValue].self, from: data)
         } catch let error as DecodingError {
             throw JSONBody.translate(error)
         }
-        let fields = try ScheduleFields(object)
-        guard object["push"] != nil else { return (fields, nil) }
+        let unknownFields = UnknownFields()
+        let fields = try ScheduleFields(object, unknownFields: unknownFields)
+        guard object["push"] != nil else { return (fields, nil, unknownFields.warnings) }
         let push: PushRequest
         do {
-            push = try JSONDecoder().decode(SchedulePushBody.self, from: data).push
+            push = try unknownFields.jsonDecoder.decode(SchedulePushBody.self, from: data).push
         } catch let error as DecodingError {
             throw JSONBody.translate(error)
         }
@@ -135,7 +144,7 @@ struct ScheduleRoutes {
         if validated.overrideMsgID != nil {
             throw HeraldError.invalidField("push.options.override_msg_id", "a schedule's push can't override a message; use options.replace")
         }
-        return (fields, push)
+        return (fields, push, unknownFields.warnings + validated.warnings.map { "push.\($0)" })
     }
 
     static func notFound(_ scheduleID: String) -> HeraldError {

@@ -14,6 +14,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
+            try StoredText.checkNoNUL(target: request.uri.description)
             return try await next(request, context)
         } catch let error as HTTPParserError {
             // The connection's framing is broken: the channel answers 400 and closes it.

@@ -9,32 +9,42 @@ import NIOCore
 struct JSONBody: Sendable {
     let maxSize: Int
 
-    func decode<Value: Decodable>(_ type: Value.Type, from request: Request) async throws -> Value {
-        try await decode(type, from: request, fast: { _ in nil })
+    func decode<Value: Decodable>(_ type: Value.Type, from request: Request, unknownFields: UnknownFields? = nil) async throws -> Value {
+        try await decode(type, from: request, unknownFields: unknownFields, fast: { _ in nil })
     }
 
     /// Decodes with `fast` when it reads the body, with JSONDecoder (and its errors)
-    /// when it gives nil.
+    /// when it gives nil. A JPush body is decoded with `unknownFields`, which ignores (and
+    /// names) the keys JPush's clients send that Herald doesn't know.
     func decode<Value: Decodable>(
         _ type: Value.Type,
         from request: Request,
+        unknownFields: UnknownFields? = nil,
         fast: (UnsafeRawBufferPointer) -> Value?
     ) async throws -> Value {
         let buffer = try await bytes(of: request)
         if let value = buffer.withUnsafeReadableBytes(fast) { return value }
+        // The fast readers take no escaped string, so only a body read here can hold one.
+        try StoredText.checkNoNUL(buffer.readableBytesView)
         do {
-            return try JSONDecoder().decode(Value.self, from: Data(buffer.readableBytesView))
+            return try (unknownFields?.jsonDecoder ?? JSONDecoder()).decode(Value.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
             throw Self.translate(error)
         }
     }
 
-    /// The body, checked to be JSON by its media type, within the size limit and not
-    /// empty; not parsed.
+    /// The body, checked to be JSON by its media type (application/json, or JPush's form
+    /// type), within the size limit and not empty; not parsed.
     func bytes(of request: Request) async throws -> ByteBuffer {
+        // A request already answered 503 (``DatabaseWaitResponder``) leaves its body to the
+        // connection, which reads it on to the next request.
+        try Task.checkCancellation()
         if let contentType = request.headers[.contentType] {
             let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingHTTPWhitespace.lowercased() }
-            guard mediaType == "application/json" else {
+            // JPush's documentation sends its JSON bodies with curl -d, whose Content-Type
+            // is application/x-www-form-urlencoded, and JPush reads them as JSON: so does
+            // Herald (a body that isn't JSON is refused as such).
+            guard mediaType == "application/json" || mediaType == "application/x-www-form-urlencoded" else {
                 throw HeraldError(.unsupportedMediaType, "Content-Type: expected application/json")
             }
         }

@@ -32,7 +32,7 @@ extension Decoder {
     /// keys are read once: decoders such as JSONDecoder index an object for every
     /// container asked of them.
     public func strictContainer<Keys: CodingKey & CaseIterable>(keyedBy keys: Keys.Type) throws -> StrictKeyedContainer<Keys> {
-        try StrictKeyedContainer(checking: container(keyedBy: AnyCodingKey.self), at: codingPath)
+        try StrictKeyedContainer(checking: container(keyedBy: AnyCodingKey.self), at: codingPath, unknownFields: unknownFields)
     }
 
     /// The field this decoder reads, as operators write it.
@@ -43,13 +43,18 @@ extension Decoder {
 public struct StrictKeyedContainer<Keys: CodingKey> {
     let container: KeyedDecodingContainer<AnyCodingKey>
 
-    /// `object`, once every key it has is one of `Keys`.
-    public init(checking object: KeyedDecodingContainer<AnyCodingKey>, at codingPath: [any CodingKey]) throws
-    where Keys: CaseIterable {
-        if let unknown = object.allKeys.first(where: { Keys(stringValue: $0.stringValue) == nil }) {
-            let field = CodingPath.describe(codingPath + [unknown])
-            let known = Keys.allCases.map(\.stringValue).sorted()
-            throw HeraldError(.unsupportedKey, "\(field): unknown field (expected one of \(known.joined(separator: ", ")))")
+    /// `object`, once every key it has is one of `Keys`, or is ignored by `unknownFields`
+    /// (a JPush body's decoder has one: ``UnknownFields``).
+    public init(
+        checking object: KeyedDecodingContainer<AnyCodingKey>,
+        at codingPath: [any CodingKey],
+        unknownFields: UnknownFields? = nil
+    ) throws where Keys: CaseIterable {
+        let known = Keys.allCases.map(\.stringValue)
+        let path = CodingPath.describe(codingPath)
+        for key in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where Keys(stringValue: key.stringValue) == nil {
+            guard let unknownFields else { throw UnknownFields.unknown(key.stringValue, at: path, known: known) }
+            try unknownFields.ignore(key.stringValue, at: path, known: known)
         }
         container = object
     }

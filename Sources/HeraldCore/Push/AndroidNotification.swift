@@ -9,6 +9,8 @@ public struct AndroidNotification: CheckedJSONObject {
         self.fields = fields
     }
 
+    public static var knownFields: [String]? { Array(fieldKinds.kinds.keys) }
+
     /// The alert, if this part has its own.
     public var alert: String? { fields["alert"]?.string }
 

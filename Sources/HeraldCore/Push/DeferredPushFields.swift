@@ -58,5 +58,7 @@ public struct PushCallback: CheckedJSONObject {
         return clean && !host.isEmpty && !host.contains(where: { $0 == " " || $0 == "@" })
     }
 
+    public static var knownFields: [String]? { Array(fieldKinds.kinds.keys) }
+
     static let fieldKinds = JSONFields(["url": .string(maxBytes: 2048), "params": .object, "type": .int(1...11)])
 }

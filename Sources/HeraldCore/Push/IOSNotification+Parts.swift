@@ -12,7 +12,7 @@ extension IOSNotification {
             guard let object = try? decoder.container(keyedBy: AnyCodingKey.self) else {
                 throw HeraldError.invalidField(decoder.fieldName, "expected a string or an object with title, subtitle, body")
             }
-            self = .parts(try IOSAlert(StrictKeyedContainer(checking: object, at: decoder.codingPath)))
+            self = .parts(try IOSAlert(StrictKeyedContainer(checking: object, at: decoder.codingPath, unknownFields: decoder.unknownFields)))
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -40,7 +40,12 @@ extension IOSNotification {
             guard let object = try? decoder.container(keyedBy: AnyCodingKey.self) else {
                 throw HeraldError.invalidField(decoder.fieldName, "expected a string or an object with critical, name, volume")
             }
-            self = .critical(try CriticalSound(StrictKeyedContainer(checking: object, at: decoder.codingPath), field: decoder.fieldName))
+            self = .critical(
+                try CriticalSound(
+                    StrictKeyedContainer(checking: object, at: decoder.codingPath, unknownFields: decoder.unknownFields),
+                    field: decoder.fieldName
+                )
+            )
         }
 
         public func encode(to encoder: any Encoder) throws {

@@ -26,7 +26,7 @@ struct JSONFields: Sendable {
     /// Checks `object`, found at `path` (`notification.android`).
     func check(_ object: [String: JSONValue], at path: String) throws(HeraldError) {
         for key in object.keys.sorted() where kinds[key] == nil {
-            throw HeraldError(.invalidJSON, "\(path).\(key): unknown field (expected one of \(kinds.keys.sorted().joined(separator: ", ")))")
+            throw UnknownFields.unknown(key, at: path, known: Array(kinds.keys))
         }
         for key in required where object[key] == nil {
             throw .invalidField("\(path).\(key)", "is required")
@@ -77,11 +77,25 @@ public protocol CheckedJSONObject: Sendable, Hashable, Codable {
     var fields: [String: JSONValue] { get }
     /// Checks `fields` (found at `path`) and keeps them.
     init(fields: [String: JSONValue], at path: String) throws(HeraldError)
+    /// The fields the object may have; nil for any.
+    static var knownFields: [String]? { get }
 }
 
 extension CheckedJSONObject {
+    /// The fields the object may have; nil for any.
+    public static var knownFields: [String]? { nil }
+
+    /// Decodes and checks the object; in a JPush body (``UnknownFields``) a key the object
+    /// doesn't know is dropped, and named in the answer's warnings, unless it looks like a
+    /// typo of one it knows.
     public init(from decoder: any Decoder) throws {
-        let fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
+        var fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
+        if let unknownFields = decoder.unknownFields, let known = Self.knownFields {
+            for key in fields.keys.sorted() where !known.contains(key) {
+                try unknownFields.ignore(key, at: decoder.fieldName, known: known)
+                fields[key] = nil
+            }
+        }
         try self.init(fields: fields, at: decoder.fieldName)
     }
 

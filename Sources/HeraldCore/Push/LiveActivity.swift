@@ -19,6 +19,8 @@ public struct LiveActivity: CheckedJSONObject {
         self.fields = fields
     }
 
+    public static var knownFields: [String]? { Array(fieldKinds.kinds.keys) }
+
     static let fieldKinds = JSONFields(
         [
             "ios": .nested(

@@ -5,7 +5,8 @@ public enum PushAudience: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         // An object, the usual audience, is looked for first: asking a decoder for the
-        // wrong kind of value costs it an error to build and throw.
+        // wrong kind of value costs it an error to build and throw. An unknown key is
+        // refused even in a JPush body: ignoring a filter would widen who gets the push.
         if let object = try? decoder.container(keyedBy: AnyCodingKey.self) {
             self = .filter(try AudienceFilter(StrictKeyedContainer(checking: object, at: decoder.codingPath)))
             return

@@ -11,6 +11,9 @@ public struct PushNotification: Sendable, Hashable, Codable {
     public var hmos: FreeJSONObject?
     /// Accepted and stored; Herald has no quick app channel.
     public var quickapp: FreeJSONObject?
+    /// JPush's Windows Phone part, still in its documentation and sent by its PHP and Go
+    /// clients: accepted and stored; Herald has no Windows Phone channel.
+    public var winphone: FreeJSONObject?
 
     public init(alert: String? = nil, ios: IOSNotification? = nil, android: AndroidNotification? = nil, voip: FreeJSONObject? = nil) {
         self.alert = alert
@@ -19,7 +22,7 @@ public struct PushNotification: Sendable, Hashable, Codable {
         self.voip = voip
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case alert, ios, android, voip, hmos, quickapp }
+    enum CodingKeys: String, CodingKey, CaseIterable { case alert, ios, android, voip, hmos, quickapp, winphone }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
@@ -29,6 +32,7 @@ public struct PushNotification: Sendable, Hashable, Codable {
         voip = try container.decodeIfGiven(FreeJSONObject.self, forKey: .voip)
         hmos = try container.decodeIfGiven(FreeJSONObject.self, forKey: .hmos)
         quickapp = try container.decodeIfGiven(FreeJSONObject.self, forKey: .quickapp)
+        winphone = try container.decodeIfGiven(FreeJSONObject.self, forKey: .winphone)
     }
 
     /// Whether Apple devices have something of this notification to get from APNs: an

@@ -84,7 +84,7 @@ public struct PushOptions: Sendable, Hashable, Codable {
         timeToLive = try container.decodeIfGiven(Int.self, forKey: .timeToLive)
         identifier = try container.decodeIfGiven(String.self, forKey: .identifier)
         replace = try container.decodeIfGiven(String.self, forKey: .replace)
-        apnsProduction = try container.decodeIfGiven(Bool.self, forKey: .apnsProduction)
+        apnsProduction = try container.decodeIfGiven(BoolText.self, forKey: .apnsProduction)?.value
         priority = try container.decodeIfGiven(Int.self, forKey: .priority)
         apnsCollapseID = try container.decodeIfGiven(String.self, forKey: .apnsCollapseID)
         overrideMsgID = try container.decodeIfGiven(MessageIDText.self, forKey: .overrideMsgID)?.text
@@ -116,6 +116,23 @@ public struct PushOptions: Sendable, Hashable, Codable {
         try put(classification, .classification)
         try put(thirdPartyChannel, .thirdPartyChannel)
         for (key, value) in unapplied { try container.encode(value, forKey: AnyCodingKey(stringValue: key)) }
+    }
+
+    /// A boolean, or the string `"true"` or `"false"` (JPush's schedule documentation writes
+    /// `"apns_production": "false"`, and JPush takes it).
+    struct BoolText: Decodable {
+        var value: Bool
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let flag = try? container.decode(Bool.self) {
+                value = flag
+            } else if let text = try? container.decode(String.self), text == "true" || text == "false" {
+                value = text == "true"
+            } else {
+                throw HeraldError.invalidField(decoder.fieldName, "expected true or false")
+            }
+        }
     }
 
     /// A msg_id as JPush's clients send it, a number, or as a string.

@@ -76,14 +76,15 @@ extension FastJSONReader {
 
     fileprivate mutating func notification() -> PushNotification? {
         var notification = PushNotification()
-        let read = object(keys: ["alert", "ios", "android", "voip", "hmos", "quickapp"]) { reader, key in
+        let read = object(keys: ["alert", "ios", "android", "voip", "hmos", "quickapp", "winphone"]) { reader, key in
             switch key {
             case 0: return set(&notification.alert, reader.string())
             case 1: return set(&notification.ios, reader.iosNotification())
             case 2: return set(&notification.android, reader.objectValue().flatMap { try? AndroidNotification(fields: $0) })
             case 3: return set(&notification.voip, reader.objectValue().map { FreeJSONObject(fields: $0) })
             case 4: return set(&notification.hmos, reader.objectValue().map { FreeJSONObject(fields: $0) })
-            default: return set(&notification.quickapp, reader.objectValue().map { FreeJSONObject(fields: $0) })
+            case 5: return set(&notification.quickapp, reader.objectValue().map { FreeJSONObject(fields: $0) })
+            default: return set(&notification.winphone, reader.objectValue().map { FreeJSONObject(fields: $0) })
             }
         }
         return read ? notification : nil

@@ -6,14 +6,18 @@ extension PushRequest {
             if let alert, alert.utf8.count > PushLimits.maxAlertBytes { throw .tooLarge(field, "at most \(PushLimits.maxAlertBytes) bytes") }
         }
         if notification.alert == nil, notification.ios == nil, notification.android == nil, notification.voip == nil {
-            // hmos and quickapp alone would reach no device: Herald has neither channel.
-            throw .missingField("notification", "needs alert, ios, android or voip (Herald delivers no hmos or quickapp notification)")
+            // hmos, quickapp and winphone alone would reach no device: Herald has none of
+            // those channels.
+            throw .missingField("notification", "needs alert, ios, android or voip (Herald delivers no hmos, quickapp or winphone notification)")
         }
         if notification.hmos != nil {
             warnings.append("notification.hmos: accepted and stored, not delivered (Herald has no HarmonyOS channel)")
         }
         if notification.quickapp != nil {
             warnings.append("notification.quickapp: accepted and stored, not delivered (Herald has no quick app channel)")
+        }
+        if notification.winphone != nil {
+            warnings.append("notification.winphone: accepted and stored, not delivered (Herald has no Windows Phone channel)")
         }
         guard let ios = notification.ios else { return }
         try Self.validateRichContent(ios)

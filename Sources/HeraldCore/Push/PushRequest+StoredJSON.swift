@@ -79,6 +79,7 @@ extension JSONObjectWriter {
         field("voip", notification.voip?.fields)
         field("hmos", notification.hmos?.fields)
         field("quickapp", notification.quickapp?.fields)
+        field("winphone", notification.winphone?.fields)
     }
 
     fileprivate mutating func write(_ ios: IOSNotification) {

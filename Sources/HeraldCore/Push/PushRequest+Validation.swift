@@ -4,7 +4,7 @@ extension PushRequest {
     public func validated() throws(HeraldError) -> Push {
         var warnings: [String] = []
         var audience = try validate(audience)
-        audience.platforms = try validatedPlatforms()
+        audience.platforms = try validatedPlatforms(warnings: &warnings)
         let liveActivity = try validatedLiveActivity(&audience)
         if notification == nil && message == nil && liveActivity == nil {
             throw .missingField("notification", "a push needs a notification, a message or both")
@@ -106,12 +106,18 @@ extension PushRequest {
         return (identifier ?? collapseID, nil)
     }
 
-    /// The platforms `platform` names; nil for all.
-    private func validatedPlatforms() throws(HeraldError) -> [String]? {
+    /// The platforms `platform` names; nil for all. JPush's `winphone`, still in its
+    /// documentation and sent by its PHP and Go clients, names no device Herald serves: it
+    /// is ignored, with a warning.
+    private func validatedPlatforms(warnings: inout [String]) throws(HeraldError) -> [String]? {
         guard case .list(let names) = platform else { return nil }
         if names.isEmpty { throw .invalidField("platform", "expected \"all\" or a list of at least one platform") }
         var platforms = Set<String>()
         for (index, name) in names.enumerated() {
+            if name == "winphone" {
+                warnings.append("platform[\(index)]: winphone ignored (Herald has no Windows Phone channel)")
+                continue
+            }
             guard let named = PushPlatforms.platforms(named: name) else {
                 throw .invalidField("platform[\(index)]", "expected one of \(PushPlatforms.names.joined(separator: ", "))")
             }

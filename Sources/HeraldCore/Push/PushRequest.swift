@@ -52,7 +52,13 @@ public struct PushRequest: Sendable, Hashable, Codable {
         platform = try container.decodeIfGiven(PushPlatforms.self, forKey: .platform)
         audience = try container.decode(PushAudience.self, forKey: .audience)
         notification = try container.decodeIfGiven(PushNotification.self, forKey: .notification)
-        message = try container.decodeIfGiven(InAppMessage.self, forKey: .message)
+        // JPush's documented schedule bodies carry `"message": {}` beside a notification:
+        // an empty message is no message.
+        if container.contains(.message), (try? container.decode([String: JSONValue].self, forKey: .message))?.isEmpty == true {
+            message = nil
+        } else {
+            message = try container.decodeIfGiven(InAppMessage.self, forKey: .message)
+        }
         inappMessage = try container.decodeIfGiven(FreeJSONObject.self, forKey: .inappMessage)
         notification3rd = try container.decodeIfGiven(FreeJSONObject.self, forKey: .notification3rd)
         smsMessage = try container.decodeIfGiven(SMSMessage.self, forKey: .smsMessage)
@@ -73,8 +79,10 @@ public enum PushPlatforms: Sendable, Hashable, Codable {
         let container = try decoder.singleValueContainer()
         if let names = try? container.decode([String].self) {
             self = .list(names)
-        } else if (try? container.decode(String.self)) == "all" {
-            self = .all
+        } else if let name = try? container.decode(String.self) {
+            // JPush takes one platform bare (`"platform": "android"`), as its schedule
+            // documentation writes it.
+            self = name == "all" ? .all : .list([name])
         } else {
             throw HeraldError.invalidField(decoder.fieldName, "expected \"all\" or a list of platforms")
         }

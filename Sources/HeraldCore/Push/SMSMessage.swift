@@ -19,6 +19,8 @@ public struct SMSMessage: CheckedJSONObject {
         self.fields = fields
     }
 
+    public static var knownFields: [String]? { Array(fieldKinds.kinds.keys) }
+
     static let fieldKinds = JSONFields(
         [
             "delay_time": .int(0...86_400),

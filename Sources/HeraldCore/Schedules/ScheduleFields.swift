@@ -16,11 +16,21 @@ public struct ScheduleFields: Sendable, Hashable {
     /// The keys a schedule body may have.
     public static let keys = ["cid", "name", "enabled", "trigger", "push", "time_zone", "local_time"]
 
-    public init(_ body: [String: JSONValue]) throws(HeraldError) {
-        if let unknown = body.keys.sorted().first(where: { !Self.keys.contains($0) }) {
-            throw HeraldError(.invalidSchedule, "\(unknown): unknown field (expected one of \(Self.keys.joined(separator: ", ")))")
+    /// The sections of `body`; with `unknownFields` (a JPush client's body), a key that is
+    /// no section and looks like none is ignored and named in the warnings.
+    public init(_ body: [String: JSONValue], unknownFields: UnknownFields? = nil) throws(HeraldError) {
+        for unknown in body.keys.sorted() where !Self.keys.contains(unknown) {
+            guard let unknownFields else {
+                throw HeraldError(.invalidSchedule, "\(unknown): unknown field (expected one of \(Self.keys.joined(separator: ", ")))")
+            }
+            do {
+                try unknownFields.ignore(unknown, at: "", known: Self.keys)
+            } catch {
+                throw HeraldError(.invalidSchedule, error.message)
+            }
         }
-        if let value = body["cid"] {
+        // JPush's clients send `"cid": ""` when they have none (a Go client on every create).
+        if let value = body["cid"], value != .string("") {
             guard let cid = value.string, !cid.isEmpty, cid.utf8.count <= PushLimits.maxCIDBytes,
                 !cid.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
             else {
