@@ -61,8 +61,14 @@ struct RateLimitAPITests {
                 #expect(reply.status == 200)
                 #expect(Self.limit(reply).limit == nil)
             }
-            // Other routes of the limited app are not counted.
-            #expect(try await api.send(.get, "/v3/tags", auth: limited.auth).status == 200)
+            // Other routes of the limited app carry the headers, as JPush's answers do,
+            // and are not counted: the bucket is still empty, not emptier.
+            let tags = try await api.send(.get, "/v3/tags", auth: limited.auth)
+            #expect(tags.status == 200)
+            #expect(Self.limit(tags).limit == 3 && Self.limit(tags).remaining == 0, "\(tags.headers)")
+            let unknownDevice = try await api.send(.get, "/v3/devices/\(unknownRegistrationID())", auth: limited.auth)
+            #expect(unknownDevice.status == 404 && Self.limit(unknownDevice).limit == 3)
+            #expect(Self.limit(try await api.send(.get, "/v3/tags", auth: other.auth)).limit == nil)
             // Wrong credentials: the route's 401, no rate headers.
             let wrong = try await api.send(.post, "/v3/push", auth: .basic(limited.appKey, String(repeating: "0", count: 24)), json: Self.push)
             #expect(wrong.status == 401)

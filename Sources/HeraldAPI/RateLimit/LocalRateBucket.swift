@@ -68,6 +68,13 @@ struct LocalRateBucket<Instant: InstantProtocol>: Sendable where Instant.Duratio
         return .admitted(headers(now: now, perMinute: perMinute))
     }
 
+    /// The headers of an answer that spends no token (a route that isn't limited): as
+    /// ``headers(now:perMinute:)``, and a full bucket when this node never took from it.
+    func peek(now: Instant, perMinute: Int) -> RateLimitHeaders {
+        guard sharedAt != nil || tokens > 0 else { return RateLimitHeaders(limit: perMinute, remaining: perMinute, reset: 0) }
+        return headers(now: now, perMinute: perMinute)
+    }
+
     /// JPush's headers: the limit a minute, what is left (the shared bucket as last seen,
     /// refilled since, plus this node's tokens) and the seconds until the bucket is full.
     private func headers(now: Instant, perMinute: Int) -> RateLimitHeaders {

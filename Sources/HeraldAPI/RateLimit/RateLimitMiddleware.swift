@@ -4,8 +4,9 @@ import Hummingbird
 import Metrics
 
 /// Applies each app's rate limit (``RateLimiter``) to the push endpoints: every answer to
-/// an authenticated push request carries `X-Rate-Limit-Limit`, `-Remaining` and `-Reset`
-/// as JPush's do, and a request over the limit is answered 429 with JPush's code 2002 and
+/// a request authenticated as an app that has a limit carries `X-Rate-Limit-Limit`,
+/// `-Remaining` and `-Reset` as JPush's do (only the push endpoints spend from it), and a
+/// push request over the limit is answered 429 with JPush's code 2002 and
 /// `Retry-After`, before its body is read. Requests whose credentials don't authenticate
 /// an app pass through untouched, to be answered 401 by their route.
 ///
@@ -29,7 +30,18 @@ struct RateLimitMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard Self.isLimited(request), let app = try? await auth.requireApp(request) else {
+        guard Self.isLimited(request) else {
+            // Every answer to an app that has a limit carries the headers, as JPush's do;
+            // only the push endpoints spend from it.
+            var response = try await next(request, context)
+            if request.headers[.authorization]?.hasPrefix("Basic ") == true, let app = try? await auth.requireApp(request),
+                let headers = limiter.headers(app)
+            {
+                response.headers.setRateLimit(headers)
+            }
+            return response
+        }
+        guard let app = try? await auth.requireApp(request) else {
             return try await next(request, context)
         }
         switch await limiter.admit(app) {

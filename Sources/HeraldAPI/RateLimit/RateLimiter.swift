@@ -80,6 +80,16 @@ final class RateLimiter: Sendable {
         }
     }
 
+    /// The headers for an answer to `app` that spends nothing (a route that isn't
+    /// limited), from what this node knows of the bucket; nil when the app has no limit.
+    func headers(_ app: AppRecord) -> RateLimitHeaders? {
+        let perMinute = perMinute(app)
+        guard perMinute > 0 else { return nil }
+        return state.withLockedValue { state in
+            (state.buckets[app.id] ?? LocalRateBucket()).peek(now: .now, perMinute: perMinute)
+        }
+    }
+
     /// Takes tokens from the shared bucket, records the answer in the node's bucket, and
     /// returns the decision for the request that asked (it spends the first token).
     private func take(app: Int64, perMinute: Int, want: Int, returning: Int) async -> Decision {
