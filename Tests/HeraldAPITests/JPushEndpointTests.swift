@@ -208,6 +208,17 @@ import Testing
                 json: #"{"msg_id": "\#(msgID)", "registration_ids": ["\#(device.registrationID)"], "date": "2025-01-31"}"#
             )
             #expect(dated.status == 200, "\(dated.body)")
+            // JPush's PHP client names the date `data`.
+            for (date, status) in [("2025-01-31", 200), ("yesterday", 400)] {
+                let php = try await api.send(
+                    .post,
+                    "/v3/status/message",
+                    auth: app.auth,
+                    json: #"{"msg_id": "\#(msgID)", "registration_ids": ["\#(device.registrationID)"], "data": "\#(date)"}"#
+                )
+                #expect(php.status == status, "\(php.body)")
+                if status == 200 { #expect(php.body == dated.body) }
+            }
             // JPush's Java client sends the id as a number: the same message.
             let numeric = try await api.send(
                 .post,

@@ -171,6 +171,8 @@ struct JPushStatusRequest: Decodable {
         case msgID = "msg_id"
         case registrationIDs = "registration_ids"
         case date
+        /// JPush's PHP client's name for `date` (its getMessageStatus sends `data`).
+        case data
     }
 
     init(from decoder: any Decoder) throws {
@@ -183,7 +185,7 @@ struct JPushStatusRequest: Decodable {
             msgID = try container.decode(String.self, forKey: .msgID)
         }
         registrationIDs = try container.decode([String].self, forKey: .registrationIDs)
-        date = try container.decodeIfPresent(String.self, forKey: .date)
+        date = try container.decodeIfPresent(String.self, forKey: .date) ?? container.decodeIfPresent(String.self, forKey: .data)
     }
 }
 
