@@ -188,6 +188,7 @@ public struct TestStores: Sendable {
     public let api: APIStore
     public let center: CenterStore
     public let gateway: GatewayStore
+    public let cluster: ClusterStore
     /// The event log's readers.
     public let events: EventStore
     public let sql: PostgresClient
@@ -197,6 +198,7 @@ public struct TestStores: Sendable {
         api = stores.api
         center = stores.center
         gateway = stores.gateway
+        cluster = stores.cluster
         events = stores.events
         self.sql = sql
     }

@@ -74,8 +74,10 @@ extension ClusterStore {
     /// Declares dead the nodes whose heartbeat is older than `deadAfter`, in one statement
     /// (the node that deletes a row does the rest): their devices' sessions are cleared
     /// (last seen at their node's last heartbeat). Route rows of nodes no longer
-    /// registered (dead, or gone without handing them over) are taken by `node`. Returns
-    /// the nodes declared dead, and how many route rows `node` took.
+    /// registered (dead, or gone without handing them over) are taken by `node`, and the
+    /// dead nodes' jobs are released at once for any center to claim (woken by NOTIFY),
+    /// rather than when their leases run out. Returns the nodes declared dead, and how
+    /// many route rows `node` took.
     public func sweepDeadNodes(deadAfter: Duration, by node: String) async throws -> (dead: [String], adopted: Int) {
         let rows = try await client.query(
             """
@@ -86,15 +88,25 @@ extension ClusterStore {
                 UPDATE device_sessions s SET node_id = NULL, last_seen_at = dead.heartbeat_at
                 FROM dead WHERE s.node_id = dead.node_id
             ), adopted AS (
+                -- The statement's snapshot still has the rows `dead` deletes: their nodes'
+                -- routes are named, not found missing.
                 UPDATE node_routes r SET node_id = \(node)
-                WHERE r.node_id <> \(node) AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = r.node_id)
+                WHERE r.node_id <> \(node)
+                    AND (r.node_id IN (SELECT node_id FROM dead) OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = r.node_id))
                 RETURNING r.id
+            ), released AS (
+                -- The dead nodes' jobs are anyone's now, not once their leases run out.
+                UPDATE push_jobs j SET leased_until = NULL, leased_by = NULL
+                FROM dead WHERE j.leased_by = dead.node_id
+                RETURNING j.id
+            ), woken AS (
+                SELECT pg_notify('herald_jobs', count(*)::text) FROM released HAVING count(*) > 0
             )
-            SELECT (SELECT array_agg(node_id) FROM dead), (SELECT count(*) FROM adopted)
+            SELECT (SELECT array_agg(node_id) FROM dead), (SELECT count(*) FROM adopted), (SELECT count(*) FROM woken)
             """,
             logger: logger
         )
-        for try await (dead, adopted) in rows.decode(([String]?, Int64).self) {
+        for try await (dead, adopted, _) in rows.decode(([String]?, Int64, Int64).self) {
             return (dead ?? [], Int(adopted))
         }
         return ([], 0)
