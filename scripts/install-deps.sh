@@ -15,7 +15,7 @@ if [ "${1:-}" = "--test" ] && ! command -v mosquitto_sub > /dev/null 2>&1; then
     missing+=(mosquitto-clients)
 fi
 # schemathesis (PyPI), which checks openapi.yaml against the server, goes into a private
-# virtual environment below (.build-test-venv) unless it is on PATH already;
+# virtual environment below (.build-test-venv);
 # check-deploy.sh and check-jpush-client.sh put their PyPI packages there too.
 if [ "${1:-}" = "--test" ]; then
     python3 -c 'import venv, ensurepip' > /dev/null 2>&1 || missing+=(python3-venv)
@@ -29,15 +29,20 @@ if ! command -v swift > /dev/null 2>&1; then
     echo "error: no Swift toolchain on PATH; install Swift 6.2 or newer (https://www.swift.org/install/)" >&2
     exit 1
 fi
+# Pinned, with the hypothesis it generates with: the test command's schemathesis run is
+# deterministic, and the same cases on every machine need the same generator.
+schemathesis_pins=(schemathesis==4.32.5 hypothesis==6.170.17)
 install_schemathesis() {
     [ "${1:-}" = "--test" ] || return 0
-    command -v schemathesis > /dev/null 2>&1 && return 0
     local venv
     venv="$(cd "$(dirname "$0")/.." && pwd)/.build-test-venv"
-    [ -x "$venv/bin/schemathesis" ] && return 0
-    echo "==> installing schemathesis into $venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q 'schemathesis>=4,<5'
+    if [ -x "$venv/bin/schemathesis" ] && "$venv/bin/pip" freeze 2> /dev/null | grep -qxF -e "${schemathesis_pins[0]}" \
+        && "$venv/bin/pip" freeze 2> /dev/null | grep -qxF -e "${schemathesis_pins[1]}"; then
+        return 0
+    fi
+    echo "==> installing ${schemathesis_pins[*]} into $venv"
+    [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "${schemathesis_pins[@]}"
 }
 
 if [ ${#missing[@]} -eq 0 ]; then

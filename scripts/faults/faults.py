@@ -10,6 +10,7 @@ Scenarios (all by default, in this order):
   slow-reader  a device that never reads while 20,000 messages are pushed to it
   garbage      2,000 garbage MQTT connections beside healthy devices
   schemathesis schemathesis against openapi.yaml of a running Herald
+  nulwalk      a NUL in each string of every operation of openapi.yaml: 400, never 5xx
   isolation    tenant isolation: app A's credentials on app B's resources, for every route
 
 Sizes come from FAULTS_* variables (see SIZES below) or --quick for a small run."""
@@ -717,7 +718,7 @@ def scenario_garbage(report, quick):
 # 6. schemathesis
 
 
-def schemathesis_run(report, quick, max_examples=None):
+def schemathesis_run(report, quick, max_examples=None, deterministic=False):
     max_examples = max_examples or size("SCHEMATHESIS_EXAMPLES", quick)
     try:
         version = subprocess.run(["schemathesis", "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout.strip()
@@ -768,8 +769,17 @@ password = "{app.master_secret}"
     # fix for every {app_key} (another app, which the admin tests may delete), not the one
     # the create made.
     args = ["schemathesis", "--no-color", "--config-file", config, "run", os.path.join(H.ROOT, "openapi.yaml"), "--url", h.base,
-            "--checks", "all", "--exclude-checks", "ensure_resource_availability", "--max-examples", str(max_examples), "--seed", os.environ.get("FAULTS_SEED", "1"),
-            "--workers", "2"]
+            "--checks", "all", "--exclude-checks", "ensure_resource_availability", "--max-examples", str(max_examples)]
+    if deterministic:
+        # The test command's run: the same cases on every machine, nothing carried over
+        # from an earlier run, one worker (two share the cases out by timing).
+        # (Deterministic generation keeps no example database.)
+        args += ["--generation-deterministic", "--seed", "1", "--workers", "1"]
+    else:
+        # The fault run's: a new seed each time (FAULTS_SEED to repeat one), in parallel.
+        seed = os.environ.get("FAULTS_SEED") or str(random.randrange(1 << 31))
+        args += ["--seed", seed, "--workers", "2"]
+        report.info(f"seed {seed} (FAULTS_SEED={seed} repeats this run)")
     report.info(f"{version}: {max_examples} examples per operation against {h.base}")
     t0 = time.time()
     # (The request timeouts are in scripts/schemathesis.toml: one given here would override
@@ -843,6 +853,27 @@ def parse_schemathesis(output):
             failures[(check, operation)][-1:] = [" ".join(failures[(check, operation)][-1:] + [m.group(1)[:160]])]
             want_detail = False
     return failures, errors
+
+
+def scenario_nulwalk(report, quick):
+    """A NUL in each string of every operation of openapi.yaml (nulwalk.py)."""
+    import nulwalk
+
+    def resources(herald_cls):
+        h = herald_cls("nulwalk", env={
+            "HERALD_AUTH_FAILURES_PER_KEY_AND_ADDRESS": "0",
+            "HERALD_AUTH_FAILURES_PER_ADDRESS": "0",
+            "HERALD_AUTH_FAILURES_PER_KEY": "0",
+        }).start()
+        app = h.create_app()
+        other = h.create_app("nulwalk target")
+        (rid, _, _), = app.register(1)
+        app.call("POST", f"/v3/devices/{rid}", {"tags": {"add": ["news"]}, "alias": "user-42"})
+        _, pushed, _ = app.push({"registration_id": [rid]}, content="nulwalk")
+        auths = {"adminToken": {"bearer": h.admin_token()}, "appBasic": {"basic": app.basic}}
+        return h, auths, {"app_key": other.app_key, "registration_id": rid, "msg_id": pushed["msg_id"], "alias": "user-42", "tag": "news"}
+
+    nulwalk.run(report, H.Herald, resources)
 
 
 # --------------------------------------------------------------------------------------
@@ -1048,6 +1079,7 @@ SCENARIOS = {
     "slow-reader": scenario_slow_reader,
     "garbage": scenario_garbage,
     "schemathesis": schemathesis_run,
+    "nulwalk": scenario_nulwalk,
     "isolation": scenario_isolation,
 }
 
@@ -1057,6 +1089,7 @@ def main():
     parser.add_argument("scenarios", nargs="*", help="scenarios to run (default: all): " + ", ".join(SCENARIOS))
     parser.add_argument("--quick", action="store_true", help="small sizes, for a quick run")
     parser.add_argument("--max-examples", type=int, help="schemathesis: examples per operation")
+    parser.add_argument("--deterministic", action="store_true", help="schemathesis: the same cases on every run (the test command's)")
     args = parser.parse_args()
     names = args.scenarios or list(SCENARIOS)
     unknown = [n for n in names if n not in SCENARIOS]
@@ -1085,7 +1118,7 @@ def main():
             t0 = time.time()
             try:
                 if name == "schemathesis":
-                    schemathesis_run(report, args.quick, args.max_examples)
+                    schemathesis_run(report, args.quick, args.max_examples, args.deterministic)
                 else:
                     SCENARIOS[name](report, args.quick)
             except KeyboardInterrupt:
