@@ -192,16 +192,21 @@ public final class ClusterMembership: Service, Sendable {
 
     /// LISTEN on the cluster's and this node's channels; reconnects every second. What a
     /// lost notification would have said is found by the heartbeat's checks and the route
-    /// worker's poll.
+    /// worker's poll, and, once listening again, by every connected device reading its
+    /// inbox on (the copies another node stored for it meanwhile).
     private func listen(onListening: @escaping @Sendable () -> Void) async {
+        var listenedBefore = false
         while !Task.isCancelled {
             do {
                 let routeWakeUps = routeWakeUps
+                let relistening = listenedBefore
+                listenedBefore = true
                 try await store.listen(
                     node: node,
-                    listening: {
+                    listening: { [gateway] in
                         onListening()
                         routeWakeUps.signal()
+                        if relistening { gateway.inboxesMayHaveChanged() }
                     },
                     receive: { [self] notice in
                         switch notice {

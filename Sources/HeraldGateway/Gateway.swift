@@ -81,6 +81,15 @@ public final class Gateway: Service, Sendable {
         handle.eventLoop.execute { handle.handler.value.inboxChanged() }
     }
 
+    /// Tells every connected device to read its inbox on, `rate` devices a second: after
+    /// this node's LISTEN connection was lost, another node's NOTIFY that it stored copies
+    /// for a device here may have been lost with it, and without this the copies would
+    /// wait for the device's next push or connection.
+    public func inboxesMayHaveChanged(rate: Int = 5000) {
+        let perTick = max(1, rate / 10 / max(1, context.sweepers.count))
+        for sweeper in context.sweepers.values { sweeper.inboxesMayHaveChanged(perTick: perTick) }
+    }
+
     /// Closes the connections whose devices a newer connection has claimed since: the
     /// check that doesn't depend on the NOTIFY of ``sessionClaimedElsewhere(registrationID:epoch:)``
     /// arriving. Returns how many it closed.

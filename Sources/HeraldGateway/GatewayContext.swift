@@ -130,6 +130,23 @@ final class LoopSweeper: Sendable {
         }
     }
 
+    /// Tells the loop's open connections, `perTick` every 100 ms, that their inboxes may
+    /// hold copies they weren't told of: each reads its inbox on from what it has.
+    func inboxesMayHaveChanged(perTick: Int) {
+        eventLoop.execute {
+            let handlers = NIOLoopBound(Array(self.connections.value.values), eventLoop: self.eventLoop)
+            self.tellInboxesChanged(handlers, from: 0, perTick: max(1, perTick))
+        }
+    }
+
+    private func tellInboxesChanged(_ handlers: NIOLoopBound<[MQTTConnectionHandler]>, from start: Int, perTick: Int) {
+        let all = handlers.value
+        let end = min(all.count, start + perTick)
+        for handler in all[start..<end] where handler.isOpen { handler.inboxChanged() }
+        guard end < all.count else { return }
+        eventLoop.scheduleTask(in: .milliseconds(100)) { self.tellInboxesChanged(handlers, from: end, perTick: perTick) }
+    }
+
     /// Connections still open on the loop.
     func count() -> EventLoopFuture<Int> {
         eventLoop.submit { self.connections.value.count }
