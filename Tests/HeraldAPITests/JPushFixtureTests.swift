@@ -108,6 +108,8 @@ struct JPushFixture: Sendable, CustomStringConvertible {
     var status: Int
     var warnings: Set<String>
     var sendno: String?
+    /// The audience size a validation answers, when the fixture says (else any above 0).
+    var audienceSize: Int?
     var error: HeraldError.Code?
     var messageContains: String?
 
@@ -135,6 +137,7 @@ struct JPushFixture: Sendable, CustomStringConvertible {
                 status: status,
                 warnings: Set(expect["warnings"] as? [String] ?? []),
                 sendno: expect["sendno"] as? String,
+                audienceSize: expect["audience_size"] as? Int,
                 error: error,
                 messageContains: expect["message_contains"] as? String
             )
@@ -172,7 +175,8 @@ struct JPushFixture: Sendable, CustomStringConvertible {
         let msgID = json["msg_id"] as? String
         if validation {
             #expect(msgID == "0", "\(name) (validate): \(reply.body)", sourceLocation: sourceLocation)
-            #expect((json["audience_size"] as? Int ?? 0) > 0, "\(name) (validate): \(reply.body)", sourceLocation: sourceLocation)
+            let size = json["audience_size"] as? Int ?? -1
+            #expect(audienceSize.map { size == $0 } ?? (size > 0), "\(name) (validate): \(reply.body)", sourceLocation: sourceLocation)
         } else {
             #expect(msgID?.isEmpty == false && msgID != "0", "\(name) (push): \(reply.body)", sourceLocation: sourceLocation)
         }

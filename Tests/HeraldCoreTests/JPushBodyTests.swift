@@ -289,10 +289,23 @@ import Testing
             #""sms_message": {"delay_time": 0, "content": "a", "temp_id": 1}"#, #""sms_message": {"delay_time": 0, "content": ""}"#,
             #""sms_message": {"delay_time": 90000, "temp_id": 1}"#, #""live_activity": {"ios": {"event": "start", "content-state": {}}}"#,
             #""notification": {"android": {"alert": "a", "priority": 3}}"#, #""notification": {"android": {"alert": "a", "titel": "t"}}"#,
-            #""notification": {"hmos": {"alert": "h"}}"#,
+            #""notification": {}"#,
         ] {
             #expect(throws: (any Error).self, "\(bad)") { try Self.request(bad).validated() }
         }
+    }
+
+    /// A notification with only parts for channels Herald doesn't have is accepted, as JPush
+    /// accepts it, and reaches no device: its audience matches none.
+    @Test func aNotificationOnlyForChannelsHeraldLacksIsStoredForNoDevice() throws {
+        let stored = try push(#""notification": {"hmos": {"alert": "h"}, "winphone": {"alert": "w"}}"#)
+        #expect(stored.deliversNothing && stored.notification == nil)
+        #expect(stored.audience.platforms == [])
+        #expect(stored.warnings.map { $0.prefix { $0 != ":" } } == ["notification"])
+        #expect(!stored.path.fansOutExplicitly)
+        // Beside a message, the message is delivered as usual.
+        let withMessage = try push(#""notification": {"hmos": {"alert": "h"}}, "message": {"msg_content": "m"}"#)
+        #expect(!withMessage.deliversNothing && withMessage.audience.platforms == nil)
     }
 
     /// `notification`: false leaves the request without the default notification.

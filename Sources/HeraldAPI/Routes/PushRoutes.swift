@@ -26,7 +26,9 @@ struct PushRoutes {
         if let cid = push.cid, let earlier = try await store.acceptedPush(appID: app.id, cid: cid) {
             return PushResponse(push, msgID: earlier.msgID, cid: earlier.cid)
         }
-        if !push.path.checksAudienceWhenStored, try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) == 0 {
+        if !push.path.checksAudienceWhenStored, !push.deliversNothing,
+            try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) == 0
+        {
             throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent")
         }
         let accepted = try await acceptor.accept(input, push: push, appID: app.id)
@@ -38,7 +40,7 @@ struct PushRoutes {
         let app = try await auth.requireApp(request)
         let push = try await validated(request, app: app).push
         let size = try await store.audienceSize(appID: app.id, audience: push.audience)
-        guard size > 0 else {
+        guard size > 0 || push.deliversNothing else {
             throw HeraldError(.noAudienceMatch, "audience: no device of this app matches")
         }
         // No message is made: its msg_id is "0".

@@ -2,6 +2,8 @@
 public struct Push: Sendable, Hashable {
     public var audience: ValidatedAudience
     /// The notification, if the push has one.
+    /// What devices get of the request's notification: nil when it has only parts for
+    /// channels Herald doesn't have (``deliversNothing`` when the push has nothing else).
     public var notification: PushNotification?
     /// The in-app message, if the push has one.
     public var message: InAppMessage?
@@ -41,6 +43,11 @@ public struct Push: Sendable, Hashable {
     /// What the request asked that Herald accepted without applying, one line per field,
     /// each starting with the field's name; the answer carries them.
     public var warnings: [String] = []
+
+    /// Nothing of the push reaches a device: its notification has only parts for channels
+    /// Herald doesn't have, and it has no message or Live Activity. It is accepted and
+    /// stored (JPush accepts it), its audience matching no device.
+    public var deliversNothing: Bool { notification == nil && message == nil && liveActivity == nil }
 
     /// How APNs carries it: as asked, else `voip` for a notification that is only a VoIP
     /// payload, else `background` for a notification that only wakes the app

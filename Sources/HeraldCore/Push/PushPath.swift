@@ -13,6 +13,8 @@
 /// - A group-committed explicit push has its audience checked in the statement that stores
 ///   it (nothing is stored when no device matches); for every other push the API checks
 ///   the audience before accepting it.
+/// - A push that delivers nothing (``Push/deliversNothing``) goes through the queue, its
+///   audience unchecked: it is stored, and its job finds no device.
 /// - A push spread over time (`big_push_duration`) is fanned out batch by batch, whatever
 ///   its audience, each batch when its share of the time has come (``isSpread``); so is a
 ///   push the app's quiet hours or daily cap apply to (``Push/isDeliveryControlled``),
@@ -40,7 +42,7 @@ public struct PushPath: Sendable, Hashable {
         fansOutExplicitly =
             !isSpread && !push.isDeliveryControlled && !audience.all && audience.tags == nil && audience.tagsAnd == nil && audience.tagsNot == nil
             && (audience.registrationIDs == nil) != (audience.aliases == nil) && push.notification?.ios?.badge == nil
-            && audience.timeZone == nil && audience.liveActivity == nil
+            && audience.timeZone == nil && audience.liveActivity == nil && !push.deliversNothing
         explicitAudienceSize = fansOutExplicitly ? (audience.registrationIDs?.count ?? 0) + (audience.aliases?.count ?? 0) : 0
     }
 

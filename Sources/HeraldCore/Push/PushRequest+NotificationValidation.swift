@@ -1,14 +1,24 @@
 import Foundation
 
 extension PushRequest {
-    func validate(_ notification: PushNotification, warnings: inout [String]) throws(HeraldError) {
+    /// Checks the notification; false when nothing of it is delivered (it has only parts
+    /// for channels Herald doesn't have: hmos, quickapp, winphone).
+    func validate(_ notification: PushNotification, warnings: inout [String]) throws(HeraldError) -> Bool {
         for (field, alert) in [("notification.alert", notification.alert), ("notification.android.alert", notification.android?.alert)] {
             if let alert, alert.utf8.count > PushLimits.maxAlertBytes { throw .tooLarge(field, "at most \(PushLimits.maxAlertBytes) bytes") }
         }
         if notification.alert == nil, notification.ios == nil, notification.android == nil, notification.voip == nil {
-            // hmos, quickapp and winphone alone would reach no device: Herald has none of
-            // those channels.
-            throw .missingField("notification", "needs alert, ios, android or voip (Herald delivers no hmos, quickapp or winphone notification)")
+            let parts = [("hmos", notification.hmos), ("quickapp", notification.quickapp), ("winphone", notification.winphone)]
+                .compactMap { $0.1 == nil ? nil : $0.0 }
+            guard !parts.isEmpty else {
+                throw .missingField("notification", "needs alert, ios, android or voip")
+            }
+            // JPush accepts it (it has those channels): so does Herald, which stores it and
+            // delivers nothing of it.
+            warnings.append(
+                "notification: only \(parts.joined(separator: ", ")), for channels Herald doesn't have; accepted and stored, delivered to no device"
+            )
+            return false
         }
         if notification.hmos != nil {
             warnings.append("notification.hmos: accepted and stored, not delivered (Herald has no HarmonyOS channel)")
@@ -19,7 +29,7 @@ extension PushRequest {
         if notification.winphone != nil {
             warnings.append("notification.winphone: accepted and stored, not delivered (Herald has no Windows Phone channel)")
         }
-        guard let ios = notification.ios else { return }
+        guard let ios = notification.ios else { return true }
         try Self.validateRichContent(ios)
         try Self.validateLocalizations(ios)
         if let level = ios.interruptionLevel, !["passive", "active", "time-sensitive", "critical"].contains(level) {
@@ -43,6 +53,7 @@ extension PushRequest {
         {
             throw .invalidField("notification.ios.alert", "an alert push needs an alert, a badge, a sound or content-available")
         }
+        return true
     }
 
     /// Refuses a notification whose APNs payload would be over Apple's limit, rendered as

@@ -9,7 +9,12 @@ extension PushRequest {
         if notification == nil && message == nil && liveActivity == nil {
             throw .missingField("notification", "a push needs a notification, a message or both")
         }
-        if let notification { try validate(notification, warnings: &warnings) }
+        var delivered = notification
+        if let notification, try !validate(notification, warnings: &warnings) { delivered = nil }
+        if delivered == nil, message == nil, liveActivity == nil {
+            // Only parts for channels Herald doesn't have: stored, and for no device.
+            audience.platforms = []
+        }
         if let message { try validate(message) }
         let options = options ?? PushOptions()
         let timeToLive = options.timeToLive ?? PushLimits.defaultTimeToLive
@@ -53,7 +58,7 @@ extension PushRequest {
         }
         var push = Push(
             audience: audience,
-            notification: notification,
+            notification: delivered,
             message: message,
             timeToLive: timeToLive,
             identifier: identifier,
