@@ -54,4 +54,26 @@ struct DeviceDiagnosisTests {
         #expect(findings.map(\.code) == ["online", "apns_failed", "held", "dropped_quiet_hours", "dropped_daily_cap"])
         #expect(findings[1].message.hasPrefix("2 of its last 5 copies failed at APNs with PayloadTooLarge"))
     }
+
+    /// A push forced to the other APNs environment says so, as a warning: the token is fine.
+    @Test func aWrongEnvironmentFailureIsAWarningThatSaysSo() {
+        let now = Date()
+        let facts = DeviceDiagnosis.Facts(
+            platform: .ios,
+            hasAPNsToken: true,
+            tokenValid: true,
+            tokenEnvironment: .production,
+            node: "node-1",
+            credentials: credentials,
+            recent: [
+                .init(msgID: "1", sentAt: now, status: "failed", reason: APNsAdvice.wrongEnvironment),
+                .init(msgID: "2", sentAt: now, status: "sent_apns"),
+            ]
+        )
+        let findings = DeviceDiagnosis(facts).findings
+        #expect(findings.map(\.code) == ["online", "wrong_environment"])
+        #expect(findings[1].level == .warning)
+        #expect(findings[1].message.hasPrefix("1 of its last 2 copies failed: Wrong environment for this token"))
+        #expect(findings[1].message.contains("production token"))
+    }
 }

@@ -80,4 +80,26 @@ struct DoctorCommandTests {
             #expect(unknown.status == 1 && unknown.stderr.contains("\(HeraldError.Code.deviceNotFound.rawValue)"), "\(unknown)")
         }
     }
+
+    /// A push forced to the environment the device's token is not from: the doctor says
+    /// so, and the token is still valid.
+    @Test func aPushToTheWrongEnvironmentIsExplainedAndTheTokenKept() async throws {
+        try await CenterCtlTest.run { test in
+            try await upload(test, environment: .sandbox)
+            let device = try await test.iosDevice()
+            // Apple's production environment doesn't know a sandbox token.
+            test.sandbox.setFault(.reject(status: 400, reason: "BadDeviceToken"), forDevice: device.token)
+            let sent = try await test.node.push([
+                "audience": ["registration_id": [JSON(device.registrationID)]], "notification": ["alert": "hi"],
+                "options": ["apns_production": true],
+            ])
+            #expect(sent.status == 200, "\(sent.json)")
+            _ = try await test.node.settledReport(sent.msgID)
+            let result = try await test.heraldctl("doctor", device.registrationID)
+            #expect(result.field("apns_token") == "valid, sandbox", "\(result)")
+            #expect(result.stdout.contains("failed (WrongEnvironment)"), "\(result)")
+            #expect(result.stdout.contains("WARNING wrong_environment: 1 of its last 1 copies failed: Wrong environment for this token"), "\(result)")
+            #expect(!result.stdout.contains("token_invalid"), "\(result)")
+        }
+    }
 }

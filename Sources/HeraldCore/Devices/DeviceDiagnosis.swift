@@ -166,6 +166,14 @@ public struct DeviceDiagnosis: Sendable, Hashable {
     private static func recent(_ copies: [Copy], _ facts: Facts, _ add: (Finding.Level, String, String) -> Void) {
         var reasons: [String: Int] = [:]
         for copy in copies where copy.status == "failed" { reasons[copy.reason ?? "unknown", default: 0] += 1 }
+        if let count = reasons.removeValue(forKey: APNsAdvice.wrongEnvironment) {
+            // The push's fault, not the token's: the token stays valid.
+            add(
+                .warning,
+                "wrong_environment",
+                "\(count) of its last \(copies.count) copies failed: \(APNsAdvice.explain(reason: APNsAdvice.wrongEnvironment, environment: facts.tokenEnvironment))"
+            )
+        }
         for (reason, count) in reasons.sorted(by: { $0.key < $1.key }) {
             add(
                 .problem,
