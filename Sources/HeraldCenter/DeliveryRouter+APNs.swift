@@ -103,7 +103,7 @@ extension DeliveryRouter {
             deviceToken: primaryToken,
             pushType: APNsPushType(push.pushType),
             payload: payload,
-            priority: push.priority.flatMap { APNsPriority(rawValue: $0 == 1 ? 5 : $0) },
+            priority: push.priority.flatMap(APNsPriority.init(rawValue:)),
             expiration: expiration,
             collapseID: push.collapseID(identifier: message.identifier)
         )
