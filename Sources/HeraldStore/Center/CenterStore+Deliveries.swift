@@ -114,6 +114,15 @@ extension CenterStore {
         voip: Bool = false,
         event: (messageID: Int64, reason: String)? = nil
     ) async throws {
+        // An ActivityKit token APNs no longer takes goes (migration 0023), whether or not
+        // the message records events.
+        try await client.query(
+            """
+            DELETE FROM live_activity_tokens WHERE device_id = \(deviceID) AND token = \(token)
+              AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
+            """,
+            logger: logger
+        )
         guard let event else {
             try await client.query(
                 """
@@ -137,14 +146,6 @@ extension CenterStore {
             SELECT i.app_id, 'token_invalidated', m.id, m.msg_id, i.id, i.registration_id,
                    jsonb_build_object('reason', \(event.reason)::text, 'token', CASE WHEN i.primary_token THEN 'apns' ELSE 'voip' END)
             FROM invalidated i JOIN messages m ON m.id = \(event.messageID)
-            """,
-            logger: logger
-        )
-        // An ActivityKit token APNs no longer takes goes (migration 0023).
-        try await client.query(
-            """
-            DELETE FROM live_activity_tokens WHERE device_id = \(deviceID) AND token = \(token)
-              AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
             """,
             logger: logger
         )
