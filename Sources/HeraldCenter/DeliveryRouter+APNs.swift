@@ -241,6 +241,10 @@ extension DeliveryRouter {
             case .credentialsBroken(let reason):
                 await apns.credentialsRefused(by: client, appID: message.appID, environment: environment, reason: reason)
                 return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            case .credentialsRefused(let reason):
+                // Not sent: APNs refused the credentials on another copy, with Apple's reason.
+                await apns.credentialsRefused(by: client, appID: message.appID, environment: environment, reason: reason)
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: Self.credentialsRefused)
             case .failed(let reason, let status):
                 return DeliveryUpdate(
                     deviceID: target.deviceID,
@@ -291,6 +295,9 @@ extension DeliveryRouter {
     static let clientUnavailable = "ClientUnavailable"
     /// Herald's reason for a send that failed in an unforeseen way.
     static let internalError = "InternalError"
+    /// Herald's reason for a copy not sent because APNs had refused its app's credentials
+    /// (on another copy, which shows Apple's reason).
+    static let credentialsRefused = APNsError.credentialsRefused.reason
     /// Herald's reason for a copy APNs refused with BadDeviceToken in the environment the
     /// push asked for (`apns_production`), which is not its device's: the token is kept.
     static let wrongEnvironment = APNsAdvice.wrongEnvironment

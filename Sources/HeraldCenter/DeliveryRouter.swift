@@ -276,7 +276,7 @@ extension DeliveryRouter {
             case .invalidToken(_, let since):
                 try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
                 return false
-            case .credentialsBroken(let reason):
+            case .credentialsBroken(let reason), .credentialsRefused(let reason):
                 await apns.credentialsRefused(by: client, appID: appID, environment: environment, reason: reason)
                 return false
             case .retryLater, .circuitOpen, .failed:

@@ -233,7 +233,7 @@ struct APNsAnswer: Encodable {
         case .failed(let reason, let status):
             self.reason = reason.rawValue
             self.status = status
-        case .credentialsBroken(let reason):
+        case .credentialsBroken(let reason), .credentialsRefused(let reason):
             self.reason = reason.rawValue
             status = 403  // every reason of refused credentials comes with 403
         case .retryLater(let reason, _), .circuitOpen(let reason, _):
