@@ -152,9 +152,24 @@ extension APNsClient {
                 return outcome
             case .retryElsewhere(let reason, let refreshToken, let retireConnection):
                 if refreshToken, let tokens, let token {
+                    metrics.providerTokenExpired()
+                    let age = Int(configuration.now().timeIntervalSince(token.issuedAt))
                     // Only a token older than the minimum change interval is replaced.
                     guard (try? tokens.refresh(afterExpiry: token)) == true else {
-                        return .retryLater(reason: reason, after: .seconds(tokenPolicy.minimumChangeInterval))
+                        let wait = Duration.seconds(tokenPolicy.minimumChangeInterval)
+                        if tokens.isFirstExpiry(of: token) {
+                            logger.warning(
+                                "APNs says the provider token expired, but it is too young to be replaced: this machine's clock is probably wrong; the key's sends wait",
+                                metadata: ["apns.token_age_s": "\(age)", "apns.retry_after_s": "\(wait.components.seconds)"]
+                            )
+                        }
+                        return .retryLater(reason: reason, after: wait)
+                    }
+                    if tokens.isFirstExpiry(of: token) {
+                        logger.warning(
+                            "APNs says the provider token expired; signed a new one (if this recurs, check this machine's clock)",
+                            metadata: ["apns.token_age_s": "\(age)"]
+                        )
                     }
                 }
                 if retireConnection { pool.drain(connection.id) }
