@@ -76,4 +76,19 @@ struct DeviceDiagnosisTests {
         #expect(findings[1].message.hasPrefix("1 of its last 2 copies failed: Wrong environment for this token"))
         #expect(findings[1].message.contains("production token"))
     }
+
+    /// A copy Herald didn't send because APNs refused the app's credentials is explained
+    /// as that, not as a reason from Apple's table.
+    @Test func aCopyNotSentForRefusedCredentialsSaysWhy() {
+        let facts = DeviceDiagnosis.Facts(
+            platform: .ios,
+            hasAPNsToken: true,
+            tokenValid: true,
+            credentials: credentials,
+            credentialsProblem: "InvalidProviderToken",
+            recent: [.init(msgID: "1", sentAt: Date(), status: "failed", reason: "CredentialsRefused")]
+        )
+        let failed = DeviceDiagnosis(facts).findings.first { $0.code == "apns_failed" }
+        #expect(failed?.message.contains("Not sent: APNs had refused the app's credentials") == true, "\(String(describing: failed))")
+    }
 }

@@ -58,6 +58,9 @@ public enum APNsAdvice {
             return "APNs is throttling: too many pushes to this device, or the signing key changed too often. Wait and retry."
         case "InternalServerError", "ServiceUnavailable", "Shutdown":
             return "APNs had a problem of its own: retry in a moment."
+        case "CredentialsRefused":
+            return
+                "Not sent: APNs had refused the app's credentials (the app's APNs problem says why); nothing goes to APNs for the app until working credentials are uploaded."
         case .some(let other):
             return "APNs refused it with \(other); see Apple's table of reasons."
         }
