@@ -91,4 +91,26 @@ struct DeviceDiagnosisTests {
         let failed = DeviceDiagnosis(facts).findings.first { $0.code == "apns_failed" }
         #expect(failed?.message.contains("Not sent: APNs had refused the app's credentials") == true, "\(String(describing: failed))")
     }
+
+    /// A 410 while the device's APNs token is valid was its VoIP token's (removed): said
+    /// so, without promising a "dead since" that isn't shown.
+    @Test func aDeadVoIPTokenIsSaidToBeRemoved() {
+        var facts = DeviceDiagnosis.Facts(
+            platform: .ios,
+            hasAPNsToken: true,
+            tokenValid: true,
+            credentials: credentials,
+            recent: [.init(msgID: "1", sentAt: Date(), status: "failed", reason: "Unregistered")]
+        )
+        var message = DeviceDiagnosis(facts).findings.first { $0.code == "apns_failed" }?.message ?? ""
+        #expect(message.contains("VoIP token") && message.contains("Herald removed it"), "\(message)")
+        #expect(!message.contains("since the time shown"), "\(message)")
+        facts.hasVoIPToken = true
+        message = DeviceDiagnosis(facts).findings.first { $0.code == "apns_failed" }?.message ?? ""
+        #expect(message.contains("registered a valid one since"), "\(message)")
+        // A dead APNs token keeps the advice that points at its time.
+        facts.tokenValid = false
+        message = DeviceDiagnosis(facts).findings.first { $0.code == "apns_failed" }?.message ?? ""
+        #expect(message.contains("since the time shown"), "\(message)")
+    }
 }

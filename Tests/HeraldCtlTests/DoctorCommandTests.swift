@@ -103,4 +103,28 @@ struct DoctorCommandTests {
             #expect(!result.stdout.contains("token_invalid"), "\(result)")
         }
     }
+
+    /// A VoIP token APNs answers 410 for is removed, and the doctor says so (not a "dead
+    /// since" it doesn't show: the device's APNs token is still valid).
+    @Test func aDeadVoIPTokenIsSaidToBeRemoved() async throws {
+        try await CenterCtlTest.run { test in
+            try await upload(test, environment: .sandbox)
+            let device = try await test.iosDevice()
+            let voipToken = String(repeating: "9a", count: 32)
+            let set = try await test.node.call("POST", "/v3/devices/\(device.registrationID)", ["voip_token": JSON(voipToken)])
+            #expect(set.status == 200, "\(set.json)")
+            let since = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 1).rounded(.up))
+            test.sandbox.markUnregistered(voipToken, since: since)
+            let sent = try await test.node.push([
+                "audience": ["registration_id": [JSON(device.registrationID)]], "notification": ["voip": ["caller": "Ann"]],
+            ])
+            #expect(sent.status == 200, "\(sent.json)")
+            _ = try await test.node.settledReport(sent.msgID) { $0["apns_failed"].int == 1 }
+            let result = try await test.heraldctl("doctor", device.registrationID)
+            #expect(result.field("apns_token") == "valid, sandbox", "\(result)")
+            #expect(result.stdout.contains("its VoIP token, which APNs said is dead"), "\(result)")
+            #expect(result.stdout.contains("Herald removed it"), "\(result)")
+            #expect(!result.stdout.contains("since the time shown"), "\(result)")
+        }
+    }
 }
