@@ -281,10 +281,20 @@ public final class MessageCenter: Service, Sendable {
     /// Claimed batches of retries sent at once.
     static let retryBatchesInFlight = 8
 
-    /// Sends a claimed batch of retries, each message's copies beside the others'.
+    /// Messages of a claimed batch sent at once.
+    static let retryMessagesInFlight = 16
+
+    /// Sends a claimed batch of retries, each message's copies beside the others' (up to
+    /// ``retryMessagesInFlight`` messages at once: each costs the pool a read and a write).
     private func retry(_ due: [DueRetry]) async {
-        await withDiscardingTaskGroup { group in
+        await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
             for (messageID, retries) in Dictionary(grouping: due, by: \.messageID) {
+                if inFlight >= Self.retryMessagesInFlight {
+                    await group.next()
+                    inFlight -= 1
+                }
+                inFlight += 1
                 group.addTask {
                     do {
                         try await self.retry(messageID: messageID, retries)
