@@ -17,7 +17,8 @@ public func buildRouter(
 ) -> (router: Router<HeraldRequestContext>, routes: RouteTable) {
     let router = Router(context: HeraldRequestContext.self)
     var routes = RouteRegistrar(router: router, table: RouteTable())
-    let auth = Authentication(store: store, adminToken: configuration.adminToken)
+    let verified = VerifiedCredentials()
+    let auth = Authentication(store: store, adminToken: configuration.adminToken, verified: verified)
     let body = JSONBody(maxSize: configuration.maxBodySize)
 
     // Middleware is captured when a route is added, so it goes first. The error middleware
@@ -25,7 +26,7 @@ public func buildRouter(
     let table = RouteTableBox()
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
-    router.add(middleware: AuthThrottleMiddleware(configuration: configuration.authFailures))
+    router.add(middleware: AuthThrottleMiddleware(configuration: configuration.authFailures, verified: verified))
     let limiter = RateLimiter(store: store, configuration: configuration.rateLimit, logger: Logger(label: "herald.api.rate-limit"))
     router.add(middleware: RateLimitMiddleware(limiter: limiter, auth: auth))
     router.add(middleware: ErrorMiddleware(routes: table))

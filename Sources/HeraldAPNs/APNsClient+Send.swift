@@ -18,7 +18,7 @@ extension APNsClient {
     /// is open, sends return ``APNsOutcome/circuitOpen(reason:after:)`` at once, without a
     /// request, and a single probe now and then decides when it closes. Once APNs refused
     /// the credentials, every send, and every sender waiting for a stream, gets
-    /// ``APNsOutcome/credentialsBroken(reason:)`` without a request.
+    /// ``APNsOutcome/credentialsRefused(reason:)`` without a request.
     ///
     /// - Throws: ``APNsError`` when the notification is invalid (nothing is sent), when no
     ///   answer came before the deadline, or when the client shuts down.
@@ -26,7 +26,7 @@ extension APNsClient {
     ///   ``Configuration/requestTimeout``.
     public func send(_ notification: APNsNotification, timeout: Duration? = nil) async throws -> APNsOutcome {
         try notification.validate()
-        if let reason = credentialsProblem { return .credentialsBroken(reason: reason) }
+        if let reason = credentialsProblem { return .credentialsRefused(reason: reason) }
         let probe: Bool
         switch circuit.withLockedValue({ $0.admit(now: .now) }) {
         case .refuse(let reason, let after):
@@ -40,7 +40,7 @@ extension APNsClient {
         do {
             return try await attempts(notification, probe: probe, timeout: timeout)
         } catch let error as APNsError where error == .credentialsRefused {
-            return .credentialsBroken(reason: credentialsProblem ?? .invalidProviderToken)
+            return .credentialsRefused(reason: credentialsProblem ?? .invalidProviderToken)
         } catch {
             if probe { circuit.withLockedValue { $0.probeUnanswered(now: .now, random: .random(in: 0..<1)) } }
             throw error
@@ -59,7 +59,7 @@ extension APNsClient {
             let connection = try await pool.lease(deadline: deadline, avoiding: avoiding)
             if let reason = credentialsProblem {
                 pool.release(connection, succeeded: false)
-                return .credentialsBroken(reason: reason)
+                return .credentialsRefused(reason: reason)
             }
             // The circuit opened while this one waited for a stream: it doesn't go either.
             if !probe, let refusal = circuit.withLockedValue({ $0.refusal(now: .now) }) {
@@ -152,9 +152,24 @@ extension APNsClient {
                 return outcome
             case .retryElsewhere(let reason, let refreshToken, let retireConnection):
                 if refreshToken, let tokens, let token {
+                    metrics.providerTokenExpired()
+                    let age = Int(configuration.now().timeIntervalSince(token.issuedAt))
                     // Only a token older than the minimum change interval is replaced.
                     guard (try? tokens.refresh(afterExpiry: token)) == true else {
-                        return .retryLater(reason: reason, after: .seconds(tokenPolicy.minimumChangeInterval))
+                        let wait = Duration.seconds(tokenPolicy.minimumChangeInterval)
+                        if tokens.isFirstExpiry(of: token) {
+                            logger.warning(
+                                "APNs says the provider token expired, but it is too young to be replaced: this machine's clock is probably wrong; the key's sends wait",
+                                metadata: ["apns.token_age_s": "\(age)", "apns.retry_after_s": "\(wait.components.seconds)"]
+                            )
+                        }
+                        return .retryLater(reason: reason, after: wait)
+                    }
+                    if tokens.isFirstExpiry(of: token) {
+                        logger.warning(
+                            "APNs says the provider token expired; signed a new one (if this recurs, check this machine's clock)",
+                            metadata: ["apns.token_age_s": "\(age)"]
+                        )
                     }
                 }
                 if retireConnection { pool.drain(connection.id) }

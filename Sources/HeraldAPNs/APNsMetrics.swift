@@ -7,11 +7,13 @@ struct APNsMetrics: Sendable {
     private let inFlight = Meter(label: "herald_apns_in_flight")
     private let latency = Timer(label: "herald_apns_request_duration_seconds")
     private let credentialsBroken: Gauge
+    private let expiredProviderTokens: Counter
     /// The counter of nearly every answer, kept at hand.
     private let delivered = Counter(label: "herald_apns_sent_total", dimensions: [("status", "200"), ("reason", "none")])
 
     init(bundleID: String) {
         credentialsBroken = Gauge(label: "herald_apns_credentials_broken", dimensions: [("bundle_id", bundleID)])
+        expiredProviderTokens = Counter(label: "herald_apns_expired_provider_token_total", dimensions: [("bundle_id", bundleID)])
     }
 
     func started() { inFlight.increment() }
@@ -43,4 +45,7 @@ struct APNsMetrics: Sendable {
     }
 
     func markCredentialsBroken() { credentialsBroken.record(1) }
+
+    /// APNs answered ExpiredProviderToken.
+    func providerTokenExpired() { expiredProviderTokens.increment() }
 }

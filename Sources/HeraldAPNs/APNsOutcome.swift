@@ -12,9 +12,12 @@ public enum APNsOutcome: Sendable, Hashable {
     /// APNs kept failing (5xx) and the client's circuit is open: nothing was sent. Try
     /// again after `after`; `reason` is APNs' last 5xx reason.
     case circuitOpen(reason: APNsReason, after: Duration)
-    /// The app's credentials don't work: the client stopped sending for this app
-    /// (see ``APNsClient/credentialsProblem``).
+    /// APNs refused the app's credentials in its answer to this notification: the client
+    /// stopped sending for this app (see ``APNsClient/credentialsProblem``).
     case credentialsBroken(reason: APNsReason)
+    /// APNs refused the app's credentials earlier (`reason`, its answer then): this
+    /// notification was not sent.
+    case credentialsRefused(reason: APNsReason)
     /// The message can't be delivered as it is: fail it with Apple's reason.
     case failed(reason: APNsReason, status: Int)
 }

@@ -18,6 +18,8 @@ public final class APNsTokenStore: Sendable {
     private let policy: APNsTokenPolicy
     private let now: @Sendable () -> Date
     private let state = NIOLockedValueBox<(token: APNsProviderToken?, signed: Int)>((nil, 0))
+    /// The last token APNs called expired that was reported (logged once per token).
+    private let reportedExpiry = NIOLockedValueBox<APNsProviderToken?>(nil)
 
     /// - Parameters:
     ///   - privateKeyPEM: the .p8 key.
@@ -67,6 +69,16 @@ public final class APNsTokenStore: Sendable {
             guard now.timeIntervalSince(rejected.issuedAt) >= policy.minimumChangeInterval else { return false }
             state.token = try signer.sign(issuedAt: now)
             state.signed += 1
+            return true
+        }
+    }
+
+    /// Whether `rejected` is a token APNs called expired for the first time: each is
+    /// reported once, however many requests carried it.
+    func isFirstExpiry(of rejected: APNsProviderToken) -> Bool {
+        reportedExpiry.withLockedValue { reported in
+            guard reported != rejected else { return false }
+            reported = rejected
             return true
         }
     }

@@ -26,6 +26,8 @@ struct CenterMetrics: Sendable {
         case .invalidToken(let reason, _), .retryLater(let reason, _), .circuitOpen(let reason, _), .credentialsBroken(let reason),
             .failed(let reason, _):
             refusedCounter(Self.label(for: reason)).increment()
+        case .credentialsRefused:
+            refusedCounter(APNsError.credentialsRefused.reason).increment()
         }
     }
 

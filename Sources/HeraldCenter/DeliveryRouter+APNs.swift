@@ -60,8 +60,8 @@ extension DeliveryRouter {
     private func sendToAPNs(_ prepared: Prepared, target: FanOutTarget, language: String?, attempts: Int) async -> DeliveryUpdate {
         let message = prepared.message
         let push = message.push.localized(for: language)
-        let environment: APNsEnvironment =
-            push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
+        let route = EnvironmentChoice(push: push, target: target)
+        let environment = route.environment
         let primaryToken = push.pushType == .voip ? target.voipToken : target.apnsToken
         let voipToken = push.hasVoIPCompanion ? target.voipToken : nil
         guard primaryToken != nil || voipToken != nil else {
@@ -91,7 +91,7 @@ extension DeliveryRouter {
         guard let primaryToken else {
             // Only the VoIP token: the VoIP push is the copy's delivery.
             guard let voip else { return DeliveryUpdate(deviceID: target.deviceID, state: prepared.stored ? .waiting : .expired) }
-            return await send(voip, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
+            return await send(voip, client: client, route: route, target: target, attempts: attempts, prepared: prepared)
         }
         // The device's badge is part of the payload only when the push sets or changes it
         // (a retry or a taken-over job reads the device's badge whatever the push).
@@ -103,15 +103,15 @@ extension DeliveryRouter {
             deviceToken: primaryToken,
             pushType: APNsPushType(push.pushType),
             payload: payload,
-            priority: push.priority.flatMap { APNsPriority(rawValue: $0 == 1 ? 5 : $0) },
+            priority: push.priority.flatMap(APNsPriority.init(rawValue:)),
             expiration: expiration,
             collapseID: push.collapseID(identifier: message.identifier)
         )
         guard let voip, attempts == 0 else {
-            return await send(notification, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
+            return await send(notification, client: client, route: route, target: target, attempts: attempts, prepared: prepared)
         }
-        async let beside = sendBeside(voip, client: client, target: target, prepared: prepared)
-        let update = await send(notification, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
+        async let beside = sendBeside(voip, client: client, route: route, target: target, prepared: prepared)
+        let update = await send(notification, client: client, route: route, target: target, attempts: attempts, prepared: prepared)
         await beside
         return update
     }
@@ -119,13 +119,25 @@ extension DeliveryRouter {
     /// Sends the VoIP push that goes beside a notification: its outcome is counted and, when
     /// it isn't delivered, logged; a VoIP token APNs no longer takes is removed from the
     /// device (its APNs token stays valid).
-    private func sendBeside(_ voip: APNsNotification, client: APNsClient, target: FanOutTarget, prepared: Prepared) async {
+    private func sendBeside(
+        _ voip: APNsNotification,
+        client: APNsClient,
+        route: EnvironmentChoice,
+        target: FanOutTarget,
+        prepared: Prepared
+    ) async {
         let appID = prepared.message.appID
         do {
             let outcome = try await client.send(voip)
             metrics.apnsOutcome(outcome)
             switch outcome {
             case .delivered: return
+            case .invalidToken(let reason, _) where route.isWrongEnvironment(for: reason):
+                logger.info(
+                    "APNs did not take a VoIP push in the environment the push asked for; the token is kept",
+                    metadata: ["herald.app_id": "\(appID)", "herald.environment": "\(route.environment.rawValue)"]
+                )
+                return
             case .invalidToken(let reason, let since):
                 try? await store.invalidateToken(
                     deviceID: target.deviceID,
@@ -153,8 +165,8 @@ extension DeliveryRouter {
         guard let token, let payload = prepared.liveActivityPayload else {
             return DeliveryUpdate(deviceID: target.deviceID, state: .expired)
         }
-        let environment: APNsEnvironment =
-            push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
+        let route = EnvironmentChoice(push: push, target: target)
+        let environment = route.environment
         let client: APNsClient?
         do {
             client = try await apns.client(appID: message.appID, environment: environment)
@@ -170,20 +182,21 @@ extension DeliveryRouter {
             priority: (push.liveActivity?.priority).flatMap(APNsPriority.init(rawValue:)),
             expiration: push.timeToLive == 0 ? Date(timeIntervalSince1970: 0) : message.expiresAt
         )
-        return await send(notification, client: client, environment: environment, target: target, attempts: attempts, prepared: prepared)
+        return await send(notification, client: client, route: route, target: target, attempts: attempts, prepared: prepared)
     }
 
     /// Sends a copy's notification and says what became of the copy.
     private func send(
         _ notification: APNsNotification,
         client: APNsClient,
-        environment: APNsEnvironment,
+        route: EnvironmentChoice,
         target: FanOutTarget,
         attempts: Int,
         prepared: Prepared
     ) async -> DeliveryUpdate {
         let message = prepared.message
         let token = notification.deviceToken
+        let environment = route.environment
         do {
             let outcome = try await client.send(notification)
             metrics.apnsOutcome(outcome)
@@ -194,6 +207,16 @@ extension DeliveryRouter {
                     state: .apns,
                     apnsAttempted: true,
                     event: prepared.event(apnsID: apnsID, apnsStatus: 200)
+                )
+            case .invalidToken(let reason, _) where route.isWrongEnvironment(for: reason):
+                // The push sent it where the device's token doesn't live: this push fails,
+                // the token stays valid for the environment it was registered for.
+                return DeliveryUpdate(
+                    deviceID: target.deviceID,
+                    state: .failed,
+                    apnsReason: Self.wrongEnvironment,
+                    apnsAttempted: true,
+                    event: prepared.event(apnsID: notification.apnsID, apnsStatus: 400)
                 )
             case .invalidToken(let reason, let since):
                 try? await store.invalidateToken(
@@ -218,6 +241,10 @@ extension DeliveryRouter {
             case .credentialsBroken(let reason):
                 await apns.credentialsRefused(by: client, appID: message.appID, environment: environment, reason: reason)
                 return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: reason.rawValue, apnsAttempted: true)
+            case .credentialsRefused(let reason):
+                // Not sent: APNs refused the credentials on another copy, with Apple's reason.
+                await apns.credentialsRefused(by: client, appID: message.appID, environment: environment, reason: reason)
+                return DeliveryUpdate(deviceID: target.deviceID, state: .failed, apnsReason: Self.credentialsRefused)
             case .failed(let reason, let status):
                 return DeliveryUpdate(
                     deviceID: target.deviceID,
@@ -268,6 +295,12 @@ extension DeliveryRouter {
     static let clientUnavailable = "ClientUnavailable"
     /// Herald's reason for a send that failed in an unforeseen way.
     static let internalError = "InternalError"
+    /// Herald's reason for a copy not sent because APNs had refused its app's credentials
+    /// (on another copy, which shows Apple's reason).
+    static let credentialsRefused = APNsError.credentialsRefused.reason
+    /// Herald's reason for a copy APNs refused with BadDeviceToken in the environment the
+    /// push asked for (`apns_production`), which is not its device's: the token is kept.
+    static let wrongEnvironment = APNsAdvice.wrongEnvironment
 
     /// Whether the copy can go to APNs: an Apple device with a valid token for the push
     /// (its VoIP token, for a VoIP push or one beside a notification).
@@ -277,6 +310,28 @@ extension DeliveryRouter {
         guard target.platform.usesAPNs, target.tokenValid else { return false }
         if push.hasVoIPCompanion, target.voipToken != nil { return true }
         return push.pushType == .voip ? target.voipToken != nil : target.apnsToken != nil
+    }
+}
+
+/// The APNs environment a copy goes to: the one its push asks for (`apns_production`),
+/// else its device's own (production when the device didn't say).
+struct EnvironmentChoice: Sendable {
+    var environment: APNsEnvironment
+    /// The push asked for an environment that is not its device's own.
+    var isForcedElsewhere: Bool
+
+    init(push: Push, target: FanOutTarget) {
+        let own = target.apnsEnvironment ?? .production
+        let asked = push.apnsProduction.map { $0 ? APNsEnvironment.production : .sandbox }
+        environment = asked ?? own
+        isForcedElsewhere = asked.map { $0 != own } ?? false
+    }
+
+    /// APNs' refusal says only that the token is not of the environment the push forced,
+    /// not that the token is dead: JPush's clients send `apns_production: false` by
+    /// default, and a production token must survive that.
+    func isWrongEnvironment(for reason: APNsReason) -> Bool {
+        isForcedElsewhere && reason == .badDeviceToken
     }
 }
 

@@ -253,8 +253,8 @@ extension DeliveryRouter {
     /// Sends one recall push; false when APNs did not take it.
     private func sendRecall(_ recall: RecallTarget, token: String, appID: Int64, push: Push) async -> Bool {
         let target = recall.target
-        let environment: APNsEnvironment =
-            push.apnsProduction.map { $0 ? .production : .sandbox } ?? target.apnsEnvironment ?? .production
+        let route = EnvironmentChoice(push: push, target: target)
+        let environment = route.environment
         guard let client = try? await apns.client(appID: appID, environment: environment) else { return false }
         guard let commandID = try? await store.newMsgID() else { return false }
         let notification = APNsNotification(
@@ -270,10 +270,13 @@ extension DeliveryRouter {
             switch outcome {
             case .delivered:
                 return true
+            case .invalidToken(let reason, _) where route.isWrongEnvironment(for: reason):
+                // Refused where the push sent it, not where the token lives: it stays valid.
+                return false
             case .invalidToken(_, let since):
                 try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
                 return false
-            case .credentialsBroken(let reason):
+            case .credentialsBroken(let reason), .credentialsRefused(let reason):
                 await apns.credentialsRefused(by: client, appID: appID, environment: environment, reason: reason)
                 return false
             case .retryLater, .circuitOpen, .failed:

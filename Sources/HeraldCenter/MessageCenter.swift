@@ -247,32 +247,83 @@ public final class MessageCenter: Service, Sendable {
         }
     }
 
-    /// Sends APNs retries as they come due.
+    /// Sends APNs retries as they come due. A claimed batch is sent while the next is
+    /// claimed (up to ``retryBatchesInFlight`` at once), and the messages of a batch are
+    /// sent side by side: a copy whose request APNs never answers holds only itself (each
+    /// answer is recorded as it comes), not the retries due after it, of any app.
     private func retryDue() async {
-        while !Task.isCancelled {
-            do {
-                let due = try await store.claimDueRetries(limit: configuration.batchSize, lease: .seconds(60))
-                let byMessage = Dictionary(grouping: due, by: \.messageID)
-                for (messageID, retries) in byMessage {
-                    guard let message = try await store.message(id: messageID) else { continue }
-                    let prepared = router.prepare(message)
-                    var updates: [DeliveryUpdate] = []
-                    if message.expiresAt <= Date() || !message.isLive {
-                        updates = retries.map { DeliveryUpdate(deviceID: $0.target.deviceID, state: .expired, event: prepared.event()) }
-                    } else {
-                        for (attempts, group) in Dictionary(grouping: retries, by: \.attempts) {
-                            updates += await router.sendToAPNs(prepared, targets: group.map(\.target), attempts: attempts)
-                        }
-                    }
-                    try await store.recordDeliveries(messageID: messageID, updates)
+        await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            while !Task.isCancelled {
+                if inFlight >= Self.retryBatchesInFlight {
+                    await group.next()
+                    inFlight -= 1
+                    continue
                 }
-                if !due.isEmpty { continue }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("APNs retries failed; trying again", metadata: ["error": "\(error)"])
+                let due: [DueRetry]
+                do {
+                    due = try await store.claimDueRetries(limit: configuration.batchSize, lease: .seconds(60))
+                } catch {
+                    if Task.isCancelled { break }
+                    logger.warning("APNs retries failed; trying again", metadata: ["error": "\(error)"])
+                    due = []
+                }
+                guard due.isEmpty else {
+                    inFlight += 1
+                    group.addTask { await self.retry(due) }
+                    continue
+                }
+                try? await Task.sleep(for: configuration.pollInterval)
             }
-            try? await Task.sleep(for: configuration.pollInterval)
         }
+    }
+
+    /// Claimed batches of retries sent at once.
+    static let retryBatchesInFlight = 8
+
+    /// Messages of a claimed batch sent at once.
+    static let retryMessagesInFlight = 16
+
+    /// Sends a claimed batch of retries, each message's copies beside the others' (up to
+    /// ``retryMessagesInFlight`` messages at once: each costs the pool a read and a write).
+    private func retry(_ due: [DueRetry]) async {
+        await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            for (messageID, retries) in Dictionary(grouping: due, by: \.messageID) {
+                if inFlight >= Self.retryMessagesInFlight {
+                    await group.next()
+                    inFlight -= 1
+                }
+                inFlight += 1
+                group.addTask {
+                    do {
+                        try await self.retry(messageID: messageID, retries)
+                    } catch {
+                        if !Task.isCancelled { self.logger.warning("APNs retries failed; trying again", metadata: ["error": "\(error)"]) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends one message's due retries, and records what could not be recorded as it came.
+    private func retry(messageID: Int64, _ retries: [DueRetry]) async throws {
+        guard let message = try await store.message(id: messageID) else { return }
+        let prepared = router.prepare(message)
+        var updates: [DeliveryUpdate] = []
+        if message.expiresAt <= Date() || !message.isLive {
+            updates = retries.map { DeliveryUpdate(deviceID: $0.target.deviceID, state: .expired, event: prepared.event()) }
+        } else {
+            updates = await withTaskGroup(of: [DeliveryUpdate].self) { group in
+                for (attempts, copies) in Dictionary(grouping: retries, by: \.attempts) {
+                    group.addTask { await self.router.sendToAPNs(prepared, targets: copies.map(\.target), attempts: attempts) }
+                }
+                var updates: [DeliveryUpdate] = []
+                for await some in group { updates += some }
+                return updates
+            }
+        }
+        try await store.recordDeliveries(messageID: messageID, updates)
     }
 }
 

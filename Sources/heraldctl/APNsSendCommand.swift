@@ -189,6 +189,9 @@ struct APNsSendCommand: AsyncParsableCommand {
                 defer { group.cancelAll() }
                 return try await client.send(notification)
             }
+        } catch let error as APNsError where error.isRetryable {
+            // No answer (a hang, no server, connections closing): unreachable, as the help says.
+            throw CLIError.unreachable("APNs", url: "\(configuration.host):\(configuration.port)", reason: "no answer (\(error.reason))")
         } catch let error as APNsError {
             throw CLIError.usage("APNs would refuse this request: \(error)")
         }
@@ -201,7 +204,7 @@ struct APNsSendCommand: AsyncParsableCommand {
         switch outcome {
         case .delivered: return
         case .retryLater(let reason, _) where answer.status == nil:
-            throw CLIError.unreachable(url: server ?? configuration.host, reason: "\(reason)")
+            throw CLIError.unreachable("APNs", url: "\(configuration.host):\(configuration.port)", reason: "no answer (\(reason))")
         default: throw ExitCode(1)
         }
     }
@@ -233,7 +236,7 @@ struct APNsAnswer: Encodable {
         case .failed(let reason, let status):
             self.reason = reason.rawValue
             self.status = status
-        case .credentialsBroken(let reason):
+        case .credentialsBroken(let reason), .credentialsRefused(let reason):
             self.reason = reason.rawValue
             status = 403  // every reason of refused credentials comes with 403
         case .retryLater(let reason, _), .circuitOpen(let reason, _):
@@ -250,6 +253,8 @@ struct APNsAnswer: Encodable {
     static func transientStatus(_ reason: APNsReason) -> Int? {
         switch reason {
         case .tooManyRequests, .tooManyProviderTokenUpdates: 429
+        case .expiredProviderToken, .unrelatedKeyIdInToken: 403
+        case .idleTimeout: 400
         case .internalServerError: 500
         case .serviceUnavailable, .shutdown: 503
         default: nil

@@ -22,7 +22,7 @@ struct CLIError: Error, CustomStringConvertible {
     private enum Kind {
         case api(status: Int, code: Int, message: String)
         case unexpectedResponse(status: Int, url: String)
-        case unreachable(url: String, reason: String)
+        case unreachable(service: String, url: String, reason: String)
         case configuration(String)
         case usage(String)
         case timedOut(String)
@@ -43,9 +43,9 @@ struct CLIError: Error, CustomStringConvertible {
         CLIError(.unexpectedResponse(status: status, url: url))
     }
 
-    /// No answer at all from `url`.
-    static func unreachable(url: String, reason: String) -> CLIError {
-        CLIError(.unreachable(url: url, reason: reason))
+    /// No answer at all from `url`, Herald's API unless `service` says which.
+    static func unreachable(_ service: String = "Herald", url: String, reason: String) -> CLIError {
+        CLIError(.unreachable(service: service, url: url, reason: reason))
     }
 
     /// A problem with the config file, a profile or missing credentials.
@@ -84,8 +84,8 @@ struct CLIError: Error, CustomStringConvertible {
             "error \(code): \(message)"
         case .unexpectedResponse(let status, let url):
             "error: \(url) answered HTTP \(status) without a Herald error body; is this Herald's API?"
-        case .unreachable(let url, let reason):
-            "error: cannot reach Herald at \(url): \(reason)"
+        case .unreachable(let service, let url, let reason):
+            "error: cannot reach \(service) at \(url): \(reason)"
         case .configuration(let message), .usage(let message), .timedOut(let message), .failed(let message):
             "error: \(message)"
         }

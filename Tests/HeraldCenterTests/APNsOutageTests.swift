@@ -25,6 +25,54 @@ import Testing
         try await test.count("deliveries dl JOIN messages m ON m.id = dl.message_id WHERE m.msg_id = '\(msgID)' AND dl.state = '\(state)'")
     }
 
+    /// A retry whose request APNs never answers holds only itself: a retry due after it
+    /// goes out while it still waits for its answer (retries were claimed a batch at a
+    /// time, each batch waiting for its slowest send).
+    @Test func aRetryAPNsNeverAnswersDoesNotHoldTheRetriesDueAfterIt() async throws {
+        let hangs: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
+            configuration.center.apnsRequestTimeout = .seconds(30)
+            configuration.center.apnsCircuitBreaker.failureThreshold = 1000
+        }
+        try await TestNode.run(configure: hangs) { test in
+            // A delivery first, so the client's connection takes more than one stream.
+            let healthy = TestNode.token(880)
+            _ = try await test.register(token: healthy, alias: "healthy")
+            _ = try await test.push(["audience": ["alias": ["healthy"]], "notification": ["alert": "warm up"]])
+            #expect(try await test.waitForAPNs(healthy).count == 1)
+
+            let stalled = TestNode.token(881)
+            _ = try await test.register(token: stalled, alias: "stalled")
+            test.sandbox.setFault(.serviceUnavailable, forDevice: stalled)
+            let first = try await test.push(["audience": ["alias": ["stalled"]], "notification": ["alert": "hangs on retry"]])
+            try await waitFor("the first copy to wait for a retry", timeout: .seconds(10)) {
+                (try? await deliveries(test, first.msgID, state: "waiting")) == 1
+            }
+            // Its retry is claimed (its next attempt pushed a lease ahead) and never answered.
+            test.sandbox.setFault(.neverAnswer, forDevice: stalled)
+            try await waitFor("the first copy's retry to be claimed", timeout: .seconds(10)) {
+                try await test.count(
+                    "deliveries dl JOIN messages m ON m.id = dl.message_id WHERE m.msg_id = '\(first.msgID)' AND dl.next_attempt_at > now() + interval '30 seconds'"
+                ) == 1
+            }
+
+            let later = TestNode.token(882)
+            _ = try await test.register(token: later, alias: "later")
+            test.sandbox.setFault(.serviceUnavailable, forDevice: later)
+            let second = try await test.push(["audience": ["alias": ["later"]], "notification": ["alert": "due after"]])
+            try await waitFor("the second copy to wait for a retry", timeout: .seconds(10)) {
+                (try? await deliveries(test, second.msgID, state: "waiting")) == 1
+            }
+            test.sandbox.setFault(nil, forDevice: later)
+            #expect(try await test.waitForAPNs(later, timeout: .seconds(20)).count == 1)
+            // ... while the first retry still waits for its answer (no Timeout recorded yet).
+            let reasons = try await test.stores.sql.query(
+                "SELECT dl.apns_reason FROM deliveries dl JOIN messages m ON m.id = dl.message_id WHERE m.msg_id = \(first.msgID)",
+                logger: TestDatabase.logger
+            )
+            for try await reason in reasons.decode(String?.self) { #expect(reason == "ServiceUnavailable") }
+        }
+    }
+
     @Test func aServiceUnavailableStormKeepsCopiesWaitingAtABoundedRateAndDeliversThemOnceAfter() async throws {
         let shortOutageSteps: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
             configuration.center.apnsConnections = 1

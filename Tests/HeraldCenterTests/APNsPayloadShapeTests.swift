@@ -26,6 +26,25 @@ import Testing
         }
     }
 
+    /// Apple takes priorities 10, 5 and 1: each goes as asked.
+    @Test func eachPriorityApplesTakesIsSentAsAsked() async throws {
+        try await TestNode.run { test in
+            let token = TestNode.token(43)
+            let device = try await test.register(token: token)
+            for priority in [1, 5, 10] {
+                let sent = try await test.push([
+                    "audience": ["registration_id": [JSON(device.registrationID)]],
+                    "notification": ["alert": JSON("at \(priority)")],
+                    "options": ["priority": JSON(priority)],
+                ])
+                #expect(sent.status == 200, "\(sent.json)")
+                _ = try await test.settledReport(sent.msgID) { $0["apns_sent"].int == 1 }
+            }
+            let received = try await test.waitForAPNs(token, count: 3)
+            #expect(received.map(\.priority) == [1, 5, 10])
+        }
+    }
+
     @Test func anOversizedPayloadIsRefusedAtAcceptanceAndNothingIsStoredOrSent() async throws {
         try await TestNode.run { test in
             let token = TestNode.token(42)

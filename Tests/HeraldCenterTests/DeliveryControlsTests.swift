@@ -74,6 +74,97 @@ import Testing
         }
     }
 
+    /// Quiet hours set to null: what they held goes at once, not at the old window's end.
+    @Test func copiesHeldByQuietHoursAreReleasedWhenTheQuietHoursAreRemoved() async throws {
+        try await TestNode.run { test in
+            let device = try await test.register(platform: "linux")
+            let connection = try await test.rawConnection(device)
+            try await settings(
+                test,
+                [
+                    "quiet_hours": [
+                        "start": JSON(Self.localTime(in: "UTC", plus: -3600)), "end": JSON(Self.localTime(in: "UTC", plus: 3600)),
+                        "action": "hold",
+                    ]
+                ]
+            )
+            let held = try await test.push(message("sale", to: device.registrationID))
+            #expect(try await test.status(held.msgID, device.registrationID, becomes: "held") == "held")
+
+            try await settings(test, ["quiet_hours": .null])
+            #expect(Self.msgID(try await connection.nextPublish(timeout: .seconds(15))) == held.msgID)
+            #expect(try await test.status(held.msgID, device.registrationID, becomes: "delivered_tcp") == "delivered_tcp")
+        }
+    }
+
+    /// A changed window is judged again: a copy still inside it waits for its new end, one
+    /// now outside it goes at once.
+    @Test func copiesHeldByQuietHoursAreJudgedAgainByAChangedWindow() async throws {
+        try await TestNode.run { test in
+            let device = try await test.register(platform: "linux")
+            let connection = try await test.rawConnection(device)
+            func window(from start: TimeInterval, to end: TimeInterval) -> JSON {
+                [
+                    "quiet_hours": [
+                        "start": JSON(Self.localTime(in: "UTC", plus: start)), "end": JSON(Self.localTime(in: "UTC", plus: end)),
+                        "action": "hold",
+                    ]
+                ]
+            }
+            try await settings(test, window(from: -3600, to: 3600))
+            let held = try await test.push(message("sale", to: device.registrationID))
+            #expect(try await test.status(held.msgID, device.registrationID, becomes: "held") == "held")
+
+            // Longer: still held, now until the new end.
+            try await settings(test, window(from: -3600, to: 3 * 3600))
+            let deadline = ContinuousClock.now + .seconds(15)
+            var until: Date?
+            while ContinuousClock.now < deadline {
+                let rows = try await test.stores.sql.query(
+                    "SELECT next_attempt_at FROM deliveries WHERE state = 'held'",
+                    logger: TestDatabase.logger
+                )
+                until = nil
+                for try await at in rows.decode(Date.self) { until = at }
+                if let until, until > Date().addingTimeInterval(2 * 3600) { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(until.map { $0 > Date().addingTimeInterval(2 * 3600) } == true, "\(String(describing: until))")
+            #expect(try await test.status(held.msgID, device.registrationID) == "held")
+
+            // Moved past now: released.
+            try await settings(test, window(from: 3600, to: 2 * 3600))
+            #expect(Self.msgID(try await connection.nextPublish(timeout: .seconds(15))) == held.msgID)
+            #expect(try await test.status(held.msgID, device.registrationID, becomes: "delivered_tcp") == "delivered_tcp")
+        }
+    }
+
+    /// The window is read in the app's zone (for a device that reports none): a new zone
+    /// judges what it held again.
+    @Test func copiesHeldByQuietHoursAreJudgedAgainWhenTheAppsZoneChanges() async throws {
+        try await TestNode.run { test in
+            let device = try await test.register(platform: "linux")
+            let connection = try await test.rawConnection(device)
+            try await settings(
+                test,
+                [
+                    "quiet_hours": [
+                        "start": JSON(Self.localTime(in: "UTC", plus: -3600)), "end": JSON(Self.localTime(in: "UTC", plus: 3600)),
+                        "action": "hold",
+                    ]
+                ]
+            )
+            let held = try await test.push(message("sale", to: device.registrationID))
+            #expect(try await test.status(held.msgID, device.registrationID, becomes: "held") == "held")
+
+            // Nine hours later in Tokyo: outside the window.
+            let zone = try await test.call("PUT", "/admin/v1/apps/\(test.appKey)/time_zone", ["time_zone": "Asia/Tokyo"], as: .admin)
+            #expect(zone.status == 200 || zone.status == 204, "\(zone.json)")
+            #expect(Self.msgID(try await connection.nextPublish(timeout: .seconds(15))) == held.msgID)
+            #expect(try await test.status(held.msgID, device.registrationID, becomes: "delivered_tcp") == "delivered_tcp")
+        }
+    }
+
     @Test func dropSendsNothingInsideTheWindowAndTheCapDropsTheThirdOfADay() async throws {
         try await TestNode.run { test in
             let device = try await test.register(platform: "linux")

@@ -126,6 +126,29 @@ import Testing
         }
     }
 
+    /// APNs' 410 for an ActivityKit token removes it, though the app records no delivery
+    /// events (the default).
+    @Test func aDeadLiveActivityTokenIsRemovedWithoutDeliveryEvents() async throws {
+        try await TestNode.run { test in
+            let startToken = TestNode.token(79)
+            let device = try await test.register(token: TestNode.token(80))
+            let path = "/v3/devices/\(device.registrationID)/live_activities"
+            let set = try await test.call("PUT", path + "/push_to_start/Score", ["token": JSON(startToken)])
+            #expect(set.status == 204)
+            test.sandbox.markUnregistered(startToken, since: Date().addingTimeInterval(5))
+            let sent = try await test.push([
+                "audience": ["registration_id": [JSON(device.registrationID)]],
+                "live_activity": ["ios": ["event": "start", "attributes-type": "Score", "attributes": [:], "content-state": ["home": 1]]],
+            ])
+            #expect(sent.status == 200, "\(sent.json)")
+            let report = try await test.settledReport(sent.msgID) { $0["apns_failed"].int == 1 }
+            #expect(report["apns_failures"].array?.first?["reason"].string == "Unregistered")
+            let listed = try await test.call("GET", path)
+            #expect(listed.status == 200)
+            #expect(listed.json["push_to_start"]["Score"].isNull, "\(listed.json)")
+        }
+    }
+
     @Test func aTokenOfTheWrongKindIsRefusedBySandboxAndTheReportSaysWhy() async throws {
         try await TestNode.run { test in
             let bundleID = "dev.herald.app\(test.appID)"

@@ -54,4 +54,63 @@ struct DeviceDiagnosisTests {
         #expect(findings.map(\.code) == ["online", "apns_failed", "held", "dropped_quiet_hours", "dropped_daily_cap"])
         #expect(findings[1].message.hasPrefix("2 of its last 5 copies failed at APNs with PayloadTooLarge"))
     }
+
+    /// A push forced to the other APNs environment says so, as a warning: the token is fine.
+    @Test func aWrongEnvironmentFailureIsAWarningThatSaysSo() {
+        let now = Date()
+        let facts = DeviceDiagnosis.Facts(
+            platform: .ios,
+            hasAPNsToken: true,
+            tokenValid: true,
+            tokenEnvironment: .production,
+            node: "node-1",
+            credentials: credentials,
+            recent: [
+                .init(msgID: "1", sentAt: now, status: "failed", reason: APNsAdvice.wrongEnvironment),
+                .init(msgID: "2", sentAt: now, status: "sent_apns"),
+            ]
+        )
+        let findings = DeviceDiagnosis(facts).findings
+        #expect(findings.map(\.code) == ["online", "wrong_environment"])
+        #expect(findings[1].level == .warning)
+        #expect(findings[1].message.hasPrefix("1 of its last 2 copies failed: Wrong environment for this token"))
+        #expect(findings[1].message.contains("production token"))
+    }
+
+    /// A copy Herald didn't send because APNs refused the app's credentials is explained
+    /// as that, not as a reason from Apple's table.
+    @Test func aCopyNotSentForRefusedCredentialsSaysWhy() {
+        let facts = DeviceDiagnosis.Facts(
+            platform: .ios,
+            hasAPNsToken: true,
+            tokenValid: true,
+            credentials: credentials,
+            credentialsProblem: "InvalidProviderToken",
+            recent: [.init(msgID: "1", sentAt: Date(), status: "failed", reason: "CredentialsRefused")]
+        )
+        let failed = DeviceDiagnosis(facts).findings.first { $0.code == "apns_failed" }
+        #expect(failed?.message.contains("Not sent: APNs had refused the app's credentials") == true, "\(String(describing: failed))")
+    }
+
+    /// A 410 while the device's APNs token is valid was its VoIP token's (removed): said
+    /// so, without promising a "dead since" that isn't shown.
+    @Test func aDeadVoIPTokenIsSaidToBeRemoved() {
+        var facts = DeviceDiagnosis.Facts(
+            platform: .ios,
+            hasAPNsToken: true,
+            tokenValid: true,
+            credentials: credentials,
+            recent: [.init(msgID: "1", sentAt: Date(), status: "failed", reason: "Unregistered")]
+        )
+        var message = DeviceDiagnosis(facts).findings.first { $0.code == "apns_failed" }?.message ?? ""
+        #expect(message.contains("VoIP token") && message.contains("Herald removed it"), "\(message)")
+        #expect(!message.contains("since the time shown"), "\(message)")
+        facts.hasVoIPToken = true
+        message = DeviceDiagnosis(facts).findings.first { $0.code == "apns_failed" }?.message ?? ""
+        #expect(message.contains("registered a valid one since"), "\(message)")
+        // A dead APNs token keeps the advice that points at its time.
+        facts.tokenValid = false
+        message = DeviceDiagnosis(facts).findings.first { $0.code == "apns_failed" }?.message ?? ""
+        #expect(message.contains("since the time shown"), "\(message)")
+    }
 }

@@ -106,6 +106,13 @@ import Testing
         #expect(start.audience.tags == ["t"])
         #expect(start.liveActivity?.priority == 5)
         #expect(start.path.fansOutExplicitly == false)
+        // Apple's start carries an alert: one without is accepted, with a warning.
+        #expect(start.warnings.contains { $0.hasPrefix("live_activity.ios.alert:") }, "\(start.warnings)")
+        let alerted = try push(
+            #""audience": {"tag": ["t"]}, "live_activity": {"ios": {"event": "start", "attributes-type": "A", "attributes": {}, "content-state": {"x": 1}, "alert": {"title": "T", "body": "B"}}}"#,
+            notification: false
+        )
+        #expect(alerted.warnings.isEmpty, "\(alerted.warnings)")
         let update = try push(
             #""audience": {"live_activity_id": "order-1"}, "live_activity": {"ios": {"event": "update", "content-state": {"x": 2}}}"#,
             notification: false

@@ -109,4 +109,31 @@ struct APNsSendCommandTests {
             #expect(object["reason"] as? String == "BadDeviceToken" && object["status"] as? Int == 400)
         }
     }
+
+    /// APNs answering ExpiredProviderToken did answer: a refusal (exit 1) with the advice
+    /// about the clock, not "no answer".
+    @Test func anExpiredProviderTokenIsApplesAnswerWithTheAdviceAboutTheClock() async throws {
+        try await withSandbox { sandbox, home, p8 in
+            sandbox.setFaultForEveryRequest(.reject(status: 403, reason: "ExpiredProviderToken"))
+            let result = try await send(sandbox, home, ["--token", String(repeating: "ab", count: 32), "--alert", "x"] + tokenAuth(p8))
+            #expect(result.status == 1, "\(result)")
+            #expect(result.field("status") == "403" && result.field("reason") == "ExpiredProviderToken", "\(result)")
+            #expect(result.field("advice")?.contains("clock") == true, "\(result)")
+        }
+    }
+
+    /// No answer (APNs hangs, or nothing listens) is exit 69, as the help promises, and
+    /// names APNs.
+    @Test func noAnswerIsUnreachable() async throws {
+        try await withSandbox { sandbox, home, p8 in
+            sandbox.setFaultForEveryRequest(.neverAnswer)
+            let hang = try await send(
+                sandbox,
+                home,
+                ["--token", String(repeating: "ab", count: 32), "--alert", "x", "--timeout", "1"] + tokenAuth(p8)
+            )
+            #expect(hang.status == 69, "\(hang)")
+            #expect(hang.stderr.contains("cannot reach APNs at 127.0.0.1:\(sandbox.port)"), "\(hang)")
+        }
+    }
 }

@@ -53,7 +53,8 @@ struct DoctorCommandTests {
             let dead = try await test.heraldctl("doctor", gone.registrationID)
             #expect(dead.status == 1, "\(dead)")
             #expect(dead.stdout.contains("PROBLEM token_invalid: APNs said its token is dead since "), "\(dead)")
-            #expect(dead.field("apns_token")?.hasPrefix("dead since") == true, "\(dead)")
+            // Since APNs' timestamp, not since Herald got the answer.
+            #expect(dead.field("apns_token") == "dead since \(ISO8601DateFormatter().string(from: since)), sandbox", "\(dead)")
 
             // A key APNs refuses.
             let victim = try await test.iosDevice()
@@ -78,6 +79,52 @@ struct DoctorCommandTests {
 
             let unknown = try await test.heraldctl("doctor", "0123456789abcdef0123")
             #expect(unknown.status == 1 && unknown.stderr.contains("\(HeraldError.Code.deviceNotFound.rawValue)"), "\(unknown)")
+        }
+    }
+
+    /// A push forced to the environment the device's token is not from: the doctor says
+    /// so, and the token is still valid.
+    @Test func aPushToTheWrongEnvironmentIsExplainedAndTheTokenKept() async throws {
+        try await CenterCtlTest.run { test in
+            try await upload(test, environment: .sandbox)
+            let device = try await test.iosDevice()
+            // Apple's production environment doesn't know a sandbox token.
+            test.sandbox.setFault(.reject(status: 400, reason: "BadDeviceToken"), forDevice: device.token)
+            let sent = try await test.node.push([
+                "audience": ["registration_id": [JSON(device.registrationID)]], "notification": ["alert": "hi"],
+                "options": ["apns_production": true],
+            ])
+            #expect(sent.status == 200, "\(sent.json)")
+            _ = try await test.node.settledReport(sent.msgID)
+            let result = try await test.heraldctl("doctor", device.registrationID)
+            #expect(result.field("apns_token") == "valid, sandbox", "\(result)")
+            #expect(result.stdout.contains("failed (WrongEnvironment)"), "\(result)")
+            #expect(result.stdout.contains("WARNING wrong_environment: 1 of its last 1 copies failed: Wrong environment for this token"), "\(result)")
+            #expect(!result.stdout.contains("token_invalid"), "\(result)")
+        }
+    }
+
+    /// A VoIP token APNs answers 410 for is removed, and the doctor says so (not a "dead
+    /// since" it doesn't show: the device's APNs token is still valid).
+    @Test func aDeadVoIPTokenIsSaidToBeRemoved() async throws {
+        try await CenterCtlTest.run { test in
+            try await upload(test, environment: .sandbox)
+            let device = try await test.iosDevice()
+            let voipToken = String(repeating: "9a", count: 32)
+            let set = try await test.node.call("POST", "/v3/devices/\(device.registrationID)", ["voip_token": JSON(voipToken)])
+            #expect(set.status == 200, "\(set.json)")
+            let since = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 1).rounded(.up))
+            test.sandbox.markUnregistered(voipToken, since: since)
+            let sent = try await test.node.push([
+                "audience": ["registration_id": [JSON(device.registrationID)]], "notification": ["voip": ["caller": "Ann"]],
+            ])
+            #expect(sent.status == 200, "\(sent.json)")
+            _ = try await test.node.settledReport(sent.msgID) { $0["apns_failed"].int == 1 }
+            let result = try await test.heraldctl("doctor", device.registrationID)
+            #expect(result.field("apns_token") == "valid, sandbox", "\(result)")
+            #expect(result.stdout.contains("its VoIP token, which APNs said is dead"), "\(result)")
+            #expect(result.stdout.contains("Herald removed it"), "\(result)")
+            #expect(!result.stdout.contains("since the time shown"), "\(result)")
         }
     }
 }

@@ -17,10 +17,13 @@ final class AppCredentialCache: Sendable {
     private let entries = NIOLockedValueBox<[[UInt8]: Entry]>([:])
     private let lifetime: Duration
     private let capacity: Int
+    /// Told of every verification (not of the cache's hits).
+    private let verified: VerifiedCredentials?
 
-    init(lifetime: Duration = .seconds(5), capacity: Int = 10_000) {
+    init(lifetime: Duration = .seconds(5), capacity: Int = 10_000, verified: VerifiedCredentials? = nil) {
         self.lifetime = lifetime
         self.capacity = capacity
+        self.verified = verified
     }
 
     /// The app whose credentials `authorization` carries; `credentials` reads them from the
@@ -35,6 +38,7 @@ final class AppCredentialCache: Sendable {
         if let entry = entries.withLockedValue({ $0[key] }), entry.expires > now { return entry.app }
         let (appKey, masterSecret) = try credentials(authorization)
         guard let app = try await store.authenticateApp(appKey: appKey, masterSecret: masterSecret) else { return nil }
+        verified?.record(digest: key)
         entries.withLockedValue { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = Entry(app: app, expires: now + lifetime)

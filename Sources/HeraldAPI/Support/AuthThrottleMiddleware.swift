@@ -7,22 +7,27 @@ import NIOConcurrencyHelpers
 
 /// Applies an ``AuthFailureThrottle`` to every request that carries credentials: refuses
 /// (429, `too_many_requests`, `Retry-After`) an address that has failed too often before
-/// its credentials are checked, counts every 401 as a failure of the key it named (the
-/// app key, registration id, or `admin` for the bearer token). Failures are not
-/// forgiven on a success: which route checked which credentials is not known here, and a
-/// 200 from a route that checks none must not reset a guesser's count.
+/// its credentials are checked, unless they are credentials that authenticated lately
+/// (``VerifiedCredentials``: the right secret keeps working behind an address a guesser or
+/// a misconfigured client shares); counts every 401 as a failure of the key it named (the
+/// app key, registration id, or `admin` for the bearer token), once per distinct header.
+/// Failures are not forgiven on a success: which route checked which credentials is not
+/// known here, and a 200 from a route that checks none must not reset a guesser's count.
 ///
 /// Metrics: `herald_auth_failures_total` (each 401) and `herald_auth_throttled_total`
 /// (each 429 it answers).
 struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestContext>: RouterMiddleware {
     let throttle: NIOLockedValueBox<AuthFailureThrottle<ContinuousClock.Instant>>
     let clock: @Sendable () -> ContinuousClock.Instant
+    let verified: VerifiedCredentials
 
     init(
         configuration: AuthFailureThrottle<ContinuousClock.Instant>.Configuration,
+        verified: VerifiedCredentials,
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         self.throttle = NIOLockedValueBox(AuthFailureThrottle(configuration: configuration))
+        self.verified = verified
         self.clock = clock
     }
 
@@ -39,7 +44,9 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
         // `failed` below, after the credentials.)
         if throttle.withLockedValue({ $0.hasFailures(address: address) }) {
             let key = Self.key(authorization)
-            if case .refuse(let wait) = throttle.withLockedValue({ $0.admit(key: key, address: address, now: clock()) }) {
+            if case .refuse(let wait) = throttle.withLockedValue({ $0.admit(key: key, address: address, now: clock()) }),
+                !verified.contains(authorization)
+            {
                 return try refusal(wait)
             }
         }
@@ -47,7 +54,8 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
         if response.status == .unauthorized {
             failures.increment()
             let key = Self.key(authorization)
-            if case .refuse(let wait) = throttle.withLockedValue({ $0.failed(key: key, address: address, now: clock()) }) {
+            let credentials = authorization.hashValue
+            if case .refuse(let wait) = throttle.withLockedValue({ $0.failed(key: key, address: address, credentials: credentials, now: clock()) }) {
                 return try refusal(wait)
             }
         }

@@ -8,7 +8,16 @@ import Hummingbird
 struct Authentication: Sendable {
     let store: APIStore
     let adminToken: String
-    let apps = AppCredentialCache()
+    /// Every credentials check that succeeds is recorded here (see ``VerifiedCredentials``).
+    let verified: VerifiedCredentials
+    let apps: AppCredentialCache
+
+    init(store: APIStore, adminToken: String, verified: VerifiedCredentials = VerifiedCredentials()) {
+        self.store = store
+        self.adminToken = adminToken
+        self.verified = verified
+        self.apps = AppCredentialCache(verified: verified)
+    }
 
     /// Requires `Authorization: Bearer <admin token>`.
     func requireAdmin(_ request: Request) throws {
@@ -19,6 +28,7 @@ struct Authentication: Sendable {
         guard SecretHash.matches(token, stored: SecretHash.digest(adminToken)) else {
             throw HeraldError(.unauthorized, "Authorization: wrong admin token")
         }
+        verified.record(header)
     }
 
     /// Requires Basic `app_key:master_secret`.
@@ -37,6 +47,7 @@ struct Authentication: Sendable {
             guard let principal = try await store.authenticateDevice(registrationID: user, deviceSecret: password) else {
                 throw HeraldError(.unauthorized, "Authorization: wrong registration_id or device_secret")
             }
+            verified.record(header)
             guard user == registrationID else {
                 throw HeraldError(.forbidden, "a device may only act on its own registration")
             }

@@ -2,7 +2,13 @@
 /// sentence that says what to check: `heraldctl apns send` prints it under Apple's answer,
 /// and a device's diagnosis under its last APNs failure.
 public enum APNsAdvice {
-    /// The advice for Apple's `reason` (nil for a 200), sent to `environment`.
+    /// Herald's reason for a copy APNs refused with BadDeviceToken in the environment its
+    /// push asked for (`apns_production`) rather than its device's own: that push fails,
+    /// the token is kept.
+    public static let wrongEnvironment = "WrongEnvironment"
+
+    /// The advice for Apple's `reason` (nil for a 200), sent to `environment` (for
+    /// ``wrongEnvironment``, the device's own).
     public static func explain(reason: String?, environment: APNsEnvironment?) -> String {
         let other = environment.map { $0 == .sandbox ? "production" : "sandbox" } ?? "the other environment"
         switch reason {
@@ -13,6 +19,14 @@ public enum APNsAdvice {
                 APNs does not know this token in \(environment?.rawValue ?? "this environment"). A token from a build run from Xcode \
                 is a sandbox token; one from TestFlight or the App Store is a production token: try \(other). A token is 64 hex \
                 characters (32 bytes) as the app got it from didRegisterForRemoteNotificationsWithDeviceToken.
+                """
+        case wrongEnvironment:
+            let token = environment.map { "\($0.rawValue) token" } ?? "token"
+            return """
+                Wrong environment for this token: the push asked for the other APNs environment (apns_production) than the \
+                device's \(token), and APNs does not know the token there. Only that push failed: the token was kept. JPush's \
+                clients send apns_production false by default: set it to true for TestFlight and App Store builds, or leave it \
+                out so each copy goes to its device's own environment.
                 """
         case "DeviceTokenNotForTopic":
             return "The token belongs to another app: the topic must be the bundle id of the app that registered the token."
@@ -44,6 +58,9 @@ public enum APNsAdvice {
             return "APNs is throttling: too many pushes to this device, or the signing key changed too often. Wait and retry."
         case "InternalServerError", "ServiceUnavailable", "Shutdown":
             return "APNs had a problem of its own: retry in a moment."
+        case "CredentialsRefused":
+            return
+                "Not sent: APNs had refused the app's credentials (the app's APNs problem says why); nothing goes to APNs for the app until working credentials are uploaded."
         case .some(let other):
             return "APNs refused it with \(other); see Apple's table of reasons."
         }

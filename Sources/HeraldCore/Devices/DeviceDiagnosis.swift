@@ -24,6 +24,8 @@ public struct DeviceDiagnosis: Sendable, Hashable {
         /// The server sends APNs traffic to its local sandbox, not to Apple: credentials
         /// are not needed, and nothing reaches a real device.
         public var toSandbox = false
+        /// It has a VoIP (PushKit) token now.
+        public var hasVoIPToken = false
 
         public init(
             platform: Platform,
@@ -166,7 +168,25 @@ public struct DeviceDiagnosis: Sendable, Hashable {
     private static func recent(_ copies: [Copy], _ facts: Facts, _ add: (Finding.Level, String, String) -> Void) {
         var reasons: [String: Int] = [:]
         for copy in copies where copy.status == "failed" { reasons[copy.reason ?? "unknown", default: 0] += 1 }
+        if let count = reasons.removeValue(forKey: APNsAdvice.wrongEnvironment) {
+            // The push's fault, not the token's: the token stays valid.
+            add(
+                .warning,
+                "wrong_environment",
+                "\(count) of its last \(copies.count) copies failed: \(APNsAdvice.explain(reason: APNsAdvice.wrongEnvironment, environment: facts.tokenEnvironment))"
+            )
+        }
         for (reason, count) in reasons.sorted(by: { $0.key < $1.key }) {
+            if reason == "Unregistered" || reason == "ExpiredToken", facts.tokenValid {
+                // Not its APNs token, which is valid: its VoIP token (removed at once), or a
+                // token it has replaced since. No "dead since" to show.
+                let which =
+                    facts.hasVoIPToken
+                    ? "the token they went to was dead then; the device has registered a valid one since"
+                    : "they went to its VoIP token, which APNs said is dead (the app was uninstalled or turned VoIP off): Herald removed it; its APNs token is still valid, and VoIP pushes reach it again once the app registers a new VoIP token"
+                add(.problem, "apns_failed", "\(count) of its last \(copies.count) copies failed at APNs with \(reason): \(which)")
+                continue
+            }
             add(
                 .problem,
                 "apns_failed",

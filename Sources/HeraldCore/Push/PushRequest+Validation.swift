@@ -6,6 +6,10 @@ extension PushRequest {
         var audience = try validate(audience)
         audience.platforms = try validatedPlatforms(warnings: &warnings)
         let liveActivity = try validatedLiveActivity(&audience)
+        if let liveActivity, liveActivity.event == .start, liveActivity.alert == nil {
+            // Apple's start carries an alert (the Lock Screen shows it as the activity appears).
+            warnings.append("live_activity.ios.alert: a start without an alert; Apple's start carries one (title and body)")
+        }
         if notification == nil && message == nil && liveActivity == nil {
             throw .missingField("notification", "a push needs a notification, a message or both")
         }

@@ -19,7 +19,8 @@ public struct AppSettingsChange: Sendable, Hashable {
 
 extension APIStore {
     /// Applies `change` to the app in one statement. Returns the updated app, or nil when
-    /// there is no such app. A lower rate limit also empties the shared bucket down to it.
+    /// there is no such app. A lower rate limit also empties the shared bucket down to it;
+    /// a change of quiet hours makes the copies they hold due, to be judged again.
     public func updateApp(appKey: String, _ change: AppSettingsChange) async throws -> AppRecord? {
         guard Identifiers.isAppKey(appKey) else { return nil }
         let limit = change.rateLimitPerMinute.flatMap { $0.map { Int32(clamping: $0) } }
@@ -41,6 +42,14 @@ extension APIStore {
             ), bucket AS (
                 UPDATE app_rate_buckets b SET tokens = LEAST(b.tokens, app.rate_limit_per_minute)
                 FROM app WHERE b.app_id = app.id AND app.rate_limit_per_minute IS NOT NULL
+            ), rejudged AS (
+                -- Quiet hours set, changed or removed: the app's held copies are due now, and
+                -- the centre's release judges each again by the new window (released, or held
+                -- until the new end). Reached through the partial index of held copies.
+                UPDATE deliveries dl SET next_attempt_at = now()
+                FROM app
+                WHERE \(change.quietHours != nil) AND dl.state = 'held' AND dl.next_attempt_at > now()
+                  AND EXISTS (SELECT 1 FROM messages m WHERE m.id = dl.message_id AND m.app_id = app.id)
             )
             SELECT * FROM app
             """,

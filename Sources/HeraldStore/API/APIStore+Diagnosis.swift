@@ -30,7 +30,7 @@ extension APIStore {
             let status = DeliveryStatus.name(ofState: state)
             copies.append(DeviceDiagnosis.Copy(msgID: msgID, sentAt: sentAt, status: status, reason: reason, opened: opened))
         }
-        return DeviceDiagnosis.Facts(
+        var facts = DeviceDiagnosis.Facts(
             platform: device.platform,
             hasAPNsToken: device.apnsToken != nil,
             tokenValid: device.tokenValid,
@@ -43,5 +43,7 @@ extension APIStore {
             credentialsProblem: app.apnsProblem,
             recent: copies
         )
+        facts.hasVoIPToken = device.voipToken != nil
+        return facts
     }
 }

@@ -202,7 +202,9 @@ extension APIStore {
     }
 
     /// Sets the zone an app's schedules use when they name none; those schedules are
-    /// evaluated afresh from now. False when there is no such app.
+    /// evaluated afresh from now, and the copies its quiet hours hold are judged again (the
+    /// window is in the app's zone for devices that report none). False when there is no
+    /// such app.
     public func setAppTimeZone(appID: Int64, _ zone: String, now: Date = Date()) async throws -> Bool {
         try await transaction { connection in
             let updated = try await connection.query(
@@ -214,6 +216,14 @@ extension APIStore {
                 """
                 UPDATE schedules SET evaluated_until = \(now), next_fire_at = \(now)
                 WHERE app_id = \(appID) AND time_zone IS NULL AND finished_at IS NULL
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                """
+                UPDATE deliveries dl SET next_attempt_at = now()
+                WHERE dl.state = 'held' AND dl.next_attempt_at > now()
+                  AND EXISTS (SELECT 1 FROM messages m WHERE m.id = dl.message_id AND m.app_id = \(appID))
                 """,
                 logger: logger
             )

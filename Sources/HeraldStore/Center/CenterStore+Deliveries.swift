@@ -104,9 +104,9 @@ extension CenterStore {
     /// APNs said a token is no longer valid. With a timestamp (Unregistered), a device
     /// that registered its token again after that moment stays valid. `voip`: the token is
     /// the device's VoIP token, which is removed (the device's APNs token stays valid);
-    /// otherwise the device's tokens are marked invalid. `event`: the message whose send
-    /// found it out, when that message records events (a `token_invalidated` event is
-    /// written in the same statement).
+    /// otherwise the device's tokens are marked invalid, since APNs' timestamp (when APNs
+    /// gave one, else now). `event`: the message whose send found it out, when that message
+    /// records events (a `token_invalidated` event is written in the same statement).
     public func invalidateToken(
         deviceID: Int64,
         token: String,
@@ -114,10 +114,21 @@ extension CenterStore {
         voip: Bool = false,
         event: (messageID: Int64, reason: String)? = nil
     ) async throws {
+        // An ActivityKit token APNs no longer takes goes (migration 0023), whether or not
+        // the message records events.
+        try await client.query(
+            """
+            DELETE FROM live_activity_tokens WHERE device_id = \(deviceID) AND token = \(token)
+              AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
+            """,
+            logger: logger
+        )
         guard let event else {
             try await client.query(
                 """
-                UPDATE devices SET \(unescaped: Self.invalidation(voip: voip))
+                UPDATE devices SET voip_token = CASE WHEN \(voip) THEN NULL ELSE voip_token END,
+                    token_valid = token_valid AND \(voip),
+                    token_invalidated_at = CASE WHEN \(voip) THEN token_invalidated_at ELSE COALESCE(\(since)::timestamptz, now()) END
                 WHERE id = \(deviceID) AND (voip_token = \(token) OR (NOT \(voip) AND apns_token = \(token)))
                   AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
                 """,
@@ -128,7 +139,9 @@ extension CenterStore {
         try await client.query(
             """
             WITH invalidated AS (
-                UPDATE devices SET \(unescaped: Self.invalidation(voip: voip))
+                UPDATE devices SET voip_token = CASE WHEN \(voip) THEN NULL ELSE voip_token END,
+                    token_valid = token_valid AND \(voip),
+                    token_invalidated_at = CASE WHEN \(voip) THEN token_invalidated_at ELSE COALESCE(\(since)::timestamptz, now()) END
                 WHERE id = \(deviceID) AND (voip_token = \(token) OR (NOT \(voip) AND apns_token = \(token)))
                   AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
                 RETURNING id, app_id, registration_id, apns_token IS NOT DISTINCT FROM \(token) AS primary_token
@@ -140,20 +153,6 @@ extension CenterStore {
             """,
             logger: logger
         )
-        // An ActivityKit token APNs no longer takes goes (migration 0023).
-        try await client.query(
-            """
-            DELETE FROM live_activity_tokens WHERE device_id = \(deviceID) AND token = \(token)
-              AND (\(since)::timestamptz IS NULL OR updated_at <= \(since)::timestamptz)
-            """,
-            logger: logger
-        )
-    }
-
-    /// What a refused token changes on its device: a VoIP token goes, any other marks the
-    /// device's tokens invalid.
-    private static func invalidation(voip: Bool) -> String {
-        voip ? "voip_token = NULL" : "token_valid = false, token_invalidated_at = now()"
     }
 
     /// APNs refused the app's credentials: nothing goes to APNs for the app until new
