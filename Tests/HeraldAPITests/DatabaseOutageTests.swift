@@ -16,73 +16,40 @@ import Testing
 /// restart. Over real sockets (the live test client gives up after 20 s).
 struct DatabaseOutageTests {
     @Test func requestsWhilePostgreSQLIsStoppedAnswer503AndTheAPIRecoversWithoutARestart() async throws {
-        let directory = NSTemporaryDirectory() + "herald-outage-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let logger = TestDatabase.logger
         // This test stalled once on CI with every thread idle: name the step it is in.
         let watch = PhaseWatch("DatabaseOutageTests")
-        // Stopping this handle stops whichever server runs in the directory, so it also
-        // stops the one started again below.
-        let cluster = try await EmbeddedPostgres.start(.init(directory: directory, durable: false), logger: logger)
-        do {
-            let url = cluster.url
-            _ = try await DatabaseProbe.withConnection(to: url, logger: logger) { connection in
-                try await Migrator().migrate(on: connection, logger: logger)
-            }
-            // Herald's own pool settings (a 5 s connection attempt), not the tests' 30 s.
-            let (stores, pools) = TestDatabase.makeStores(url, connectTimeout: .seconds(5))
-            let app = buildApplication(
-                configuration: APIConfiguration(
-                    host: "127.0.0.1",
-                    port: 0,
-                    adminToken: APITest.adminToken,
-                    databaseURL: url,
-                    databaseWait: .seconds(1)
-                ),
-                store: stores.api,
-                registry: PrometheusCollectorRegistry(),
-                services: pools,
-                logger: logger
-            )
-            let sql = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: TestDatabase.poolLogger)
-            watch.enter("starting the API")
-            try await app.test(.live) { client in
-                watch.enter("creating an app")
-                let api = APITest(client: client, store: TestStores(stores, sql: sql))
-                let created = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "Before"}"#)
-                #expect(created.status == 201)
+        // Stopping the cluster's handle stops whichever server runs in the directory, so
+        // the one started again below is stopped at the end too.
+        try await OwnDatabaseAPI.run("outage", watch: watch) { api, cluster, directory in
+            let logger = TestDatabase.logger
+            watch.enter("creating an app")
+            let created = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "Before"}"#)
+            #expect(created.status == 201)
 
-                watch.enter("stopping PostgreSQL")
-                await cluster.stop(logger: logger)
-                watch.enter("requests while PostgreSQL is stopped")
-                for name in ["During 1", "During 2", "During 3"] {
-                    let reply = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "\#(name)"}"#)
-                    #expect(reply.status == 503, "\(reply.body)")
-                    #expect(reply.errorCode == HeraldError.Code.unavailable.rawValue, "\(reply.body)")
-                    #expect(reply.headers[.retryAfter].flatMap(Int.init) ?? 0 > 0)
-                }
-
-                watch.enter("starting PostgreSQL again")
-                _ = try await EmbeddedPostgres.start(.init(directory: directory, port: url.port, durable: false), logger: logger)
-                watch.enter("requests until the API recovers")
-                // The pool reconnects after its back-off: bounded by the wait below.
-                var last = Reply(status: 0, body: "", headers: [:])
-                let deadline = ContinuousClock.now + .seconds(90)
-                while ContinuousClock.now < deadline {
-                    last = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "After"}"#)
-                    if last.status == 201 { break }
-                    #expect(last.status == 503, "\(last.body)")
-                    try await Task.sleep(for: .milliseconds(500))
-                }
-                #expect(last.status == 201, "\(last.body)")
-                watch.enter("stopping the API and its pools")
-            }
-            watch.enter("stopping PostgreSQL at the end")
-        } catch {
+            watch.enter("stopping PostgreSQL")
             await cluster.stop(logger: logger)
-            throw error
+            watch.enter("requests while PostgreSQL is stopped")
+            for name in ["During 1", "During 2", "During 3"] {
+                let reply = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "\#(name)"}"#)
+                #expect(reply.status == 503, "\(reply.body)")
+                #expect(reply.errorCode == HeraldError.Code.unavailable.rawValue, "\(reply.body)")
+                #expect(reply.headers[.retryAfter].flatMap(Int.init) ?? 0 > 0)
+            }
+
+            watch.enter("starting PostgreSQL again")
+            _ = try await EmbeddedPostgres.start(.init(directory: directory, port: cluster.url.port, durable: false), logger: logger)
+            watch.enter("requests until the API recovers")
+            // The pool reconnects after its back-off: bounded by the wait below.
+            var last = Reply(status: 0, body: "", headers: [:])
+            let deadline = ContinuousClock.now + .seconds(90)
+            while ContinuousClock.now < deadline {
+                last = try await api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "After"}"#)
+                if last.status == 201 { break }
+                #expect(last.status == 503, "\(last.body)")
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            #expect(last.status == 201, "\(last.body)")
         }
-        await cluster.stop(logger: logger)
     }
 
     /// A query PostgreSQL ends with admin_shutdown (57P01), as on a shutdown, is a 503.

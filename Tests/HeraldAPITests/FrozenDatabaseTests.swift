@@ -18,82 +18,51 @@ import Testing
 @Suite(.serialized)
 struct FrozenDatabaseTests {
     @Test func everyRouteAnswers503WhilePostgreSQLIsFrozenAndNothingAcceptedIsLost() async throws {
-        let directory = NSTemporaryDirectory() + "herald-frozen-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let logger = TestDatabase.logger
-        let cluster = try await EmbeddedPostgres.start(.init(directory: directory, durable: false), logger: logger)
-        let processes = ClusterProcesses(dataDirectory: directory + "/data")
-        do {
-            let url = cluster.url
-            _ = try await DatabaseProbe.withConnection(to: url, logger: logger) { connection in
-                try await Migrator().migrate(on: connection, logger: logger)
-            }
-            let (stores, pools) = TestDatabase.makeStores(url, connectTimeout: .seconds(5))
-            let app = buildApplication(
-                configuration: APIConfiguration(
-                    host: "127.0.0.1",
-                    port: 0,
-                    adminToken: APITest.adminToken,
-                    databaseURL: url,
-                    databaseWait: .seconds(1)
-                ),
-                store: stores.api,
-                registry: PrometheusCollectorRegistry(),
-                services: pools,
-                logger: logger
-            )
-            let sql = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: TestDatabase.poolLogger)
-            try await app.test(.live) { client in
-                let api = APITest(client: client, store: TestStores(stores, sql: sql))
-                let pushing = try await api.createApp("Pushing")
-                // An app whose credentials the API has never looked up: its requests wait on
-                // the database before their bodies are read.
-                let cold = try await api.createApp("Cold")
-                let device = try await api.registerDevice(pushing, platform: "android")
-                let push = #"{"audience": {"registration_id": ["\#(device.registrationID)"]}, "message": {"msg_content": "m"}}"#
-                let accepted = try await api.send(.post, "/v3/push", auth: pushing.auth, json: push)
-                #expect(accepted.status == 200, "\(accepted.body)")
-                let msgID = try accepted.string("msg_id")
+        try await OwnDatabaseAPI.run("frozen") { api, _, directory in
+            let processes = ClusterProcesses(dataDirectory: directory + "/data")
+            let pushing = try await api.createApp("Pushing")
+            // An app whose credentials the API has never looked up: its requests wait on
+            // the database before their bodies are read.
+            let cold = try await api.createApp("Cold")
+            let device = try await api.registerDevice(pushing, platform: "android")
+            let push = #"{"audience": {"registration_id": ["\#(device.registrationID)"]}, "message": {"msg_content": "m"}}"#
+            let accepted = try await api.send(.post, "/v3/push", auth: pushing.auth, json: push)
+            #expect(accepted.status == 200, "\(accepted.body)")
+            let msgID = try accepted.string("msg_id")
 
-                try processes.signal(SIGSTOP)
-                do {
-                    let requests: [(String, HTTPRequest.Method, String, Auth, String?)] = [
-                        ("a push", .post, "/v3/push", pushing.auth, push),
-                        ("a read", .get, "/v3/devices/\(device.registrationID)", pushing.auth, nil),
-                        ("an app's first request", .post, "/v3/push", cold.auth, push),
-                        ("an admin write", .post, "/admin/v1/apps", .admin, #"{"name": "During"}"#),
-                    ]
-                    for (what, method, path, auth, body) in requests {
-                        let reply = try await api.send(method, path, auth: auth, json: body)
-                        #expect(reply.status == 503, "\(what): \(reply.body)")
-                        #expect(reply.errorCode == HeraldError.Code.unavailable.rawValue, "\(what): \(reply.body)")
-                        #expect(reply.headers[.retryAfter].flatMap(Int.init) ?? 0 > 0, "\(what)")
-                    }
-                } catch {
-                    try? processes.signal(SIGCONT)
-                    throw error
+            try processes.signal(SIGSTOP)
+            do {
+                let requests: [(String, HTTPRequest.Method, String, Auth, String?)] = [
+                    ("a push", .post, "/v3/push", pushing.auth, push),
+                    ("a read", .get, "/v3/devices/\(device.registrationID)", pushing.auth, nil),
+                    ("an app's first request", .post, "/v3/push", cold.auth, push),
+                    ("an admin write", .post, "/admin/v1/apps", .admin, #"{"name": "During"}"#),
+                ]
+                for (what, method, path, auth, body) in requests {
+                    let reply = try await api.send(method, path, auth: auth, json: body)
+                    #expect(reply.status == 503, "\(what): \(reply.body)")
+                    #expect(reply.errorCode == HeraldError.Code.unavailable.rawValue, "\(what): \(reply.body)")
+                    #expect(reply.headers[.retryAfter].flatMap(Int.init) ?? 0 > 0, "\(what)")
                 }
-                try processes.signal(SIGCONT)
-
-                // Back to normal without a restart, and the push accepted before is there.
-                var last = Reply(status: 0, body: "", headers: [:])
-                let deadline = ContinuousClock.now + .seconds(90)
-                while ContinuousClock.now < deadline {
-                    last = try await api.send(.post, "/v3/push", auth: pushing.auth, json: push)
-                    if last.status == 200 { break }
-                    #expect(last.status == 503, "\(last.body)")
-                    try await Task.sleep(for: .milliseconds(500))
-                }
-                #expect(last.status == 200, "\(last.body)")
-                let report = try await api.send(.get, "/v3/report/received?msg_ids=\(msgID)", auth: pushing.auth)
-                #expect((try report.json["reports"] as? [Any])?.count == 1, "\(report.body)")
+            } catch {
+                try? processes.signal(SIGCONT)
+                throw error
             }
-        } catch {
-            try? processes.signal(SIGCONT)
-            await cluster.stop(logger: logger)
-            throw error
+            try processes.signal(SIGCONT)
+
+            // Back to normal without a restart, and the push accepted before is there.
+            var last = Reply(status: 0, body: "", headers: [:])
+            let deadline = ContinuousClock.now + .seconds(90)
+            while ContinuousClock.now < deadline {
+                last = try await api.send(.post, "/v3/push", auth: pushing.auth, json: push)
+                if last.status == 200 { break }
+                #expect(last.status == 503, "\(last.body)")
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            #expect(last.status == 200, "\(last.body)")
+            let report = try await api.send(.get, "/v3/report/received?msg_ids=\(msgID)", auth: pushing.auth)
+            #expect((try report.json["reports"] as? [Any])?.count == 1, "\(report.body)")
         }
-        await cluster.stop(logger: logger)
     }
 }
 

@@ -718,28 +718,33 @@ def scenario_garbage(report, quick):
 # 6. schemathesis
 
 
+def contract_target(name):
+    """A Herald for checking openapi.yaml against: started without the failed-authentication
+    brake (the checks send wrong credentials on purpose and expect 401, and the brake would
+    answer their later requests 429; it has its own tests), with an app whose device, alias,
+    tag and push give the path parameters real values (so requests reach Herald's logic,
+    not 404s), and another app for the admin routes to work on (they may delete it).
+    Returns (herald, app, other app, registration id, msg id)."""
+    h = H.Herald(name, env={
+        "HERALD_AUTH_FAILURES_PER_KEY_AND_ADDRESS": "0",
+        "HERALD_AUTH_FAILURES_PER_ADDRESS": "0",
+        "HERALD_AUTH_FAILURES_PER_KEY": "0",
+    }).start()
+    app = h.create_app()
+    other = h.create_app(f"{name} target")
+    (rid, _, _), = app.register(1)
+    app.call("POST", f"/v3/devices/{rid}", {"tags": {"add": ["news"]}, "alias": "user-42"})
+    _, pushed, _ = app.push({"registration_id": [rid]}, content=name)
+    return h, app, other, rid, pushed["msg_id"]
+
+
 def schemathesis_run(report, quick, max_examples=None, deterministic=False):
     max_examples = max_examples or size("SCHEMATHESIS_EXAMPLES", quick)
     try:
         version = subprocess.run(["schemathesis", "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout.strip()
     except FileNotFoundError:
         raise RuntimeError("schemathesis not installed: pip install 'schemathesis>=4,<5'")
-    # Without the failed-authentication brake: schemathesis sends wrong credentials on
-    # purpose and checks they get 401, and the brake would answer its later requests 429
-    # (the brake has its own tests).
-    h = H.Herald("schemathesis", env={
-        "HERALD_AUTH_FAILURES_PER_KEY_AND_ADDRESS": "0",
-        "HERALD_AUTH_FAILURES_PER_ADDRESS": "0",
-        "HERALD_AUTH_FAILURES_PER_KEY": "0",
-    }).start()
-    app = h.create_app()
-    # An app for the admin routes to work on (they may delete it), and real resources of
-    # the operator's app for the path parameters, so tests reach Herald's logic, not 404s.
-    other = h.create_app("schemathesis target")
-    (rid, _, _), = app.register(1)
-    app.call("POST", f"/v3/devices/{rid}", {"tags": {"add": ["news"]}, "alias": "user-42"})
-    _, pushed, _ = app.push({"registration_id": [rid]}, content="schemathesis")
-    msg_id = pushed["msg_id"]
+    h, app, other, rid, msg_id = contract_target("schemathesis")
     work = h.dir
     config = os.path.join(work, "schemathesis.toml")
     # The project's settings (scripts/schemathesis.toml: the refusals a schema cannot
@@ -859,21 +864,10 @@ def scenario_nulwalk(report, quick):
     """A NUL in each string of every operation of openapi.yaml (nulwalk.py)."""
     import nulwalk
 
-    def resources(herald_cls):
-        h = herald_cls("nulwalk", env={
-            "HERALD_AUTH_FAILURES_PER_KEY_AND_ADDRESS": "0",
-            "HERALD_AUTH_FAILURES_PER_ADDRESS": "0",
-            "HERALD_AUTH_FAILURES_PER_KEY": "0",
-        }).start()
-        app = h.create_app()
-        other = h.create_app("nulwalk target")
-        (rid, _, _), = app.register(1)
-        app.call("POST", f"/v3/devices/{rid}", {"tags": {"add": ["news"]}, "alias": "user-42"})
-        _, pushed, _ = app.push({"registration_id": [rid]}, content="nulwalk")
-        auths = {"adminToken": {"bearer": h.admin_token()}, "appBasic": {"basic": app.basic}}
-        return h, auths, {"app_key": other.app_key, "registration_id": rid, "msg_id": pushed["msg_id"], "alias": "user-42", "tag": "news"}
-
-    nulwalk.run(report, H.Herald, resources)
+    h, app, other, rid, msg_id = contract_target("nulwalk")
+    auths = {"adminToken": {"bearer": h.admin_token()}, "appBasic": {"basic": app.basic}}
+    parameters = {"app_key": other.app_key, "registration_id": rid, "msg_id": msg_id, "alias": "user-42", "tag": "news"}
+    nulwalk.run(report, h, auths, parameters)
 
 
 # --------------------------------------------------------------------------------------

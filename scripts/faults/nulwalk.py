@@ -108,12 +108,11 @@ def operations(spec):
                 yield method.upper(), route, item[method], shared
 
 
-def run(report, herald_cls, create_resources):
-    """Runs the walk against a fresh Herald; `create_resources(h)` gives the credentials
-    and the values of the path parameters."""
+def run(report, h, auths, parameters):
+    """Runs the walk against the running Herald `h`, with `auths` by security scheme and
+    real values of the path parameters."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     spec = load_spec(os.path.join(root, "openapi.yaml"))
-    h, auths, parameters = create_resources(herald_cls)
     sent, refused, failures = 0, 0, []
     for method, route, op, shared in operations(spec):
         params = [resolve(spec, p) for p in shared + op.get("parameters", [])]
