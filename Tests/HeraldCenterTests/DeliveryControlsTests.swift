@@ -16,6 +16,15 @@ import Testing
         return object["msg_id"] as? String
     }
 
+    /// Quiet hours that hold, from `start` to `end` seconds from now, in UTC.
+    private static func holding(from start: TimeInterval, to end: TimeInterval) -> JSON {
+        [
+            "quiet_hours": [
+                "start": JSON(localTime(in: "UTC", plus: start)), "end": JSON(localTime(in: "UTC", plus: end)), "action": "hold",
+            ]
+        ]
+    }
+
     /// `HH:MM:SS` of now plus `offset` seconds in `zone`.
     private static func localTime(in zone: String, plus offset: TimeInterval) -> String {
         var calendar = Calendar(identifier: .gregorian)
@@ -103,20 +112,12 @@ import Testing
         try await TestNode.run { test in
             let device = try await test.register(platform: "linux")
             let connection = try await test.rawConnection(device)
-            func window(from start: TimeInterval, to end: TimeInterval) -> JSON {
-                [
-                    "quiet_hours": [
-                        "start": JSON(Self.localTime(in: "UTC", plus: start)), "end": JSON(Self.localTime(in: "UTC", plus: end)),
-                        "action": "hold",
-                    ]
-                ]
-            }
-            try await settings(test, window(from: -3600, to: 3600))
+            try await settings(test, Self.holding(from: -3600, to: 3600))
             let held = try await test.push(message("sale", to: device.registrationID))
             #expect(try await test.status(held.msgID, device.registrationID, becomes: "held") == "held")
 
             // Longer: still held, now until the new end.
-            try await settings(test, window(from: -3600, to: 3 * 3600))
+            try await settings(test, Self.holding(from: -3600, to: 3 * 3600))
             let deadline = ContinuousClock.now + .seconds(15)
             var until: Date?
             while ContinuousClock.now < deadline {
@@ -133,7 +134,7 @@ import Testing
             #expect(try await test.status(held.msgID, device.registrationID) == "held")
 
             // Moved past now: released.
-            try await settings(test, window(from: 3600, to: 2 * 3600))
+            try await settings(test, Self.holding(from: 3600, to: 2 * 3600))
             #expect(Self.msgID(try await connection.nextPublish(timeout: .seconds(15))) == held.msgID)
             #expect(try await test.status(held.msgID, device.registrationID, becomes: "delivered_tcp") == "delivered_tcp")
         }
@@ -145,15 +146,7 @@ import Testing
         try await TestNode.run { test in
             let device = try await test.register(platform: "linux")
             let connection = try await test.rawConnection(device)
-            try await settings(
-                test,
-                [
-                    "quiet_hours": [
-                        "start": JSON(Self.localTime(in: "UTC", plus: -3600)), "end": JSON(Self.localTime(in: "UTC", plus: 3600)),
-                        "action": "hold",
-                    ]
-                ]
-            )
+            try await settings(test, Self.holding(from: -3600, to: 3600))
             let held = try await test.push(message("sale", to: device.registrationID))
             #expect(try await test.status(held.msgID, device.registrationID, becomes: "held") == "held")
 
