@@ -13,10 +13,10 @@ struct CallbackWorker: Sendable {
     let poster: WebhookPoster
     let logger: Logger
 
-    init(store: EventStore, configuration: CenterConfiguration.WebhookDelivery, logger: Logger) {
+    init(store: EventStore, configuration: CenterConfiguration.WebhookDelivery, outbound: OutboundAddressRule, logger: Logger) {
         self.store = store
         self.configuration = configuration
-        self.poster = WebhookPoster(timeout: configuration.timeout)
+        self.poster = WebhookPoster(client: OutboundClient(rule: outbound), timeout: configuration.timeout)
         self.logger = logger
     }
 

@@ -20,11 +20,17 @@ struct WebhookDispatcher: Sendable {
     /// Batches sent to one endpoint before it is given back (others may be waiting).
     static let batchesPerClaim = 50
 
-    init(store: EventStore, node: String, configuration: CenterConfiguration.WebhookDelivery, logger: Logger) {
+    init(
+        store: EventStore,
+        node: String,
+        configuration: CenterConfiguration.WebhookDelivery,
+        outbound: OutboundAddressRule,
+        logger: Logger
+    ) {
         self.store = store
         self.node = node
         self.configuration = configuration
-        self.poster = WebhookPoster(timeout: configuration.timeout)
+        self.poster = WebhookPoster(client: OutboundClient(rule: outbound), timeout: configuration.timeout)
         self.logger = logger
     }
 

@@ -10,6 +10,7 @@ struct PushRoutes {
     let auth: Authentication
     let body: JSONBody
     let recallWindow: Duration
+    let outbound: OutboundAddressRule
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/v3/push", use: push)
@@ -51,6 +52,7 @@ struct PushRoutes {
         var input = try await body.decode(PushRequest.self, from: request, fast: PushRequest.fastRead)
         if input.notification?.ios != nil { input = try await store.resolvingCategory(input, appID: app.id) }
         let push = try input.validated().controlled(by: app)
+        if let callback = push.callback { try outbound.check(url: callback.url, field: "callback.url") }
         guard let msgID = push.overrideMsgID else { return (input, push) }
         guard let identifier = try await store.identifier(appID: app.id, msgID: msgID) else {
             throw HeraldError(.messageNotFound, "options.override_msg_id: no message \(msgID) in this app within the last 24 hours")

@@ -39,7 +39,9 @@ struct SMSSender: Sendable {
     func send(_ claimed: [ClaimedSMS], providers: [Int64: SMSHTTPProviderConfiguration]) async -> [SMSUpdate] {
         await withTaskGroup(of: SMSUpdate.self) { group in
             for sms in claimed {
-                let provider: (any SMSProvider)? = providers[sms.appID].map(HTTPSMSProvider.init) ?? configuration.sms
+                let provider: (any SMSProvider)? =
+                    providers[sms.appID].map { HTTPSMSProvider(configuration: $0, client: OutboundClient(rule: configuration.outbound)) }
+                    ?? configuration.sms
                 group.addTask { await self.send(sms, provider: provider) }
             }
             var updates: [SMSUpdate] = []
