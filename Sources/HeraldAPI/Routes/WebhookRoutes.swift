@@ -45,9 +45,15 @@ struct WebhookRoutes {
             if !types.contains(type) { types.append(type) }
         }
         try rule.check(url: input.url, field: "url")
-        guard let created = try await events.createWebhook(appKey: appKey, url: input.url, types: types) else { throw AdminRoutes.appNotFound }
-        context.logger.info("webhook added", metadata: ["herald.app_key": "\(appKey)", "herald.webhook_id": "\(created.webhook.id)"])
-        return EditedResponse(status: .created, response: WebhookCreatedResponse(webhook: WebhookResponse(created.webhook), secret: created.secret))
+        switch try await events.createWebhook(appKey: appKey, url: input.url, types: types) {
+        case .noApp:
+            throw AdminRoutes.appNotFound
+        case .limitReached:
+            throw HeraldError(.limitExceeded, "an app has at most \(EventStore.webhooksPerApp) webhooks; remove one first")
+        case .created(let webhook, let secret):
+            context.logger.info("webhook added", metadata: ["herald.app_key": "\(appKey)", "herald.webhook_id": "\(webhook.id)"])
+            return EditedResponse(status: .created, response: WebhookCreatedResponse(webhook: WebhookResponse(webhook), secret: secret))
+        }
     }
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> WebhooksResponse {

@@ -74,7 +74,9 @@ extension ClusterStore {
     /// Declares dead the nodes whose heartbeat is older than `deadAfter`, in one statement
     /// (the node that deletes a row does the rest): their devices' sessions are cleared
     /// (last seen at their node's last heartbeat). Route rows of nodes no longer
-    /// registered (dead, or gone without handing them over) are taken by `node`. Returns
+    /// registered (dead, or gone without handing them over) are taken by `node`. The
+    /// webhooks they were sending to are given back at once, not when their lease ends
+    /// (except `node`'s own, when it finds itself declared dead: it may still be sending). Returns
     /// the nodes declared dead, and how many route rows `node` took.
     public func sweepDeadNodes(deadAfter: Duration, by node: String) async throws -> (dead: [String], adopted: Int) {
         let rows = try await client.query(
@@ -89,6 +91,9 @@ extension ClusterStore {
                 UPDATE node_routes r SET node_id = \(node)
                 WHERE r.node_id <> \(node) AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = r.node_id)
                 RETURNING r.id
+            ), webhooks_released AS (
+                UPDATE webhooks w SET leased_by = NULL, leased_until = NULL, released_at = now()
+                FROM dead WHERE w.leased_by = dead.node_id AND dead.node_id <> \(node)
             )
             SELECT (SELECT array_agg(node_id) FROM dead), (SELECT count(*) FROM adopted)
             """,
