@@ -59,11 +59,11 @@ public func buildRouter(
     LiveActivityRoutes(store: store, auth: auth, body: body).register(on: &routes)
     AppSMSRoutes(store: store, auth: auth, body: body, outbound: configuration.outbound).register(on: &routes)
     PushPoolRoutes(auth: auth).register(on: &routes)
-    BatchPushRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
+    BatchPushRoutes(store: store, acceptor: acceptor, auth: auth, body: body, outbound: configuration.outbound).register(on: &routes)
     JPushReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
     DiagnosisRoutes(store: store, auth: auth, apnsDestination: configuration.apnsDestination).register(on: &routes)
     // Schedules (JPush's Schedule API) and the app's zone for them.
-    ScheduleRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    ScheduleRoutes(store: store, auth: auth, body: body, outbound: configuration.outbound).register(on: &routes)
     AppTimeZoneRoutes(store: store, auth: auth, body: body).register(on: &routes)
     // The delivery event log: the stream, timelines, event settings and webhooks.
     let eventLog = events ?? store.eventLog

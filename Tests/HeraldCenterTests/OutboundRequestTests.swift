@@ -69,7 +69,7 @@ import Testing
 
     @Test func internalAddressesWrittenInAURLAreRefusedAtTheAPI() async throws {
         try await TestNode.run { test in
-            _ = try await test.register(platform: "android", alias: "a")
+            let device = try await test.register(platform: "android", alias: "a")
             let internalURLs = [
                 "http://169.254.169.254/latest/meta-data", "http://10.0.0.8/hook", "http://[fe80::1]/hook", "http://0.0.0.0:8080/",
                 "http://2130706433/", "http://0x7f000001/", "http://0177.0.0.1/", "http://127.1/", "http://[::ffff:127.0.0.1]/",
@@ -90,6 +90,29 @@ import Testing
                     as: .admin
                 )
                 #expect(sms.error == HeraldError.Code.invalidField.rawValue, "\(url): \(sms.json)")
+                // A batch push's entry, and a schedule's push, likewise.
+                let batch = try await test.call(
+                    "POST",
+                    "/v3/push/batch/regid/single",
+                    [
+                        "pushlist": [
+                            "c1": ["target": .string(device.registrationID), "notification": ["alert": "m"], "callback": ["url": .string(url)]]
+                        ]
+                    ]
+                )
+                #expect(batch.json["c1"]["error"]["code"].int == HeraldError.Code.invalidField.rawValue, "\(url): \(batch.json)")
+                let schedule = try await test.call(
+                    "POST",
+                    "/v3/schedules",
+                    [
+                        "name": "s", "enabled": true, "trigger": ["single": ["time": "2099-01-01 00:00:00"]],
+                        "push": [
+                            "platform": "all", "audience": ["alias": ["a"]], "message": ["msg_content": "m"], "callback": ["url": .string(url)],
+                        ],
+                    ]
+                )
+                #expect(schedule.error == HeraldError.Code.invalidField.rawValue, "\(url): \(schedule.json)")
+                #expect(schedule.json["error"]["message"].string?.hasPrefix("push.callback.url") == true, "\(schedule.json)")
             }
             #expect(try await test.count("webhooks") == 0)
             // A public address and a name pass (a name is checked when it is resolved).
