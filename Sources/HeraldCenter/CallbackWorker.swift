@@ -41,6 +41,8 @@ struct CallbackWorker: Sendable {
             case .accepted:
                 try await store.callbacksDelivered([request.id])
             case .refused(let status, let error):
+                // Shutting down: cut short, not refused; sent again once its lease runs out.
+                if Task.isCancelled { return }
                 let giveUp = Date().timeIntervalSince(request.createdAt) >= configuration.retryFor.seconds
                 let delay = WebhookDispatcher.backoff(failures: request.attempts, configuration: configuration)
                 if giveUp { logger.warning("callback request given up", metadata: ["herald.callback_id": "\(request.id)", "error": "\(error)"]) }

@@ -83,6 +83,8 @@ struct WebhookDispatcher: Sendable {
                     failures = 0
                     failingSince = nil
                 case .refused(let status, let error):
+                    // Shutting down: the request was cut short, not refused; the endpoint is given back.
+                    if Task.isCancelled { throw CancellationError() }
                     let since = failingSince ?? Date()
                     if Date().timeIntervalSince(since) >= configuration.retryFor.seconds {
                         logger.warning("webhook batch given up", metadata: ["herald.events": "\(page.events.count)", "error": "\(error)"])

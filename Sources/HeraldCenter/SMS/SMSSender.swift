@@ -56,6 +56,9 @@ struct SMSSender: Sendable {
         let provider: (any SMSProvider)? =
             claimed.provider.map { HTTPSMSProvider(configuration: $0, client: OutboundClient(rule: configuration.outbound)) } ?? configuration.sms
         let update = await send(claimed.sms, provider: provider)
+        // Shutting down: a request cut short is not a failure; the SMS is claimed again
+        // when its lease runs out, with the same idempotency key.
+        if Task.isCancelled, update.state != .sent { return }
         do {
             try await store.finishSMS([update])
         } catch {
