@@ -71,4 +71,36 @@ import Testing
             }
         }
     }
+
+    @Test func aProvidersRedirectIsRetriedNotFollowed() async throws {
+        let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
+            configuration.center.sms = SMSSandbox()
+            configuration.center.smsRetryDelay = .milliseconds(200)
+            configuration.allowLoopbackReceivers()
+        }
+        let redirectingOnce: @Sendable (Int) -> Int = { $0 == 0 ? 307 : 200 }
+        try await TestReceiver.run(respond: redirectingOnce) { receiver in
+            try await TestNode.run(configure: configure) { test in
+                let set = try await test.call(
+                    "PUT",
+                    "/admin/v1/apps/\(test.appKey)/sms",
+                    ["url": .string(receiver.url("/sms")), "body_template": #"{"to": {{mobile}}}"#, "secret": "0123456789abcdef-secret"],
+                    as: .admin
+                )
+                #expect(set.status == 200, "\(set.json)")
+                let device = try await test.register(platform: "android")
+                #expect(try await test.call("POST", "/v3/devices/\(device.registrationID)", ["mobile": "+8613800000003"]).status == 200)
+                let sent = try await test.push([
+                    "audience": ["registration_id": [.string(device.registrationID)]], "notification": ["alert": "x"],
+                    "sms_message": ["content": "code", "delay_time": 0],
+                ])
+                #expect(sent.status == 200)
+                try await waitUntilAsync("the SMS is sent on its second attempt") {
+                    try await test.count("sms_outbox WHERE state = 'sent'") == 1
+                }
+                // The 307 was a failed attempt at the provider's own URL, never a request elsewhere.
+                #expect(receiver.requests.map(\.path) == ["/sms", "/sms"])
+            }
+        }
+    }
 }
