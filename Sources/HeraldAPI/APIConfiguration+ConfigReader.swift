@@ -33,7 +33,8 @@ extension APIConfiguration {
     ///
     /// - Parameters:
     ///   - reader: Herald's configuration (not scoped: the keys are at its root).
-    ///   - node: the node's shared settings; the API takes the recall window from it.
+    ///   - node: the node's shared settings; the API takes the recall window and the outbound
+    ///     address rule from it.
     ///   - database: the database settings; the API takes ``DatabaseConfiguration/wait``.
     /// - Throws: ``ConfigurationError`` naming the key of a value out of range.
     public init(reader: ConfigReader, node: NodeConfiguration, database: DatabaseConfiguration) throws {
@@ -51,6 +52,7 @@ extension APIConfiguration {
             idleTimeout: try http.seconds("idleTimeout", default: defaults.idleTimeout, in: 1...3600),
             requestTimeout: try http.seconds("requestTimeout", default: defaults.requestTimeout, in: 1...3600)
         )
+        self.outbound = node.outbound
         self.rateLimit = RateLimitConfiguration(
             defaultPerMinute: try rateLimit.int("perMinute", default: 0, in: 0...Int.max, problem: "must be 0 (no limit) or more")
         )

@@ -32,6 +32,9 @@ public struct APIConfiguration: Sendable {
     public var rateLimit = RateLimitConfiguration()
     /// Rows of a device import written per batch (one transaction, a few statements).
     public var importBatchSize = 2_000
+    /// The addresses webhook, callback and SMS provider URLs may name
+    /// (``NodeConfiguration/outbound``): a literal address outside them is refused.
+    public var outbound = OutboundAddressRule()
 
     public init(
         host: String = "0.0.0.0",

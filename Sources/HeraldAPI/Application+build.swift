@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldStore
 import Hummingbird
 import HummingbirdCore
@@ -13,6 +14,7 @@ public func buildRouter(
     events: EventStore? = nil,
     registry: PrometheusCollectorRegistry,
     fannedOutPushes sink: (any FannedOutPushSink)? = nil,
+    outbound: (any OutboundPosting)? = nil,
     draining: @escaping @Sendable () -> Bool = { false }
 ) -> (router: Router<HeraldRequestContext>, routes: RouteTable) {
     let router = Router(context: HeraldRequestContext.self)
@@ -49,24 +51,26 @@ public func buildRouter(
         acceptor: acceptor,
         auth: auth,
         body: body,
-        recallWindow: configuration.recallWindow
+        recallWindow: configuration.recallWindow,
+        outbound: configuration.outbound
     ).register(on: &routes)
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
     // JPush's v3 routes beyond push, devices and tags.
     DevicePresenceRoutes(store: store, auth: auth, body: body).register(on: &routes)
     LiveActivityRoutes(store: store, auth: auth, body: body).register(on: &routes)
-    AppSMSRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    AppSMSRoutes(store: store, auth: auth, body: body, outbound: configuration.outbound).register(on: &routes)
     PushPoolRoutes(auth: auth).register(on: &routes)
-    BatchPushRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
+    BatchPushRoutes(store: store, acceptor: acceptor, auth: auth, body: body, outbound: configuration.outbound).register(on: &routes)
     JPushReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
     DiagnosisRoutes(store: store, auth: auth, apnsDestination: configuration.apnsDestination).register(on: &routes)
     // Schedules (JPush's Schedule API) and the app's zone for them.
-    ScheduleRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    ScheduleRoutes(store: store, auth: auth, body: body, outbound: configuration.outbound).register(on: &routes)
     AppTimeZoneRoutes(store: store, auth: auth, body: body).register(on: &routes)
     // The delivery event log: the stream, timelines, event settings and webhooks.
     let eventLog = events ?? store.eventLog
     EventRoutes(store: store, events: eventLog, auth: auth, body: body).register(on: &routes)
-    WebhookRoutes(store: store, events: eventLog, auth: auth, body: body).register(on: &routes)
+    WebhookRoutes(store: store, events: eventLog, auth: auth, body: body, rule: configuration.outbound, outbound: outbound)
+        .register(on: &routes)
     // Notification categories (issue #20).
     CategoryRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     table.set(routes.table)
@@ -86,6 +90,7 @@ public func buildApplication(
     registry: PrometheusCollectorRegistry,
     services: [any Service] = [],
     fannedOutPushes sink: (any FannedOutPushSink)? = nil,
+    outbound: (any OutboundPosting)? = nil,
     draining: @escaping @Sendable () -> Bool = { false },
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
     logger: Logger
@@ -96,6 +101,7 @@ public func buildApplication(
         events: events,
         registry: registry,
         fannedOutPushes: sink,
+        outbound: outbound,
         draining: draining
     )
     var responder = AnyResponder(router.buildResponder())

@@ -55,7 +55,8 @@ extension CenterConfiguration {
     ///
     /// - Parameters:
     ///   - reader: Herald's configuration (not scoped: the keys are at its root).
-    ///   - node: the node's shared settings; the center takes the node id and recall window.
+    ///   - node: the node's shared settings; the center takes the node id, recall window and
+    ///     outbound address rule.
     /// - Throws: ``ConfigurationError`` naming the key of a value out of range.
     public init(reader: ConfigReader, node: NodeConfiguration) throws {
         let center = ConfigSection(reader, "center")
@@ -63,6 +64,7 @@ extension CenterConfiguration {
         self.init()
         nodeID = node.nodeID
         recallWindow = node.recallWindow
+        outbound = node.outbound
         workers = try center.int("workers", default: workers, in: 1...64)
         claimBatch = try center.int("claimBatch", default: claimBatch, in: 1...10_000)
         batchSize = try center.int("batchSize", default: batchSize, in: 1...100_000)

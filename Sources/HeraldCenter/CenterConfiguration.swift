@@ -70,6 +70,9 @@ public struct CenterConfiguration: Sendable {
     public var eventRetention: Duration = .seconds(7 * 86_400)
     /// Webhook and callback delivery (``WebhookDispatcher``, ``CallbackWorker``).
     public var webhooks = WebhookDelivery()
+    /// The addresses webhooks, callbacks and SMS providers may reach
+    /// (``NodeConfiguration/outbound``), checked on every address a host resolves to.
+    public var outbound = OutboundAddressRule()
 
     /// How webhooks and JPush callbacks are delivered.
     public struct WebhookDelivery: Sendable {

@@ -48,9 +48,17 @@ public final class MessageCenter: Service, Sendable {
     ) {
         self.configuration = configuration
         self.webhooks = eventLog.map {
-            WebhookDispatcher(store: $0, node: configuration.nodeID, configuration: configuration.webhooks, logger: logger)
+            WebhookDispatcher(
+                store: $0,
+                node: configuration.nodeID,
+                configuration: configuration.webhooks,
+                outbound: configuration.outbound,
+                logger: logger
+            )
         }
-        self.callbacks = eventLog.map { CallbackWorker(store: $0, configuration: configuration.webhooks, logger: logger) }
+        self.callbacks = eventLog.map {
+            CallbackWorker(store: $0, configuration: configuration.webhooks, outbound: configuration.outbound, logger: logger)
+        }
         self.cluster = cluster
         self.store = store
         self.events = events

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldStore
 import Logging
+import NIOConcurrencyHelpers
 
 /// Sends each app webhook its events, in order: a node claims an endpoint (a lease, so one
 /// node at a time sends to it), reads the events after its cursor, POSTs them in batches,
@@ -14,35 +15,48 @@ struct WebhookDispatcher: Sendable {
     let configuration: CenterConfiguration.WebhookDelivery
     let poster: WebhookPoster
     let logger: Logger
+    /// The webhooks this node is sending to now; any other it holds a lease on is stale.
+    private let sending = NIOLockedValueBox<Set<Int64>>([])
 
-    /// A node's hold on an endpoint, renewed between batches.
-    static let lease: Duration = .seconds(60)
+    /// A node's hold on an endpoint, renewed between batches: longer than a request may
+    /// take. A node declared dead gives its endpoints up at once (``ClusterStore``).
+    var lease: Duration { max(.seconds(60), configuration.timeout * 2) }
     /// Batches sent to one endpoint before it is given back (others may be waiting).
     static let batchesPerClaim = 50
 
-    init(store: EventStore, node: String, configuration: CenterConfiguration.WebhookDelivery, logger: Logger) {
+    init(
+        store: EventStore,
+        node: String,
+        configuration: CenterConfiguration.WebhookDelivery,
+        outbound: OutboundAddressRule,
+        logger: Logger
+    ) {
         self.store = store
         self.node = node
         self.configuration = configuration
-        self.poster = WebhookPoster(timeout: configuration.timeout)
+        self.poster = WebhookPoster(client: OutboundClient(rule: outbound), timeout: configuration.timeout)
         self.logger = logger
     }
 
-    /// Claims endpoints and sends to them until cancelled.
+    /// Claims endpoints and sends to them until cancelled, each endpoint in a task of its
+    /// own: a slow or hung receiver holds its own slot of `concurrency`, and the others are
+    /// claimed and sent to meanwhile.
     func run() async {
-        while !Task.isCancelled {
-            var claimed: [ClaimedWebhook] = []
-            do {
-                claimed = try await store.claimWebhooks(node: node, lease: Self.lease, limit: configuration.concurrency)
-                await withDiscardingTaskGroup { group in
-                    for webhook in claimed { group.addTask { await self.send(webhook) } }
-                }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("cannot claim webhooks; trying again", metadata: ["error": "\(error)"])
-            }
-            if claimed.isEmpty { try? await Task.sleep(for: configuration.pollInterval) }
-        }
+        let loop = ClaimLoop<ClaimedWebhook>(
+            width: configuration.concurrency,
+            pollInterval: configuration.pollInterval,
+            claim: { [store, node, lease, sending] limit in
+                let claimed = try await store.claimWebhooks(node: node, lease: lease, limit: limit, sending: sending.withLockedValue { Array($0) })
+                sending.withLockedValue { $0.formUnion(claimed.map(\.id)) }
+                return claimed
+            },
+            work: { [sending] webhook in
+                await self.send(webhook)
+                sending.withLockedValue { _ = $0.remove(webhook.id) }
+            },
+            failed: { [logger] error in logger.warning("cannot claim webhooks; trying again", metadata: ["error": "\(error)"]) }
+        )
+        await loop.run()
     }
 
     /// Sends an endpoint's pending events, batch after batch, then gives it back.
@@ -69,6 +83,8 @@ struct WebhookDispatcher: Sendable {
                     failures = 0
                     failingSince = nil
                 case .refused(let status, let error):
+                    // Shutting down: the request was cut short, not refused; the endpoint is given back.
+                    if Task.isCancelled { throw CancellationError() }
                     let since = failingSince ?? Date()
                     if Date().timeIntervalSince(since) >= configuration.retryFor.seconds {
                         logger.warning("webhook batch given up", metadata: ["herald.events": "\(page.events.count)", "error": "\(error)"])
@@ -89,7 +105,7 @@ struct WebhookDispatcher: Sendable {
                     logger.debug("webhook request failed", metadata: ["error": "\(error)", "herald.failures": "\(failures + 1)"])
                     return
                 }
-                guard try await store.renewWebhook(id: webhook.id, node: node, lease: Self.lease) else { return }
+                guard try await store.renewWebhook(id: webhook.id, node: node, lease: lease) else { return }
             }
             try await store.releaseWebhook(id: webhook.id, node: node)
         } catch {

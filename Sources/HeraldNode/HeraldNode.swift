@@ -129,6 +129,7 @@ public struct HeraldNode: Sendable {
             // its connections, the node leaves the cluster, the pools close.
             services: [durable, delivery, eventsPool, membership, gateway] + services + [center, scheduler],
             fannedOutPushes: center,
+            outbound: OutboundClient(rule: centerConfiguration.outbound),
             draining: { membership.isDraining },
             onServerRunning: { channel in
                 let http = channel.localAddress?.port ?? configuration.api.port

@@ -70,6 +70,8 @@ public struct HeraldNodeConfiguration: Sendable {
         gateway.drainRate = node.cluster.drainRate
         api.recallWindow = node.recallWindow
         center.recallWindow = node.recallWindow
+        api.outbound = node.outbound
+        center.outbound = node.outbound
         if database.boundedWait { api.databaseURL = database.url }
         return (api, gateway, center)
     }

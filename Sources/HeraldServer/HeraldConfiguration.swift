@@ -12,7 +12,8 @@ import Logging
 /// uses. Keys are documented in the README; environment variables are the keys upper-cased
 /// with a `HERALD_` prefix (`http.maxBodySize` → `HERALD_HTTP_MAX_BODY_SIZE`).
 struct HeraldConfiguration: Sendable {
-    /// `nodeID`, `center.recallWindow`: shared by the gateway, the message center and the API.
+    /// `nodeID`, `center.recallWindow`, `outbound.allowRanges`: shared by the gateway, the
+    /// message center and the API.
     var node: NodeConfiguration
     /// `database.*`, `postgres.binDir`.
     var database: DatabaseConfiguration
@@ -41,12 +42,20 @@ struct HeraldConfiguration: Sendable {
     var apnsSandboxPort: Int
     var apnsSandboxInspectPort: Int
 
+    /// The loopback ranges, reachable by outbound requests in the local setup.
+    static let loopback = [IPRange("127.0.0.0/8")!, IPRange("::1")!]
+
     static let secretVariables: Set<String> = ["HERALD_DATABASE_URL", "HERALD_ADMIN_TOKEN", "HERALD_KEY_ENCRYPTION_KEY"]
 
     init(reader: ConfigReader) throws {
         do {
             node = try NodeConfiguration(reader: reader)
             database = try DatabaseConfiguration(reader: reader)
+            // The local setup (the embedded database) is one machine: its webhooks, callbacks
+            // and SMS provider may be on it, unless `outbound.allowRanges` says otherwise.
+            if database.url == nil, ConfigSection(reader, "outbound").optionalString("allowRanges") == nil {
+                node.outbound.allowed = Self.loopback
+            }
             api = try APIConfiguration(reader: reader, node: node, database: database)
             gateway = try GatewayConfiguration(reader: reader)
             center = try CenterConfiguration(reader: reader, node: node)

@@ -70,6 +70,8 @@ struct HeraldInProcess: Sendable {
             center: center
         )
         node.node.nodeID = "bench-1"
+        // The benchmark's webhook receiver listens on this machine.
+        node.node.outbound = OutboundAddressRule(allowed: [IPRange("127.0.0.0/8")!, IPRange("::1")!])
         if let wait = configuration.databaseWait { node.api.databaseWait = wait }
         let (ports, portContinuation) = AsyncStream.makeStream(of: ListeningPorts.self)
         let herald = HeraldNode(

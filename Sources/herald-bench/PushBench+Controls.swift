@@ -57,7 +57,8 @@ extension PushBench {
             _ = try await store.setEventsEnabled(appKey: app.appKey, true)
             if let webhook { return webhook }
             let created = try await store.eventLog.createWebhook(appKey: app.appKey, url: "http://127.0.0.1:\(receiver.port)/hook", types: [])
-            return created?.webhook.id
+            guard case .created(let webhook, _) = created else { return nil }
+            return webhook.id
         case .plain, .rateLimited:
             _ = try await store.setEventsEnabled(appKey: app.appKey, false)
             if let webhook { _ = try await store.eventLog.deleteWebhook(appKey: app.appKey, id: webhook) }

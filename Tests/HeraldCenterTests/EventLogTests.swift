@@ -116,7 +116,10 @@ import Testing
 
     @Test func aPushCallbackReportsSentAndReceivedWithItsParams() async throws {
         try await TestReceiver.run { receiver in
-            let quick: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.center.webhooks.pollInterval = .milliseconds(50) }
+            let quick: @Sendable (inout HeraldNodeConfiguration) -> Void = {
+                $0.center.webhooks.pollInterval = .milliseconds(50)
+                $0.allowLoopbackReceivers()
+            }
             try await TestNode.run(configure: quick) { test in
                 // The app records nothing else: the push's callback is enough for its own events.
                 let device = try await test.register(platform: "android", alias: "cb")

@@ -55,6 +55,7 @@ import Testing
         let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
             configuration.center.sms = sandbox
             configuration.center.smsRetryDelay = .milliseconds(200)
+            configuration.allowLoopbackReceivers()
         }
         try await withProviderServer(statuses: [503]) { port, received in
             try await TestNode.run(configure: configure) { test in

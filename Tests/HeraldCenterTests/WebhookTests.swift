@@ -14,6 +14,7 @@ import Testing
         $0.center.webhooks.retryDelay = .milliseconds(100)
         $0.center.webhooks.maxRetryDelay = .milliseconds(200)
         $0.center.webhooks.pollInterval = .milliseconds(50)
+        $0.allowLoopbackReceivers()
     }
 
     @Test func aReceiverThatFailsTwiceGetsEachEventOnceInOrderSigned() async throws {
@@ -119,7 +120,8 @@ import Testing
 
     @Test func webhooksAreManagedByTheAdminAndTestedWithASignedRequest() async throws {
         try await TestReceiver.run { receiver in
-            try await TestNode.run { test in
+            let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.allowLoopbackReceivers() }
+            try await TestNode.run(configure: configure) { test in
                 let path = "/admin/v1/apps/\(test.appKey)/webhooks"
                 #expect(try await test.call("POST", path, ["url": "ftp://example.com"], as: .admin).error == HeraldError.Code.invalidField.rawValue)
                 // Control characters (a NUL PostgreSQL would refuse) and line breaks are refused

@@ -23,6 +23,16 @@ import Testing
         #expect(!SMSHTTPProviderConfiguration.isPlainHTTPURL(url))
     }
 
+    /// What the logs show of it: never its query, where providers put their keys.
+    @Test func theURLForLogsHasNoQuery() {
+        func redacted(_ url: String) -> String {
+            SMSHTTPProviderConfiguration(url: url, bodyTemplate: "{}", secret: "0123456789abcdef").redactedURL
+        }
+        #expect(redacted("https://sms.example.com/send?apikey=S3CR3T&x=1") == "https://sms.example.com/send?…")
+        #expect(redacted("https://sms.example.com/send#apikey=S3CR3T") == "https://sms.example.com/send?…")
+        #expect(redacted("https://sms.example.com/send") == "https://sms.example.com/send")
+    }
+
     @Test func theLimitIs2048Bytes() {
         let base = "http://a/"
         #expect(SMSHTTPProviderConfiguration.isPlainHTTPURL(base + String(repeating: "x", count: 2048 - base.utf8.count)))

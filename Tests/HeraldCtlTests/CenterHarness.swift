@@ -6,6 +6,7 @@ import HeraldCenter
 import HeraldClient
 import HeraldCore
 import HeraldGateway
+import HeraldNode
 import HeraldNodeTesting
 import HeraldStore
 import HeraldTestSupport
@@ -16,7 +17,8 @@ import Prometheus
 import Testing
 
 /// A heraldctl test with a whole node running (``TestNode``): the API, the gateway, the
-/// message center and an APNs sandbox, on a fresh database.
+/// message center and an APNs sandbox, on a fresh database; its outbound requests may
+/// reach loopback receivers.
 struct CenterCtlTest: Sendable {
     let ctl: CtlTest
     let node: TestNode
@@ -25,7 +27,9 @@ struct CenterCtlTest: Sendable {
     var sandbox: APNsSandbox { node.sandbox }
 
     static func run(_ body: @Sendable @escaping (CenterCtlTest) async throws -> Void) async throws {
-        try await TestNode.run { node in
+        // The commands' webhook receivers listen on this machine.
+        let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.allowLoopbackReceivers() }
+        try await TestNode.run(configure: configure) { node in
             try await CtlTest.withHome { home in
                 let ctl = CtlTest(url: node.apiURL.absoluteString, store: node.stores, home: home)
                 try await body(CenterCtlTest(ctl: ctl, node: node))

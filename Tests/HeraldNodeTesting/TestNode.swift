@@ -149,3 +149,11 @@ public struct TestNode: Sendable {
         return 0
     }
 }
+
+extension HeraldNodeConfiguration {
+    /// Lets the node's webhooks, callbacks and SMS providers reach this machine (loopback),
+    /// where the tests' receivers listen: an administrator's `outbound.allowRanges`.
+    public mutating func allowLoopbackReceivers() {
+        node.outbound = OutboundAddressRule(allowed: [IPRange("127.0.0.0/8")!, IPRange("::1")!])
+    }
+}

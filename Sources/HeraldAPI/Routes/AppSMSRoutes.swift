@@ -11,6 +11,7 @@ struct AppSMSRoutes {
     let store: APIStore
     let auth: Authentication
     let body: JSONBody
+    let outbound: OutboundAddressRule
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/admin/v1/apps/{app_key}/sms", use: show)
@@ -29,8 +30,10 @@ struct AppSMSRoutes {
         try auth.requireAdmin(request)
         let appKey = try await appKey(context)
         let provider = try await body.decode(SMSHTTPProviderConfiguration.self, from: request).validated()
+        try outbound.check(url: provider.url, field: "url")
         guard try await store.setSMSProvider(provider, appKey: appKey) else { throw AdminRoutes.appNotFound }
-        context.logger.info("SMS provider set", metadata: ["herald.app_key": "\(appKey)", "herald.sms.url": "\(provider.url)"])
+        // Without its query, which often carries the provider's key (`?apikey=`).
+        context.logger.info("SMS provider set", metadata: ["herald.app_key": "\(appKey)", "herald.sms.url": "\(provider.redactedURL)"])
         return SMSProviderSummary(provider, updatedAt: Date())
     }
 

@@ -17,6 +17,7 @@ struct BatchPushRoutes {
     let acceptor: PushAcceptor
     let auth: Authentication
     let body: JSONBody
+    let outbound: OutboundAddressRule
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/v3/push/batch/regid/single") { request, context in
@@ -38,7 +39,9 @@ struct BatchPushRoutes {
         var entries: [BatchPushEntry] = []
         for (cid, body) in try input.entries() {
             do {
-                entries.append(try BatchPushEntry(cid: cid, body: body, target: target))
+                let entry = try BatchPushEntry(cid: cid, body: body, target: target)
+                if let callback = entry.push.callback { try outbound.check(url: callback.url, field: "callback.url") }
+                entries.append(entry)
             } catch {
                 results[cid] = .failed(Self.heraldError(error, context: context))
             }

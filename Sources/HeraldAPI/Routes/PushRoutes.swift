@@ -10,6 +10,7 @@ struct PushRoutes {
     let auth: Authentication
     let body: JSONBody
     let recallWindow: Duration
+    let outbound: OutboundAddressRule
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/v3/push", use: push)
@@ -56,6 +57,7 @@ struct PushRoutes {
         if input.notification?.ios != nil { input = try await store.resolvingCategory(input, appID: app.id) }
         var push = try input.validated().controlled(by: app)
         push.warnings = unknownFields.warnings + push.warnings
+        if let callback = push.callback { try outbound.check(url: callback.url, field: "callback.url") }
         guard let msgID = push.overrideMsgID else { return (input, push) }
         guard let identifier = try await store.identifier(appID: app.id, msgID: msgID) else {
             // JPush answers an override_msg_id it doesn't find as an invalid parameter.

@@ -14,6 +14,7 @@ struct ScheduleRoutes {
     let store: APIStore
     let auth: Authentication
     let body: JSONBody
+    let outbound: OutboundAddressRule
 
     /// Schedules per page of the list (JPush's).
     static let pageSize = 50
@@ -138,6 +139,7 @@ struct ScheduleRoutes {
         do {
             try push.checkNoCategoryConfig()
             validated = try push.validated()
+            if let callback = validated.callback { try outbound.check(url: callback.url, field: "callback.url") }
         } catch {
             throw HeraldError(error.code, "push.\(error.message)")
         }

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HeraldCore
@@ -17,6 +16,10 @@ struct WebhookRoutes {
     let events: EventStore
     let auth: Authentication
     let body: JSONBody
+    /// The addresses a webhook may name (a literal one is checked here).
+    let rule: OutboundAddressRule
+    /// Sends a webhook's test request (the center's client); nil: no test requests.
+    let outbound: (any OutboundPosting)?
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/admin/v1/apps/{app_key}/webhooks", use: create)
@@ -41,9 +44,16 @@ struct WebhookRoutes {
             }
             if !types.contains(type) { types.append(type) }
         }
-        guard let created = try await events.createWebhook(appKey: appKey, url: input.url, types: types) else { throw AdminRoutes.appNotFound }
-        context.logger.info("webhook added", metadata: ["herald.app_key": "\(appKey)", "herald.webhook_id": "\(created.webhook.id)"])
-        return EditedResponse(status: .created, response: WebhookCreatedResponse(webhook: WebhookResponse(created.webhook), secret: created.secret))
+        try rule.check(url: input.url, field: "url")
+        switch try await events.createWebhook(appKey: appKey, url: input.url, types: types) {
+        case .noApp:
+            throw AdminRoutes.appNotFound
+        case .limitReached:
+            throw HeraldError(.limitExceeded, "an app has at most \(EventStore.webhooksPerApp) webhooks; remove one first")
+        case .created(let webhook, let secret):
+            context.logger.info("webhook added", metadata: ["herald.app_key": "\(appKey)", "herald.webhook_id": "\(webhook.id)"])
+            return EditedResponse(status: .created, response: WebhookCreatedResponse(webhook: WebhookResponse(webhook), secret: secret))
+        }
     }
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> WebhooksResponse {
@@ -80,29 +90,21 @@ struct WebhookRoutes {
             #"{"events":[{"id":0,"type":"test","webhook_id":\#(id),"at":"\#(DeliveryEvent.timestamp(at))","data":{}}]}"#.utf8
         )
         let timestamp = Int64(at.timeIntervalSince1970)
-        var outgoing = HTTPClientRequest(url: endpoint.url)
-        outgoing.method = .POST
-        outgoing.headers.add(name: "Content-Type", value: "application/json")
-        outgoing.headers.add(name: WebhookSignature.timestampHeader, value: String(timestamp))
-        outgoing.headers.add(
-            name: WebhookSignature.signatureHeader,
-            value: WebhookSignature.header(secret: endpoint.secret, timestamp: timestamp, body: body)
-        )
-        outgoing.body = .bytes(ByteBuffer(bytes: body))
+        guard let outbound else { throw HeraldError(.unavailable, "this node sends no webhook requests") }
+        let headers: [(name: String, value: String)] = [
+            ("Content-Type", "application/json"),
+            (WebhookSignature.timestampHeader, String(timestamp)),
+            (WebhookSignature.signatureHeader, WebhookSignature.header(secret: endpoint.secret, timestamp: timestamp, body: body)),
+        ]
         let started = ContinuousClock.now
-        do {
-            let response = try await HTTPClient.shared.execute(outgoing, timeout: .seconds(10))
-            _ = try? await response.body.collect(upTo: 4096)
-            let status = Int(response.status.code)
-            return WebhookTestResponse(
-                delivered: (200..<300).contains(status),
-                status: status,
-                error: nil,
-                milliseconds: Self.milliseconds(since: started)
-            )
-        } catch {
-            return WebhookTestResponse(delivered: false, status: nil, error: "\(error)", milliseconds: Self.milliseconds(since: started))
-        }
+        // As the dispatcher sends: the address checked, a redirect not followed (a failure).
+        let answer = await outbound.post(endpoint.url, headers: headers, body: body, timeout: .seconds(10))
+        return WebhookTestResponse(
+            delivered: answer.isAccepted,
+            status: answer.status,
+            error: answer.failure,
+            milliseconds: Self.milliseconds(since: started)
+        )
     }
 
     @Sendable func failures(_ request: Request, context: HeraldRequestContext) async throws -> WebhookFailuresResponse {

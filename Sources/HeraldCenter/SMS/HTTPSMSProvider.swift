@@ -2,40 +2,34 @@ import Crypto
 import Foundation
 import HeraldCore
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// An app's SMS provider over HTTP (``SMSHTTPProviderConfiguration``): one signed POST per
-/// SMS, with the configuration's deadline. Retries are the outbox's (bounded attempts with
-/// backoff), so a provider that is down delays SMS instead of holding the sender.
+/// SMS through the ``OutboundClient`` (addresses checked, no redirect followed), ended by
+/// the configuration's deadline. Retries are the outbox's (bounded attempts with backoff),
+/// so a provider that is down delays SMS instead of holding the sender.
 struct HTTPSMSProvider: SMSProvider {
     let configuration: SMSHTTPProviderConfiguration
+    let client: any OutboundPosting
 
     func send(_ sms: SMSRequest) async -> SMSOutcome {
-        guard let url = URL(string: configuration.url) else { return .rejected(reason: "BadProviderURL") }
         let body = Array(Self.body(configuration.bodyTemplate, sms).utf8)
         let timestamp = String(Int(Date().timeIntervalSince1970))
-        var request = URLRequest(url: url, timeoutInterval: TimeInterval(configuration.timeoutSeconds))
-        request.httpMethod = "POST"
-        request.httpBody = Data(body)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(timestamp, forHTTPHeaderField: "X-Herald-Timestamp")
-        request.setValue(sms.idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
-        request.setValue(
-            "sha256=" + Self.signature(secret: configuration.secret, timestamp: timestamp, body: body),
-            forHTTPHeaderField: configuration.signatureHeader
-        )
-        do {
-            let (_, response) = try await URLSession.shared.data(for: request)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            switch status {
-            case 200..<300: return .sent
-            case 429, 500..<600: return .retryLater(reason: "HTTP \(status)")
-            default: return .rejected(reason: "HTTP \(status)")
-            }
-        } catch {
-            return .retryLater(reason: "ProviderUnreachable")
+        let headers: [(name: String, value: String)] = [
+            ("Content-Type", "application/json"),
+            ("X-Herald-Timestamp", timestamp),
+            ("Idempotency-Key", sms.idempotencyKey),
+            (configuration.signatureHeader, "sha256=" + Self.signature(secret: configuration.secret, timestamp: timestamp, body: body)),
+        ]
+        let answer = await client.post(configuration.url, headers: headers, body: body, timeout: .seconds(configuration.timeoutSeconds))
+        switch answer {
+        case .answered(let status, _) where (200..<300).contains(status):
+            return .sent
+        // A redirect is not followed, and may be fixed on the provider's side: tried again.
+        case .answered(let status, _) where status == 429 || (300..<400).contains(status) || (500..<600).contains(status):
+            return .retryLater(reason: "HTTP \(status)")
+        case .answered(let status, _):
+            return .rejected(reason: "HTTP \(status)")
+        case .failed(let reason):
+            return .retryLater(reason: reason.hasPrefix("address refused") ? "ProviderAddressRefused" : "ProviderUnreachable")
         }
     }
 

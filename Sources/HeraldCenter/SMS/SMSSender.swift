@@ -9,42 +9,61 @@ import Logging
 /// or replaced (cancelled) or its copy reached the device meanwhile (skipped). Each node
 /// runs one; the claim's `SKIP LOCKED` keeps them apart, and one SMS claimed by a node that
 /// died is claimed again when its lease runs out, with the same idempotency key.
+///
+/// Each SMS is sent in a task of its own (at most ``width`` at once) and its outcome
+/// recorded as soon as it comes: an SMS the provider took is not sent again after a crash
+/// because a slower one of its batch was still out, and a hung provider holds only its
+/// own SMS.
 struct SMSSender: Sendable {
     let store: CenterStore
     let configuration: CenterConfiguration
     let logger: Logger
 
-    func run() async {
-        while !Task.isCancelled {
-            var busy = false
-            do {
-                // Numbers still in clear (from before migration 0023, or an import) are
-                // sealed first, a batch per round, from the node's start on.
-                busy = try await store.sealClearMobiles() > 0
-                try await store.planDueSMS()
-                let claimed = try await store.claimSMS(limit: 100, lease: configuration.smsLease)
-                busy = busy || !claimed.isEmpty
-                let providers = try await store.smsProviders(appIDs: Array(Set(claimed.map(\.appID))))
-                try await store.finishSMS(await send(claimed, providers: providers))
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("SMS fallback failed; trying again", metadata: ["error": "\(error)"])
-            }
-            if !busy { try? await Task.sleep(for: configuration.pollInterval) }
-        }
+    /// SMS in flight at most.
+    static let width = 64
+
+    /// A claimed SMS with its app's HTTP provider, if it has one.
+    struct Claimed: Sendable {
+        var sms: ClaimedSMS
+        var provider: SMSHTTPProviderConfiguration?
     }
 
-    /// Sends what is still to send, concurrently, each through its app's HTTP provider
-    /// (`providers`) or else the node's default, and says what became of each.
-    func send(_ claimed: [ClaimedSMS], providers: [Int64: SMSHTTPProviderConfiguration]) async -> [SMSUpdate] {
-        await withTaskGroup(of: SMSUpdate.self) { group in
-            for sms in claimed {
-                let provider: (any SMSProvider)? = providers[sms.appID].map(HTTPSMSProvider.init) ?? configuration.sms
-                group.addTask { await self.send(sms, provider: provider) }
-            }
-            var updates: [SMSUpdate] = []
-            for await update in group { updates.append(update) }
-            return updates
+    func run() async {
+        let loop = ClaimLoop<Claimed>(
+            width: Self.width,
+            refill: Self.width / 4,
+            pollInterval: configuration.pollInterval,
+            claim: { limit in try await self.claim(limit: limit) },
+            work: { claimed in await self.send(claimed) },
+            failed: { [logger] error in logger.warning("SMS fallback failed; trying again", metadata: ["error": "\(error)"]) }
+        )
+        await loop.run()
+    }
+
+    /// Plans the messages due, then claims up to `limit` SMS with their providers.
+    private func claim(limit: Int) async throws -> [Claimed] {
+        // Numbers still in clear (from before migration 0023, or an import) are sealed
+        // first, a batch per round, from the node's start on.
+        _ = try await store.sealClearMobiles()
+        try await store.planDueSMS()
+        let claimed = try await store.claimSMS(limit: limit, lease: configuration.smsLease)
+        let providers = try await store.smsProviders(appIDs: Array(Set(claimed.map(\.appID))))
+        return claimed.map { Claimed(sms: $0, provider: providers[$0.appID]) }
+    }
+
+    /// Sends one SMS and records what became of it.
+    private func send(_ claimed: Claimed) async {
+        let provider: (any SMSProvider)? =
+            claimed.provider.map { HTTPSMSProvider(configuration: $0, client: OutboundClient(rule: configuration.outbound)) } ?? configuration.sms
+        let update = await send(claimed.sms, provider: provider)
+        // Shutting down: a request cut short is not a failure; the SMS is claimed again
+        // when its lease runs out, with the same idempotency key.
+        if Task.isCancelled, update.state != .sent { return }
+        do {
+            try await store.finishSMS([update])
+        } catch {
+            // Claimed again when its lease runs out, with the same idempotency key.
+            if !Task.isCancelled { logger.warning("cannot record an SMS outcome", metadata: ["error": "\(error)"]) }
         }
     }
 

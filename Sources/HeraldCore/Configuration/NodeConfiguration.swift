@@ -14,6 +14,9 @@ public struct NodeConfiguration: Sendable, Hashable {
     public var recallWindow: Duration
     /// Heartbeat, liveness timeout and drain rate.
     public var cluster: ClusterConfiguration
+    /// The addresses webhooks, callbacks and SMS providers may reach (the API checks literal
+    /// ones, the center every resolved one).
+    public var outbound: OutboundAddressRule
 
     /// The default node name: the host name and a suffix drawn when the process starts, so
     /// a restarted node is a new node (what the old one held is not mistaken for its).
@@ -26,11 +29,13 @@ public struct NodeConfiguration: Sendable, Hashable {
     public init(
         nodeID: String = defaultNodeID,
         recallWindow: Duration = defaultRecallWindow,
-        cluster: ClusterConfiguration = ClusterConfiguration()
+        cluster: ClusterConfiguration = ClusterConfiguration(),
+        outbound: OutboundAddressRule = OutboundAddressRule()
     ) {
         self.nodeID = nodeID
         self.recallWindow = recallWindow
         self.cluster = cluster
+        self.outbound = outbound
     }
 }
 
@@ -42,15 +47,27 @@ extension NodeConfiguration {
     /// - `cluster.*`: see ``ClusterConfiguration/init(reader:)``.
     /// - `center.recallWindow` (int, seconds, default: 86400, 60 to 864000): how long after
     ///   sending a message can be recalled.
+    /// - `outbound.allowRanges` (string, default: none): address ranges (CIDR, comma-separated,
+    ///   such as `127.0.0.0/8,::1`) that webhooks, callbacks and SMS providers may reach
+    ///   although they are internal (``OutboundAddressRule``).
     ///
     /// - Parameter reader: Herald's configuration (not scoped: the keys are at its root).
     /// - Throws: ``ConfigurationError`` naming the key of a value out of range.
     public init(reader: ConfigReader) throws {
         let root = ConfigSection(reader)
+        let outbound = root.section("outbound")
+        var allowed: [IPRange] = []
+        if let ranges = outbound.optionalString("allowRanges") {
+            switch OutboundAddressRule.ranges(ranges) {
+            case .success(let ranges): allowed = ranges
+            case .failure(let invalid): throw outbound.error("allowRanges", "\"\(invalid.entry)\" is not an address range such as 10.0.0.0/8")
+            }
+        }
         self.init(
             nodeID: root.string("nodeID", default: Self.defaultNodeID),
             recallWindow: try root.section("center").seconds("recallWindow", default: Self.defaultRecallWindow, in: 60...864_000),
-            cluster: try ClusterConfiguration(reader: reader)
+            cluster: try ClusterConfiguration(reader: reader),
+            outbound: OutboundAddressRule(allowed: allowed)
         )
     }
 }

@@ -81,6 +81,13 @@ public struct SMSHTTPProviderConfiguration: Sendable, Hashable, Codable {
         return self
     }
 
+    /// The URL for logs: its query and fragment, which often carry the provider's key
+    /// (`?apikey=`), replaced by `?…`.
+    public var redactedURL: String {
+        guard let cut = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
+        return url[..<cut] + "?…"
+    }
+
     /// The template with each `{{name}}` replaced by `values[name]` (JSON text).
     public static func fill(_ template: String, with values: [String: String]) -> String {
         var result = template

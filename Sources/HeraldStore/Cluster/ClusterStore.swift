@@ -74,10 +74,11 @@ extension ClusterStore {
     /// Declares dead the nodes whose heartbeat is older than `deadAfter`, in one statement
     /// (the node that deletes a row does the rest): their devices' sessions are cleared
     /// (last seen at their node's last heartbeat). Route rows of nodes no longer
-    /// registered (dead, or gone without handing them over) are taken by `node`, and the
-    /// dead nodes' jobs are released at once for any center to claim (woken by NOTIFY),
-    /// rather than when their leases run out. Returns the nodes declared dead, and how
-    /// many route rows `node` took.
+    /// registered (dead, or gone without handing them over) are taken by `node`. The dead
+    /// nodes' jobs and the webhooks they were sending to are given back at once (the jobs
+    /// with a NOTIFY), not when their leases end, except `node`'s own, when it finds itself
+    /// declared dead: it may still be working on them. Returns the nodes declared dead, and
+    /// how many route rows `node` took.
     public func sweepDeadNodes(deadAfter: Duration, by node: String) async throws -> (dead: [String], adopted: Int) {
         let rows = try await client.query(
             """
@@ -97,10 +98,13 @@ extension ClusterStore {
             ), released AS (
                 -- The dead nodes' jobs are anyone's now, not once their leases run out.
                 UPDATE push_jobs j SET leased_until = NULL, leased_by = NULL
-                FROM dead WHERE j.leased_by = dead.node_id
+                FROM dead WHERE j.leased_by = dead.node_id AND dead.node_id <> \(node)
                 RETURNING j.id
             ), woken AS (
                 SELECT pg_notify('herald_jobs', count(*)::text) FROM released HAVING count(*) > 0
+            ), webhooks_released AS (
+                UPDATE webhooks w SET leased_by = NULL, leased_until = NULL, released_at = now()
+                FROM dead WHERE w.leased_by = dead.node_id AND dead.node_id <> \(node)
             )
             SELECT (SELECT array_agg(node_id) FROM dead), (SELECT count(*) FROM adopted), (SELECT count(*) FROM woken)
             """,

@@ -122,6 +122,14 @@ public struct EmbeddedPostgres: Sendable {
         }
     }
 
+    /// Starts the cluster again after ``stop(logger:)``, on the same port: the end of an
+    /// outage, for tests.
+    public func restart(logger: Logger) async throws {
+        var configuration = configuration
+        configuration.port = url.port
+        _ = try await Self.start(configuration, logger: logger)
+    }
+
     /// Stops the cluster immediately from the calling thread: for `atexit` handlers, where
     /// nothing asynchronous can run any more.
     public func stopImmediately() {

@@ -3,15 +3,29 @@ import HeraldCore
 import PostgresNIO
 
 extension EventStore {
-    /// Claims up to `limit` enabled webhooks no node holds whose retry (if failing) is due,
-    /// for `lease`: one node at a time sends to a webhook, so its events go in order.
-    public func claimWebhooks(node: String, lease: Duration, limit: Int) async throws -> [ClaimedWebhook] {
+    /// Claims up to `limit` enabled webhooks no node holds, with events to read, whose retry
+    /// (if failing) is due, for `lease`: one node at a time sends to a webhook, so its events
+    /// go in order. Those that have waited longest come first (since their retry time, or
+    /// since they were last given back; migration 0027), so every endpoint gets its turn
+    /// however many there are.
+    ///
+    /// A webhook leased to `node` itself that it is not sending to (`sending`) is claimed
+    /// again too: its lease outlived the send that took it, as when PostgreSQL went away
+    /// before the webhook could be given back, and waiting for the lease would stop it for
+    /// that long.
+    public func claimWebhooks(node: String, lease: Duration, limit: Int, sending: [Int64] = []) async throws -> [ClaimedWebhook] {
         let rows = try await client.query(
             """
             WITH due AS (
-                SELECT id FROM webhooks
-                WHERE enabled AND (leased_until IS NULL OR leased_until < now()) AND (retry_at IS NULL OR retry_at <= now())
-                ORDER BY COALESCE(retry_at, '-infinity'), id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED
+                SELECT w.id FROM webhooks w
+                WHERE w.enabled AND (w.retry_at IS NULL OR w.retry_at <= now())
+                  AND (w.leased_until IS NULL OR w.leased_until < now() OR (w.leased_by = \(node) AND w.id <> ALL(\(sending)::bigint[])))
+                  AND EXISTS (
+                      SELECT 1 FROM events e
+                      WHERE e.app_id = w.app_id AND (e.xid, e.id) > (w.cursor_xid, w.cursor_id)
+                        AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
+                  )
+                ORDER BY COALESCE(w.retry_at, w.released_at, '-infinity'), w.id LIMIT \(Int64(limit)) FOR UPDATE OF w SKIP LOCKED
             ), claimed AS (
                 UPDATE webhooks w SET leased_by = \(node), leased_until = now() + make_interval(secs => \(lease.intervalSeconds))
                 FROM due WHERE w.id = due.id
@@ -75,7 +89,7 @@ extension EventStore {
             """
             UPDATE webhooks SET failures = failures + 1, failing_since = COALESCE(failing_since, now()), retry_at = \(retryAt),
                 last_failure_at = now(), last_failure_status = \(status.map(Int32.init)), last_failure_error = \(error),
-                leased_by = NULL, leased_until = NULL
+                leased_by = NULL, leased_until = NULL, released_at = now()
             WHERE id = \(id) AND leased_by = \(node)
             """,
             logger: logger
@@ -118,7 +132,7 @@ extension EventStore {
     /// Gives the webhook back (this node stops sending to it for now).
     public func releaseWebhook(id: Int64, node: String) async throws {
         try await client.query(
-            "UPDATE webhooks SET leased_by = NULL, leased_until = NULL WHERE id = \(id) AND leased_by = \(node)",
+            "UPDATE webhooks SET leased_by = NULL, leased_until = NULL, released_at = now() WHERE id = \(id) AND leased_by = \(node)",
             logger: logger
         )
     }

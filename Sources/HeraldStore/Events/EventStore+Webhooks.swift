@@ -29,31 +29,59 @@ extension EventStore {
         )
     }
 
-    /// Adds a webhook to the app; it gets the events committed from now on. Returns it with
-    /// its secret, which is shown this once. Nil when there is no such app.
-    public func createWebhook(appKey: String, url: String, types: [DeliveryEventType]) async throws -> (webhook: Webhook, secret: String)? {
-        guard Identifiers.isAppKey(appKey) else { return nil }
+    /// What became of a request to add a webhook.
+    public enum WebhookCreation: Sendable {
+        /// Added, with its secret (shown this once).
+        case created(Webhook, secret: String)
+        /// No such app.
+        case noApp
+        /// The app already has ``webhooksPerApp`` webhooks.
+        case limitReached
+    }
+
+    /// The most webhooks an app may have: each is a sender of its own on some node, and its
+    /// events are read again for it.
+    public static let webhooksPerApp = 20
+
+    /// Adds a webhook to the app; it gets the events committed from now on. The app's row
+    /// is locked while its webhooks are counted, so two requests at once don't both pass
+    /// the limit.
+    public func createWebhook(appKey: String, url: String, types: [DeliveryEventType]) async throws -> WebhookCreation {
+        guard Identifiers.isAppKey(appKey) else { return .noApp }
         let secret = WebhookSignature.newSecret()
         // The secret is sealed with the app key as context, as APNs credentials are.
         let sealed = try sealer.seal(Array(secret.utf8), context: "webhook:" + appKey)
-        let rows = try await client.query(
-            """
-            WITH created AS (
-                INSERT INTO webhooks (app_id, url, types, secret, secret_key, cursor_xid)
-                SELECT a.id, \(url), \(types.map(\.rawValue))::text[], \(Data(sealed.combined)), \(sealed.keyID),
-                       pg_snapshot_xmin(pg_current_snapshot())
-                FROM apps a WHERE a.app_key = \(appKey)
-                RETURNING *
+        let creation = try await transaction { connection -> WebhookCreation in
+            let apps = try await connection.query(
+                """
+                SELECT a.id FROM apps a WHERE a.app_key = \(appKey) FOR NO KEY UPDATE
+                """,
+                logger: logger
             )
-            SELECT \(unescaped: Self.webhookColumns) FROM created w
-            """,
-            logger: logger
-        )
-        for try await row in rows.decode(WebhookRow.self) {
-            eventApps.invalidate()
-            return (Self.webhook(row), secret)
+            var appID: Int64?
+            for try await id in apps.decode(Int64.self) { appID = id }
+            guard let appID else { return .noApp }
+            let counted = try await connection.query("SELECT count(*) FROM webhooks WHERE app_id = \(appID)", logger: logger)
+            for try await count in counted.decode(Int64.self) where count >= Self.webhooksPerApp {
+                return .limitReached
+            }
+            let rows = try await connection.query(
+                """
+                WITH created AS (
+                    INSERT INTO webhooks (app_id, url, types, secret, secret_key, cursor_xid)
+                    VALUES (\(appID), \(url), \(types.map(\.rawValue))::text[], \(Data(sealed.combined)), \(sealed.keyID),
+                            pg_snapshot_xmin(pg_current_snapshot()))
+                    RETURNING *
+                )
+                SELECT \(unescaped: Self.webhookColumns) FROM created w
+                """,
+                logger: logger
+            )
+            for try await row in rows.decode(WebhookRow.self) { return .created(Self.webhook(row), secret: secret) }
+            return .noApp
         }
-        return nil
+        if case .created = creation { eventApps.invalidate() }
+        return creation
     }
 
     /// The app's webhooks, oldest first.

@@ -1,0 +1,81 @@
+/// Works on claimed items with at most `width` in flight, each in a task of its own: more
+/// are claimed as soon as enough slots free up and every `pollInterval`, never after a
+/// whole batch. So one slow or hung item (a receiver that never answers) holds its own slot
+/// and no other. A failed claim is reported and tried again on the next poll; the loop
+/// only ends when its task is cancelled.
+struct ClaimLoop<Item: Sendable>: Sendable {
+    /// Items in flight at most.
+    let width: Int
+    /// Free slots that trigger a claim before the next poll (1: claim whenever one frees).
+    let refill: Int
+    let pollInterval: Duration
+    /// Claims up to the given number of items.
+    let claim: @Sendable (Int) async throws -> [Item]
+    /// Works on one item; it reports its own failures.
+    let work: @Sendable (Item) async -> Void
+    /// A claim failed (the loop goes on).
+    let failed: @Sendable (any Error) -> Void
+
+    init(
+        width: Int,
+        refill: Int = 1,
+        pollInterval: Duration,
+        claim: @escaping @Sendable (Int) async throws -> [Item],
+        work: @escaping @Sendable (Item) async -> Void,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        self.width = max(1, width)
+        self.refill = min(max(1, refill), max(1, width))
+        self.pollInterval = pollInterval
+        self.claim = claim
+        self.work = work
+        self.failed = failed
+    }
+
+    private enum Event: Sendable {
+        case finished
+        case poll
+    }
+
+    func run() async {
+        await withTaskGroup(of: Event.self) { group in
+            var inFlight = 0
+            var polling = false
+            var claimNow = true
+            while !Task.isCancelled {
+                if claimNow, inFlight < width {
+                    do {
+                        let items = try await claim(width - inFlight)
+                        for item in items {
+                            group.addTask {
+                                await work(item)
+                                return .finished
+                            }
+                        }
+                        inFlight += items.count
+                    } catch {
+                        if Task.isCancelled { break }
+                        failed(error)
+                    }
+                }
+                if !polling {
+                    polling = true
+                    group.addTask {
+                        try? await Task.sleep(for: pollInterval)
+                        return .poll
+                    }
+                }
+                guard let event = await group.next() else { break }
+                switch event {
+                case .finished:
+                    inFlight -= 1
+                    claimNow = width - inFlight >= refill
+                case .poll:
+                    polling = false
+                    claimNow = true
+                }
+            }
+            group.cancelAll()
+        }
+    }
+}
