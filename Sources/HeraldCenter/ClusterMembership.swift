@@ -153,10 +153,13 @@ public final class ClusterMembership: Service, Sendable {
         if let last, started - last > configuration.deadAfter {
             // The process didn't run for longer than a peer waits (it was stopped, or
             // starved): its devices may have moved. Nothing more is delivered to them from
-            // here. (A database outage doesn't count: heartbeats are still attempted, and
-            // the connections stay up through it.)
+            // here. The time is counted from the end of the last beat: a beat that waited
+            // on a slow or cut-off database ran all along (if peers declared the node dead
+            // meanwhile, the renewal below finds out and fences once), and connections
+            // stay up through a database outage.
             await fence(reason: "no heartbeat attempted for \(started - last)")
         }
+        defer { state.withLockedValue { $0.lastAttempt = .now } }
         do {
             if try await !store.heartbeat(node: node, draining: isDraining) {
                 // Declared dead: registering clears the sessions naming this node, so the
