@@ -8,7 +8,7 @@ extension OutboundAddressRule {
         guard let refusal = refusal(url: url) else { return }
         throw HeraldError.invalidField(
             field,
-            "names a \(refusal) address, which Herald doesn't send requests to unless the administrator allows it (outbound.allowRanges)"
+            "names an address Herald doesn't send requests to (\(refusal)) unless the administrator allows it (outbound.allowRanges)"
         )
     }
 }
