@@ -88,15 +88,7 @@ import Testing
         try await TestNode.run { test in
             let device = try await test.register(platform: "linux")
             let connection = try await test.rawConnection(device)
-            try await settings(
-                test,
-                [
-                    "quiet_hours": [
-                        "start": JSON(Self.localTime(in: "UTC", plus: -3600)), "end": JSON(Self.localTime(in: "UTC", plus: 3600)),
-                        "action": "hold",
-                    ]
-                ]
-            )
+            try await settings(test, Self.holding(from: -3600, to: 3600))
             let held = try await test.push(message("sale", to: device.registrationID))
             #expect(try await test.status(held.msgID, device.registrationID, becomes: "held") == "held")
 
