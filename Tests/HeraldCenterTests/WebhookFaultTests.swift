@@ -75,12 +75,13 @@ import Testing
                 _ = try await addWebhook(test, receiver.url("/fast"))
                 _ = try await test.register(platform: "android", alias: "a")
                 let first = try await test.push(["audience": ["alias": ["a"]], "message": ["msg_content": "1"]])
-                #expect(try await receiver.wait { requests in requests.contains { $0.path == "/slow" } })
-                #expect(try await receiver.wait { _ in delivered(receiver, "/fast") == [first.msgID] })
+                // 60 s waits: a loaded CI machine took over 15 s (still under the 120 s timeout).
+                #expect(try await receiver.wait(timeout: .seconds(60)) { requests in requests.contains { $0.path == "/slow" } })
+                #expect(try await receiver.wait(timeout: .seconds(60)) { _ in delivered(receiver, "/fast") == [first.msgID] })
                 // The slow endpoint's request is still out; the other endpoint goes on.
                 let second = try await test.push(["audience": ["alias": ["a"]], "message": ["msg_content": "2"]])
                 let third = try await test.push(["audience": ["alias": ["a"]], "message": ["msg_content": "3"]])
-                #expect(try await receiver.wait { _ in delivered(receiver, "/fast").count >= 3 })
+                #expect(try await receiver.wait(timeout: .seconds(60)) { _ in delivered(receiver, "/fast").count >= 3 })
                 #expect(delivered(receiver, "/fast") == [first.msgID, second.msgID, third.msgID])
                 #expect(receiver.requests.filter { $0.path == "/slow" }.count == 1)
             }
