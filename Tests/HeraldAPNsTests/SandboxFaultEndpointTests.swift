@@ -1,21 +1,15 @@
 import Foundation
 import HeraldAPNsSandbox
+import HeraldTestSupport
 import Logging
 import Testing
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// The inspection server's `/faults`: an outage a fault run (another process) can start
 /// and end over HTTP.
 @Suite struct SandboxFaultEndpointTests {
     private func call(_ port: Int, _ method: String, _ body: String? = nil) async throws -> (Int, [String: Any]) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/faults")!, timeoutInterval: 10)
-        request.httpMethod = method
-        request.httpBody = body.map { Data($0.utf8) }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+        let answer = try await TestHTTP.exchange(method, "http://127.0.0.1:\(port)/faults", body: body.map { Data($0.utf8) }, timeout: .seconds(10))
+        return (answer.status, (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any] ?? [:])
     }
 
     @Test func anOutageIsStartedShownAndEndedOverHTTP() async throws {

@@ -6,10 +6,6 @@ import HeraldNodeTesting
 import HeraldTestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// What the center does with APNs' answers: retries, invalid tokens, broken credentials.
 @Suite struct APNsHandlingTests {
     @Test func transientFailuresAreRetriedWithBackoffUntilDelivered() async throws {
@@ -88,13 +84,13 @@ import FoundationNetworking
                 "type": "token", "key_id": "KEY1234567", "team_id": "TEAM123456", "bundle_id": "com.example.app",
                 "environment": "sandbox", "private_key": TestCredentials.p8(),
             ])
-            var request = URLRequest(url: URL(string: test.apiURL.absoluteString + "/admin/v1/apps/\(test.appKey)/apns")!)
-            request.httpMethod = "PUT"
-            request.setValue("Bearer \(TestNode.adminToken)", forHTTPHeaderField: "Authorization")
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = upload
-            let (_, response) = try await URLSession.shared.data(for: request)
-            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            let answer = try await TestHTTP.exchange(
+                "PUT",
+                test.apiURL.absoluteString + "/admin/v1/apps/\(test.appKey)/apns",
+                headers: ["Authorization": "Bearer \(TestNode.adminToken)", "Content-Type": "application/json"],
+                body: upload
+            )
+            #expect(answer.status == 200)
 
             let token = TestNode.token(42)
             _ = try await test.register(token: token, alias: "victim")
@@ -135,13 +131,13 @@ import FoundationNetworking
                 "type": "token", "key_id": "KEY7654321", "team_id": "TEAM123456", "bundle_id": "com.example.app",
                 "environment": "sandbox", "private_key": TestCredentials.p8(),
             ])
-            var request = URLRequest(url: URL(string: test.apiURL.absoluteString + "/admin/v1/apps/\(test.appKey)/apns")!)
-            request.httpMethod = "PUT"
-            request.setValue("Bearer \(TestNode.adminToken)", forHTTPHeaderField: "Authorization")
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = upload
-            let (_, response) = try await URLSession.shared.data(for: request)
-            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            let answer = try await TestHTTP.exchange(
+                "PUT",
+                test.apiURL.absoluteString + "/admin/v1/apps/\(test.appKey)/apns",
+                headers: ["Authorization": "Bearer \(TestNode.adminToken)", "Content-Type": "application/json"],
+                body: upload
+            )
+            #expect(answer.status == 200)
 
             for index in 0..<30 { _ = try await test.register(token: TestNode.token(960 + index), tags: ["refused"]) }
             test.sandbox.setFaultForEveryRequest(.reject(status: 403, reason: "InvalidProviderToken"))

@@ -4,10 +4,6 @@ import HeraldNodeTesting
 import HeraldTestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Devices imported from JPush are reached by pushes as they are: an iOS device through
 /// APNs with its imported token, another over MQTT once it claimed its old registration id.
 @Suite struct ImportedDeviceDeliveryTests {
@@ -58,14 +54,13 @@ import FoundationNetworking
 extension TestNode {
     /// Imports NDJSON rows into the test's app, as the admin.
     func importDevices(_ ndjson: String) async throws -> JSON {
-        var request = URLRequest(url: URL(string: apiURL.absoluteString + "/admin/v1/apps/\(appKey)/devices/import")!)
-        request.httpMethod = "POST"
-        request.setValue("Bearer \(Self.adminToken)", forHTTPHeaderField: "Authorization")
-        request.setValue("application/x-ndjson", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(ndjson.utf8)
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard status == 200 else { throw TestFailure("import answered \(status): \(String(decoding: data, as: UTF8.self))") }
-        return try JSONDecoder().decode(JSON.self, from: data)
+        let answer = try await TestHTTP.exchange(
+            "POST",
+            apiURL.absoluteString + "/admin/v1/apps/\(appKey)/devices/import",
+            headers: ["Authorization": "Bearer \(Self.adminToken)", "Content-Type": "application/x-ndjson"],
+            body: Data(ndjson.utf8)
+        )
+        guard answer.status == 200 else { throw TestFailure("import answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))") }
+        return try JSONDecoder().decode(JSON.self, from: answer.body)
     }
 }

@@ -4,10 +4,6 @@ import HeraldTestSupport
 import NIOCore
 import NIOPosix
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// One `herald serve` process of a test cluster: the built binary, on the cluster's
 /// database, with ports of its own on 127.0.0.1; its output goes to a log file the test
 /// prints when it fails.
@@ -102,10 +98,7 @@ final class ClusterNode: @unchecked Sendable {
     /// The status `path` answers with, within two seconds: one probe that hangs (a
     /// connection accepted before the server reads it) must not use up the whole wait.
     private func status(_ path: String) async throws -> Int {
-        var request = URLRequest(url: apiURL.appendingPathComponent(path))
-        request.timeoutInterval = 2
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+        try await TestHTTP.exchange("GET", apiURL.appendingPathComponent(path).absoluteString, timeout: .seconds(2)).status
     }
 
     private func acceptsMQTT() async -> Bool {

@@ -7,10 +7,6 @@ import Logging
 import NIOConcurrencyHelpers
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Nodes stopped and started while pushes keep coming: what a rolling upgrade does.
 @Suite(.serialized)
 struct ClusterRestartTests {

@@ -7,10 +7,6 @@ import HeraldTestSupport
 import NIOCore
 import PostgresNIO
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Several `herald serve` processes on one fresh database, an app made through the first
 /// node's admin API, and what a test does with them: call any node's API, register
 /// devices, connect them (raw MQTT) to any node, look at the tables.
@@ -109,18 +105,14 @@ struct TestCluster: Sendable {
     }
 
     static func exchange(_ node: ClusterNode, _ method: String, _ path: String, _ body: JSON?, authorization: String) async throws -> Answer {
-        var request = URLRequest(url: URL(string: node.apiURL.absoluteString + path)!)
-        request.httpMethod = method
-        request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        var headers = ["Authorization": authorization]
+        var data: Data?
         if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONEncoder().encode(body)
+            headers["Content-Type"] = "application/json"
+            data = try JSONEncoder().encode(body)
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as? HTTPURLResponse
-        var headers: [String: String] = [:]
-        for case (let name as String, let value as String) in http?.allHeaderFields ?? [:] { headers[name.lowercased()] = value }
-        return Answer(status: http?.statusCode ?? 0, json: (try? JSONDecoder().decode(JSON.self, from: data)) ?? .null, headers: headers)
+        let answer = try await TestHTTP.exchange(method, node.apiURL.absoluteString + path, headers: headers, body: data)
+        return Answer(status: answer.status, json: (try? JSONDecoder().decode(JSON.self, from: answer.body)) ?? .null, headers: answer.headers)
     }
 
     /// Pushes through `node`'s API; returns the msg_id.

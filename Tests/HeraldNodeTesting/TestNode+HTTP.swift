@@ -1,10 +1,6 @@
 import Foundation
 import HeraldTestSupport
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// An answer of the API: its status, its JSON body (``JSON/null`` when there is none) and
 /// its headers.
 public struct HTTPAnswer: Sendable {
@@ -32,23 +28,20 @@ public enum Caller: Sendable {
 extension TestNode {
     /// Sends a request to the API, as the test's app unless told otherwise.
     public func call(_ method: String, _ path: String, _ body: JSON? = nil, as caller: Caller = .app) async throws -> HTTPAnswer {
-        var request = URLRequest(url: URL(string: apiURL.absoluteString + path)!)
-        request.httpMethod = method
+        var headers: [String: String] = [:]
         switch caller {
-        case .app: request.setValue(Self.basic(appKey, masterSecret), forHTTPHeaderField: "Authorization")
-        case .basic(let user, let password): request.setValue(Self.basic(user, password), forHTTPHeaderField: "Authorization")
-        case .admin: request.setValue("Bearer \(Self.adminToken)", forHTTPHeaderField: "Authorization")
+        case .app: headers["Authorization"] = Self.basic(appKey, masterSecret)
+        case .basic(let user, let password): headers["Authorization"] = Self.basic(user, password)
+        case .admin: headers["Authorization"] = "Bearer \(Self.adminToken)"
         case .anonymous: break
         }
+        var data: Data?
         if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONEncoder().encode(body)
+            headers["Content-Type"] = "application/json"
+            data = try JSONEncoder().encode(body)
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as? HTTPURLResponse
-        var headers: [String: String] = [:]
-        for (name, value) in http?.allHeaderFields ?? [:] { headers["\(name)".lowercased()] = "\(value)" }
-        return HTTPAnswer(status: http?.statusCode ?? 0, json: (try? JSONDecoder().decode(JSON.self, from: data)) ?? .null, headers: headers)
+        let answer = try await TestHTTP.exchange(method, apiURL.absoluteString + path, headers: headers, body: data)
+        return HTTPAnswer(status: answer.status, json: (try? JSONDecoder().decode(JSON.self, from: answer.body)) ?? .null, headers: answer.headers)
     }
 
     private static func basic(_ user: String, _ password: String) -> String {

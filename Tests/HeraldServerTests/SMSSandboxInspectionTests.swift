@@ -1,24 +1,18 @@
 import Foundation
 import HeraldAPNsSandbox
 import HeraldCenter
+import HeraldTestSupport
 import Logging
 import Testing
 
 @testable import HeraldServer
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// The SMS sandbox at the local sandbox's inspection endpoint (`/sms`): what it took, its
 /// counts, and faults started and ended over HTTP.
 @Suite struct SMSSandboxInspectionTests {
     private func call(_ port: Int, _ method: String, _ path: String, _ body: String? = nil) async throws -> (Int, Any?) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!, timeoutInterval: 10)
-        request.httpMethod = method
-        request.httpBody = body.map { Data($0.utf8) }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONSerialization.jsonObject(with: data))
+        let answer = try await TestHTTP.exchange(method, "http://127.0.0.1:\(port)\(path)", body: body.map { Data($0.utf8) }, timeout: .seconds(10))
+        return (answer.status, try? JSONSerialization.jsonObject(with: answer.body))
     }
 
     private func request(_ mobile: String, _ key: String) -> SMSRequest {
