@@ -20,6 +20,7 @@ extension MQTTConnectionHandler {
         let gateway = context
         let claiming = epoch == nil && !self.claiming
         if claiming { self.claiming = true }
+        let dupThrough = replayDUPThrough
         let id = ObjectIdentifier(self)
         context.tasks.submit {
             var claim: SessionClaim?
@@ -32,21 +33,24 @@ extension MQTTConnectionHandler {
             let sentBefore = acks.pendingSent(deviceID: device.deviceID) ?? 0
             let snapshot = claiming && claim == nil ? nil : try? await store.pendingInbox(deviceID: device.deviceID, after: after, limit: pageSize)
             let acked = acks.pendingAcknowledgement(deviceID: device.deviceID) ?? 0
-            // DUP on what an earlier connection sent (recorded, or about to be), and on what a
+            // DUP on what an earlier connection sent (recorded, or about to be), on all the
+            // claim found inbox held when one may have sent without a record, and on what a
             // process before this one may have sent; not on the rest.
             let sent = max(sentBefore, acks.pendingSent(deviceID: device.deviceID) ?? 0)
+            let unrecordedThrough = claim?.earlierMayHaveSent == true ? snapshot?.latest ?? 0 : dupThrough
             let replay = (snapshot?.messages ?? []).filter { $0.seq > acked }.map {
                 Outgoing(
                     seq: $0.seq,
                     msgID: $0.msgID,
                     payload: ByteBuffer(bytes: $0.payload),
-                    dup: $0.wasSent || $0.seq <= sent || gateway.mayHaveBeenSentBeforeStart($0.msgID),
+                    dup: $0.wasSent || $0.seq <= max(sent, unrecordedThrough) || gateway.mayHaveBeenSentBeforeStart($0.msgID),
                     token: 0
                 )
             }
             channel.eventLoop.execute {
                 let handler = handler.value
                 if let claim {
+                    handler.replayDUPThrough = max(handler.replayDUPThrough, unrecordedThrough)
                     handler.claimed(claim, device: device)
                 }
                 guard let snapshot else {
@@ -86,7 +90,13 @@ extension MQTTConnectionHandler {
             return
         }
         let sessions = context.sessions
-        context.tasks.submit { await sessions.release(SessionEpoch(deviceID: device.deviceID, epoch: epoch)) }
+        let acks = context.acks
+        // After what this connection sent and had acknowledged is written: the next
+        // connection, on any node, reads it once the session is free.
+        context.tasks.submit {
+            await acks.written()
+            await sessions.release(SessionEpoch(deviceID: device.deviceID, epoch: epoch))
+        }
     }
 
     /// The connection this one replaced here held the device's session at `epoch`, newer

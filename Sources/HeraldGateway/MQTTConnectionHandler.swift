@@ -38,6 +38,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// The newest epoch another node told of while this connection's claim was under way:
     /// if it is above what the connection holds once the claim is in, it closes then.
     var claimedElsewhere: Int64 = 0
+    /// The replay carries DUP on every seq up to this one: an earlier connection may have
+    /// sent them without a record (``SessionClaim/earlierMayHaveSent``).
+    var replayDUPThrough: Int64 = 0
     /// The "sent through" last handed to the ack recorder.
     private var recordedSent: Int64 = 0
     /// Deliveries whose outcome someone waits for, each with its deadline's ticket.

@@ -208,6 +208,9 @@ import Testing
             await client.close()
             #expect(try await test.eventually { !test.gateway.isConnected(device.registrationID) })
             #expect(try await test.gateway.deliver(test.message("unsent", id: "unsent"), to: device) == .notConnected)
+            // Released: a connection that claims the device before would find it held, and
+            // set DUP on both (``aDeviceTakenFromAnotherNodeGetsDUPOnEverythingThatNodeMayHaveSent``).
+            #expect(try await test.eventually { try await test.store.sessionHolder(deviceID: device.deviceID) == nil })
 
             let again = try await test.connect(device, secret: secret)
             let replayed = [try await again.nextPublish(), try await again.nextPublish()].compactMap { $0 }
@@ -216,11 +219,51 @@ import Testing
         }
     }
 
+    /// A connection gives the device's session up only after what it sent is written: the
+    /// next connection, on whichever node, finds the session free and reads every copy
+    /// this one sent as sent (DUP), none missing from a batch not yet written.
+    @Test func aSessionIsFreeOnlyOnceWhatItsConnectionSentIsWritten() async throws {
+        try await GatewayTest.run { test in
+            let (device, _, client) = try await test.connectedDevice()
+            async let outcome = test.gateway.deliver(test.message("sent"), to: device, ackTimeout: .milliseconds(300))
+            _ = try #require(try await client.nextPublish(acknowledge: false))
+            await client.close()
+            #expect(try await test.eventually { try await test.store.sessionHolder(deviceID: device.deviceID) == nil })
+            #expect(try await test.store.sentSeq(deviceID: device.deviceID) == 1)
+            _ = try await outcome
+        }
+    }
+
+    /// A device whose session another node holds (its connection there open, or the node
+    /// dead before writing what it sent) comes here: that node may have sent any copy in
+    /// the inbox, and its "sent through" position, written in batches, may never be
+    /// written. Every copy the replay sends carries DUP, the ones stored later don't.
+    @Test func aDeviceTakenFromAnotherNodeGetsDUPOnEverythingThatNodeMayHaveSent() async throws {
+        try await GatewayTest.run { test in
+            let (device, secret) = try await test.device()
+            #expect(try await test.gateway.deliver(test.message("one", id: "one"), to: device) == .notConnected)
+            #expect(try await test.gateway.deliver(test.message("two", id: "two"), to: device) == .notConnected)
+            // Another node's connection holds the device and sent both; nothing recorded.
+            _ = try await test.store.gateway.claimSessions([device], node: "another-node")
+            #expect(try await test.store.sentSeq(deviceID: device.deviceID) == 0)
+
+            let client = try await test.connect(device, secret: secret)
+            let replayed = [try await client.nextPublish(), try await client.nextPublish()].compactMap { $0 }
+            #expect(replayed.map { String(buffer: $0.payload) } == ["one", "two"])
+            #expect(replayed.map(\.dup) == [true, true])
+            async let outcome = test.gateway.deliver(test.message("three", id: "three"), to: device)
+            let later = try #require(try await client.nextPublish())
+            #expect(String(buffer: later.payload) == "three")
+            #expect(!later.dup)
+            #expect(try await outcome == .acknowledged)
+        }
+    }
+
     @Test func aMessageAcceptedBeforeTheGatewayStartedIsSentWithDUP() async throws {
         try await GatewayTest.run { test in
             let (device, secret, client) = try await test.connectedDevice()
             await client.close()
-            #expect(try await test.eventually { !test.gateway.isConnected(device.registrationID) })
+            #expect(try await test.eventually { try await test.store.sessionHolder(deviceID: device.deviceID) == nil })
             // Accepted an hour ago (its id says when): a process before this one may have sent
             // it, and a crash may have lost the record. Accepted now: never sent.
             let now = UInt64(Date().timeIntervalSince1970 * 1000)

@@ -30,12 +30,14 @@ import Testing
             let first = try await store.gateway.claimSessions(devices, node: "a")
             #expect(first.map(\.epoch) == [1, 1])
             #expect(first.map(\.previousNode) == [nil, nil])
-            // The same node again: no previous node to tell.
+            #expect(first.map(\.earlierMayHaveSent) == [false, false])
+            // The same node again: no previous node to tell; its connection still holding
+            // the device may have sent what it hasn't recorded yet.
             let again = try await store.gateway.claimSessions([devices[0]], node: "a")
-            #expect(again == [SessionClaim(epoch: 2, previousNode: nil)])
+            #expect(again == [SessionClaim(epoch: 2, previousNode: nil, earlierMayHaveSent: true)])
             // Another node takes device 1 over; node a is named, to close its connection.
             let moved = try await store.gateway.claimSessions([devices[1]], node: "b")
-            #expect(moved == [SessionClaim(epoch: 2, previousNode: "a")])
+            #expect(moved == [SessionClaim(epoch: 2, previousNode: "a", earlierMayHaveSent: true)])
             #expect(try await holder(store, devices[1]) == (2, "b"))
         }
     }
@@ -45,6 +47,7 @@ import Testing
             let device = try await devices(store, count: 1)[0]
             let claims = try await store.gateway.claimSessions([device, device], node: "a")
             #expect(claims.map(\.epoch) == [1, 2])
+            #expect(claims.map(\.earlierMayHaveSent) == [false, true])
             #expect(try await holder(store, device).epoch == 2)
         }
     }
@@ -72,6 +75,33 @@ import Testing
             #expect(try await store.acknowledgedSeq(deviceID: device.deviceID) == 2)
             try await store.gateway.releaseSessions([SessionEpoch(deviceID: device.deviceID, epoch: new)])
             #expect(try await holder(store, device) == (new, nil))
+        }
+    }
+
+    /// Whether the next connection must set DUP on what an earlier one may have sent
+    /// without a record: not after a release (written after the connection's positions),
+    /// but after a node died or restarted holding the device, once, until the next claim.
+    @Test func aClaimAfterADeadNodeSaysItsPositionsMayBeUnrecordedAndAReleasedOneDoesNot() async throws {
+        try await TestDatabase.withStore { store in
+            let devices = try await devices(store, count: 3)
+            try await store.cluster.register(node: "dying")
+            try await store.cluster.register(node: "restarting")
+            let released = try await store.gateway.claimSessions([devices[0]], node: "dying")[0].epoch
+            try await store.gateway.releaseSessions([SessionEpoch(deviceID: devices[0].deviceID, epoch: released)])
+            _ = try await store.gateway.claimSessions([devices[1]], node: "dying")
+            _ = try await store.gateway.claimSessions([devices[2]], node: "restarting")
+            try await store.sql.query("UPDATE nodes SET heartbeat_at = now() - interval '1 hour' WHERE node_id = 'dying'")
+            #expect(try await store.cluster.sweepDeadNodes(deadAfter: .seconds(10), by: "sweeper").dead == ["dying"])
+            try await store.cluster.register(node: "restarting")
+            #expect(try await holder(store, devices[1]).node == nil)
+            #expect(try await holder(store, devices[2]).node == nil)
+
+            let claims = try await store.gateway.claimSessions(devices, node: "b")
+            #expect(claims.map(\.earlierMayHaveSent) == [false, true, true])
+            #expect(claims.map(\.previousNode) == [nil, nil, nil])
+            // Read once: the claim clears the mark, and b's release is a clean one.
+            try await store.gateway.releaseSessions(zip(devices, claims).map { SessionEpoch(deviceID: $0.deviceID, epoch: $1.epoch) })
+            #expect(try await store.gateway.claimSessions(devices, node: "c").map(\.earlierMayHaveSent) == [false, false, false])
         }
     }
 }

@@ -220,6 +220,14 @@ extension TestStores {
         try await position("sent_seq", deviceID: deviceID)
     }
 
+    /// The node holding a device's session, nil when none does (never connected, or the
+    /// last connection's release is written).
+    public func sessionHolder(deviceID: Int64) async throws -> String? {
+        let rows = try await sql.query("SELECT node_id FROM device_sessions WHERE device_id = \(deviceID)", logger: TestDatabase.logger)
+        for try await node in rows.decode(String?.self) { return node }
+        return nil
+    }
+
     private func position(_ column: String, deviceID: Int64) async throws -> Int64? {
         let rows = try await sql.query(
             "SELECT COALESCE(a.\(unescaped: column), 0) FROM devices d LEFT JOIN device_acks a ON a.device_id = d.id WHERE d.id = \(deviceID)",

@@ -36,12 +36,13 @@ public struct NodeRecord: Sendable, Hashable {
 extension ClusterStore {
     /// Registers `node`, or registers it again after it was declared dead. Sessions that
     /// name it are cleared first: a node registering holds no connection yet (a process
-    /// restarted with the same configured id comes back empty-handed). Its peers are told
+    /// restarted with the same configured id comes back empty-handed; what the process
+    /// before sent may be unrecorded, ``SessionClaim/earlierMayHaveSent``). Its peers are told
     /// (``ClusterChannel/cluster``), so they route to it at once.
     public func register(node: String) async throws {
         try await transaction { connection in
             try await connection.query(
-                "UPDATE device_sessions SET node_id = NULL, last_seen_at = now() WHERE node_id = \(node)",
+                "UPDATE device_sessions SET node_id = NULL, last_seen_at = now(), unrecorded = true WHERE node_id = \(node)",
                 logger: logger
             )
             try await connection.query(
@@ -73,7 +74,8 @@ extension ClusterStore {
 
     /// Declares dead the nodes whose heartbeat is older than `deadAfter`, in one statement
     /// (the node that deletes a row does the rest): their devices' sessions are cleared
-    /// (last seen at their node's last heartbeat). Route rows of nodes no longer
+    /// (last seen at their node's last heartbeat; what they sent may be unrecorded,
+    /// ``SessionClaim/earlierMayHaveSent``). Route rows of nodes no longer
     /// registered (dead, or gone without handing them over) are taken by `node`. The dead
     /// nodes' jobs and the webhooks they were sending to are given back at once (the jobs
     /// with a NOTIFY), not when their leases end, except `node`'s own, when it finds itself
@@ -86,7 +88,7 @@ extension ClusterStore {
                 DELETE FROM nodes WHERE heartbeat_at < now() - make_interval(secs => \(deadAfter.intervalSeconds))
                 RETURNING node_id, heartbeat_at
             ), cleared AS (
-                UPDATE device_sessions s SET node_id = NULL, last_seen_at = dead.heartbeat_at
+                UPDATE device_sessions s SET node_id = NULL, last_seen_at = dead.heartbeat_at, unrecorded = true
                 FROM dead WHERE s.node_id = dead.node_id
             ), adopted AS (
                 -- The statement's snapshot still has the rows `dead` deletes: their nodes'

@@ -97,7 +97,12 @@ extension GatewayStore {
             )
         }
         let complete = messages.count < limit
-        return InboxSnapshot(messages: messages, through: complete ? latest : messages[messages.count - 1].seq, isComplete: complete)
+        return InboxSnapshot(
+            messages: messages,
+            through: complete ? latest : messages[messages.count - 1].seq,
+            isComplete: complete,
+            latest: latest
+        )
     }
 
     /// Records, for many devices at once, that each acknowledged its inbox through the seq

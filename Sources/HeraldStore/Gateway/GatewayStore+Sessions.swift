@@ -17,10 +17,16 @@ public struct SessionEpoch: Sendable, Hashable {
 public struct SessionClaim: Sendable, Hashable {
     public var epoch: Int64
     public var previousNode: String?
+    /// An earlier connection of the device may have sent it copies that no record shows as
+    /// sent: one still held the session (on any node, this one too), or its node died
+    /// before writing its positions (`device_sessions.unrecorded`, migration 0028). The
+    /// first replay of the new connection carries DUP on everything it sends.
+    public var earlierMayHaveSent: Bool
 
-    public init(epoch: Int64, previousNode: String?) {
+    public init(epoch: Int64, previousNode: String?, earlierMayHaveSent: Bool = false) {
         self.epoch = epoch
         self.previousNode = previousNode
+        self.earlierMayHaveSent = earlierMayHaveSent
     }
 }
 
@@ -53,40 +59,50 @@ extension GatewayStore {
                 SELECT * FROM unnest(\(ids)::bigint[], \(numbers)::bigint[], \(registrationIDs)::text[]) AS v(id, n, registration_id)
                 WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = v.id)
             ), old AS (
-                SELECT s.device_id, s.node_id FROM device_sessions s WHERE s.device_id IN (SELECT id FROM v)
+                SELECT s.device_id, s.node_id, s.node_id IS NOT NULL OR s.unrecorded AS unsure
+                FROM device_sessions s WHERE s.device_id IN (SELECT id FROM v)
                 ORDER BY s.device_id FOR UPDATE OF s
             ), updated AS (
-                UPDATE device_sessions s SET epoch = s.epoch + v.n, node_id = \(node), connected_at = now(), last_seen_at = now()
+                UPDATE device_sessions s
+                SET epoch = s.epoch + v.n, node_id = \(node), connected_at = now(), last_seen_at = now(), unrecorded = false
                 FROM v JOIN old ON old.device_id = v.id
                 WHERE s.device_id = v.id
-                RETURNING s.device_id, s.epoch, NULLIF(old.node_id, \(node)) AS previous
+                RETURNING s.device_id, s.epoch, NULLIF(old.node_id, \(node)) AS previous, old.unsure
             ), inserted AS (
+                -- An insert that became an update (another node inserted the row
+                -- meanwhile, xmax set) took the device from a live connection.
                 INSERT INTO device_sessions AS s (device_id, epoch, node_id, connected_at, last_seen_at)
                 SELECT v.id, v.n, \(node), now(), now() FROM v WHERE v.id NOT IN (SELECT device_id FROM old) ORDER BY v.id
                 ON CONFLICT (device_id) DO UPDATE
-                SET epoch = s.epoch + EXCLUDED.epoch, node_id = EXCLUDED.node_id, connected_at = now(), last_seen_at = now()
-                RETURNING s.device_id, s.epoch, NULL::text AS previous
+                SET epoch = s.epoch + EXCLUDED.epoch, node_id = EXCLUDED.node_id, connected_at = now(), last_seen_at = now(),
+                    unrecorded = false
+                RETURNING s.device_id, s.epoch, NULL::text AS previous, s.xmax::text <> '0' AS unsure
             ), claimed AS (
                 SELECT * FROM updated UNION ALL SELECT * FROM inserted
             )
-            SELECT c.device_id, c.epoch, c.previous,
+            SELECT c.device_id, c.epoch, c.previous, c.unsure,
                    CASE WHEN c.previous IS NOT NULL
                         THEN pg_notify(\(unescaped: ClusterChannel.sql("c.previous")), 't:' || c.epoch || ':' || v.registration_id)::text END
             FROM claimed c JOIN v ON v.id = c.device_id
             """,
             logger: logger
         )
-        var latest: [Int64: (epoch: Int64, previous: String?)] = [:]
-        for try await (deviceID, epoch, previous, _) in rows.decode((Int64, Int64, String?, String?).self) {
-            latest[deviceID] = (epoch, previous)
+        var latest: [Int64: (epoch: Int64, previous: String?, unsure: Bool)] = [:]
+        for try await (deviceID, epoch, previous, unsure, _) in rows.decode((Int64, Int64, String?, Bool, String?).self) {
+            latest[deviceID] = (epoch, previous, unsure)
         }
-        // The entries of one device get its epochs in order, the last the newest.
+        // The entries of one device get its epochs in order, the last the newest; every
+        // entry after the first took the device from the one before it.
         var seen: [Int64: Int64] = [:]
         return devices.map { device in
-            guard let (epoch, previous) = latest[device.deviceID] else { return SessionClaim(epoch: 0, previousNode: nil) }
+            guard let (epoch, previous, unsure) = latest[device.deviceID] else { return SessionClaim(epoch: 0, previousNode: nil) }
             let index = seen[device.deviceID, default: 0]
             seen[device.deviceID] = index + 1
-            return SessionClaim(epoch: epoch - counts[device.deviceID]! + 1 + index, previousNode: previous)
+            return SessionClaim(
+                epoch: epoch - counts[device.deviceID]! + 1 + index,
+                previousNode: previous,
+                earlierMayHaveSent: unsure || index > 0
+            )
         }
     }
 

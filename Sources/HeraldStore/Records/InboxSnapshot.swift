@@ -9,10 +9,13 @@ public struct InboxSnapshot: Sendable, Hashable {
     /// Whether `through` is the device's latest seq; false when the snapshot stopped at its
     /// limit and more messages may follow.
     public var isComplete: Bool
+    /// The device's latest seq when the snapshot was read (`through` when complete).
+    public var latest: Int64
 
-    public init(messages: [InboxMessage], through: Int64, isComplete: Bool = true) {
+    public init(messages: [InboxMessage], through: Int64, isComplete: Bool = true, latest: Int64? = nil) {
         self.messages = messages
         self.through = through
         self.isComplete = isComplete
+        self.latest = latest ?? through
     }
 }
