@@ -1,13 +1,18 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// The few HTTP calls a device makes: register, set its alias, change its tags.
+///
+/// On Apple platforms through `URLSession`; on Linux through ``HTTPExchange`` (SwiftNIO),
+/// as FoundationNetworking's `URLSession` can deadlock there.
 public struct HeraldAPIClient: Sendable {
     public let baseURL: URL
     public let appKey: String
+    #if canImport(FoundationNetworking)
+    public init(baseURL: URL, appKey: String) {
+        self.baseURL = baseURL
+        self.appKey = appKey
+    }
+    #else
     private let session: URLSession
 
     public init(baseURL: URL, appKey: String, session: URLSession = .shared) {
@@ -15,6 +20,7 @@ public struct HeraldAPIClient: Sendable {
         self.appKey = appKey
         self.session = session
     }
+    #endif
 
     /// Registers this installation and returns its new credentials.
     ///
@@ -81,16 +87,25 @@ public struct HeraldAPIClient: Sendable {
     }
 
     private func send(_ method: String, _ path: String, body: some Encodable, credentials: DeviceCredentials?) async throws -> Data {
-        var request = URLRequest(url: baseURL.appendingPathComponent(path), timeoutInterval: 30)
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let url = baseURL.appendingPathComponent(path)
+        var headers = [("Content-Type", "application/json")]
         if let credentials {
             let basic = Data("\(credentials.registrationID):\(credentials.deviceSecret)".utf8).base64EncodedString()
-            request.setValue("Basic \(basic)", forHTTPHeaderField: "Authorization")
+            headers.append(("Authorization", "Basic \(basic)"))
         }
-        request.httpBody = try JSONEncoder().encode(body)
+        let encoded = try JSONEncoder().encode(body)
+        #if canImport(FoundationNetworking)
+        let answer = try await HTTPExchange.send(method, url, headers: headers, body: encoded, timeout: .seconds(30))
+        let (status, data) = (answer.status, answer.body)
+        #else
+        var request = URLRequest(url: url, timeoutInterval: 30)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = encoded
         let (data, response) = try await session.data(for: request)
-        guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        #endif
+        guard (200..<300).contains(status) else {
             throw HeraldClientError("\(method) \(path) failed: \(String(decoding: data, as: UTF8.self))")
         }
         return data
