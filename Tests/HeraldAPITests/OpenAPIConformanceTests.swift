@@ -65,11 +65,17 @@ import Testing
     }
 
     @Test func theSpecListsEveryErrorCode() {
-        let spec = EmbeddedDocuments.openAPI
+        // The Error schema's table rows, by their first three cells: the number, the status
+        // and the name. (Read once: a `contains` per code took seconds of the two threads
+        // every test shares.)
+        var rows = Set<String>()
+        for line in EmbeddedDocuments.openAPI.split(separator: "\n") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            if cells.count > 4, cells[0].isEmpty { rows.insert(cells[1...3].joined(separator: "|")) }
+        }
         for code in HeraldError.Code.allCases {
-            // The Error schema's table row: the number, the status and the name together.
-            let row = "| \(code.rawValue) | \(code.httpStatus) | \(code.name) |"
-            #expect(spec.contains(row), "no row \(row)")
+            let row = "\(code.rawValue)|\(code.httpStatus)|\(code.name)"
+            #expect(rows.contains(row), "no row | \(code.rawValue) | \(code.httpStatus) | \(code.name) |")
         }
     }
 }

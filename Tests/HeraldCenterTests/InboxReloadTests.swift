@@ -1,8 +1,10 @@
 import Foundation
 import HeraldCore
+import HeraldGateway
 import HeraldMQTT
 import HeraldNodeTesting
 import HeraldTestSupport
+import NIOCore
 import Testing
 
 /// A copy stored in the inbox of a connected device without its connection being told
@@ -16,6 +18,15 @@ import Testing
             let device = try await test.register(platform: "linux")
             let connection = try await test.rawConnection(device)
             let identity = try #require(try await test.stores.gateway.device(registrationID: device.registrationID))
+            // A copy the connection is told of: once it arrives, the connection's first
+            // inbox load is done (live copies wait for it), and can't find the next one.
+            async let told = test.gateway.deliver(
+                GatewayMessage(msgID: "told", payload: ByteBuffer(string: "told"), timeToLive: .seconds(600)),
+                to: identity
+            )
+            let first = try #require(try await connection.nextPublish(timeout: .seconds(10)))
+            #expect(String(buffer: first.payload) == "told")
+            #expect(try await told == .acknowledged)
             let msgID = try await test.stores.api.newMsgID()
             let payload = Array(#"{"msg_id":"\#(msgID)","type":"message","message":{"msg_content":"stored untold"}}"#.utf8)
             _ = try await test.stores.gateway.enqueue(

@@ -87,10 +87,14 @@ import Testing
 
     /// Every truncation of the rich body, and every byte of it replaced by each of a few
     /// characters that JSON gives meaning to.
-    @Test func everyTruncationAndOneByteChangeOfABodyIsReadAsJSONDecoderReadsIt() {
+    ///
+    /// Seconds of work: it yields between positions, so the tests beside it that measure
+    /// time (deadlines) get the two threads every test shares in turn.
+    @Test func everyTruncationAndOneByteChangeOfABodyIsReadAsJSONDecoderReadsIt() async {
         let bytes = Array(Self.rich.utf8)
         for end in 0..<bytes.count { Self.expectAgreement(Array(bytes[..<end])) }
         for position in bytes.indices {
+            await Task.yield()
             for replacement in Array(#"{}[]",: 0-9e.\"#.utf8) + [0x00, 0xFF] {
                 var changed = bytes
                 changed[position] = replacement
