@@ -62,30 +62,33 @@ extension PushJobRunner {
                 large.append(fanOut)
             }
         }
-        return try await withThrowingTaskGroup(of: Void.self) { renewal in
-            // Jobs leave the renewal as they finish: a finished job's lease can't be renewed,
-            // which read as "taken over" while a large fan-out outlasted a third of the lease.
-            let held = HeldJobs(Set((small + large).map(\.job.id)))
-            renewal.addTask { try await renewLeases(held) }
-            defer { renewal.cancelAll() }
+        // Jobs leave the renewal as they finish: a finished job's lease can't be renewed,
+        // which read as "taken over" while a large fan-out outlasted a third of the lease.
+        let held = HeldJobs(Set((small + large).map(\.job.id)))
+        let (smallFanOuts, largeFanOuts, finishedJobs, stoppedJobs) = (small, large, finished, stoppedSpread)
+        return try await whileLeased(held) {
+            let small = smallFanOuts
+            let large = largeFanOuts
             let unfinished = try await withThrowingTaskGroup(of: PushJob?.self) { group in
                 for fanOut in large {
                     group.addTask {
                         try await router.route(fanOut.prepared, targets: fanOut.targets)
-                        return try await fanOutRest(fanOut.job, fanOut.prepared, batches: 1, stopping: stopping) ? nil : fanOut.job
+                        held.advanced()
+                        return try await fanOutRest(fanOut.job, fanOut.prepared, batches: 1, held: held, stopping: stopping) ? nil : fanOut.job
                     }
                 }
-                try await routeAndFinish(small, finishing: finished)
+                try await routeAndFinish(small, finishing: finishedJobs)
                 held.remove(small.map(\.job.id))
                 var unfinished: [PushJob] = []
                 for try await job in group {
+                    held.advanced()
                     if let job { unfinished.append(job) }
                 }
                 return unfinished
             }
             let done = large.map(\.job).filter { job in !unfinished.contains(job) }
             try await store.finishJobs(done)
-            return unfinished + stoppedSpread
+            return unfinished + stoppedJobs
         }
     }
 
@@ -110,11 +113,28 @@ extension PushJobRunner {
             )
         }
         guard !fresh.isEmpty else { return }
-        let held = HeldJobs(Set(fresh.map(\.job.id)))
-        try await withThrowingTaskGroup(of: Void.self) { renewal in
-            renewal.addTask { try await renewLeases(held) }
-            defer { renewal.cancelAll() }
-            try await routeAndFinish(fresh, finishing: [])
+        let routable = fresh
+        try await whileLeased(HeldJobs(Set(fresh.map(\.job.id)))) { try await routeAndFinish(routable, finishing: []) }
+    }
+
+    /// Runs `work` while the leases of `held` are renewed. When the renewal stops
+    /// (``JobStalled``: the work stood still; or a failed renewal), the work is cancelled
+    /// and the error thrown, so the caller gives the jobs back.
+    private func whileLeased<Result: Sendable>(
+        _ held: HeldJobs,
+        _ work: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
+        try await withThrowingTaskGroup(of: Result?.self) { group in
+            group.addTask {
+                try await renewLeases(held)
+                return nil
+            }
+            group.addTask { try await work() }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw CancellationError()
         }
     }
 
@@ -132,10 +152,11 @@ extension PushJobRunner {
         )
     }
 
-    /// Keeps the leases of jobs being worked on.
+    /// Keeps the leases of jobs being worked on, while the work moves.
     private func renewLeases(_ jobs: HeldJobs) async throws {
         while !Task.isCancelled {
             try await Task.sleep(for: configuration.lease / 3)
+            try jobs.checkProgress(lease: configuration.lease, logger: logger)
             let jobIDs = jobs.ids
             guard !jobIDs.isEmpty else { continue }
             let held = try await store.renewLeases(jobIDs: jobIDs, node: configuration.nodeID, lease: configuration.lease)

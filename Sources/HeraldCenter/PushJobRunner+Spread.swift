@@ -13,7 +13,12 @@ extension PushJobRunner {
     ///
     /// Returns true when the job is finished or parked, false when it stopped early
     /// (shutdown).
-    func fanOutSpread(_ job: PushJob, _ prepared: DeliveryRouter.Prepared, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
+    func fanOutSpread(
+        _ job: PushJob,
+        _ prepared: DeliveryRouter.Prepared,
+        _ held: HeldJobs,
+        stopping: @escaping @Sendable () -> Bool
+    ) async throws -> Bool {
         let message = prepared.message
         let node = configuration.nodeID
         var total = job.spreadTotal ?? 0
@@ -45,6 +50,7 @@ extension PushJobRunner {
             else { break }
             metrics.fannedOut.increment(by: targets.count)
             try await router.route(prepared, targets: targets)
+            held.advanced()
             done += targets.count
         }
         try await store.finishJob(job)

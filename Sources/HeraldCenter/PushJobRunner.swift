@@ -26,10 +26,12 @@ struct PushJobRunner: Sendable {
     /// Runs a recall, or a push job taken over from a dead worker. Returns true when the
     /// job is done, false when it stopped early (shutdown).
     func run(_ job: PushJob, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
+        let held = HeldJobs([job.id])
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 while !Task.isCancelled {
                     try await Task.sleep(for: configuration.lease / 3)
+                    try held.checkProgress(lease: configuration.lease, logger: logger)
                     guard try await store.renewLease(jobID: job.id, node: configuration.nodeID, lease: configuration.lease) else {
                         return false
                     }
@@ -38,8 +40,8 @@ struct PushJobRunner: Sendable {
             }
             group.addTask {
                 switch job.kind {
-                case .push: try await fanOut(job, stopping: stopping)
-                case .recall: try await sendRecalls(job, stopping: stopping)
+                case .push: try await fanOut(job, held, stopping: stopping)
+                case .recall: try await sendRecalls(job, held, stopping: stopping)
                 }
             }
             defer { group.cancelAll() }
@@ -48,7 +50,7 @@ struct PushJobRunner: Sendable {
     }
 
     /// Returns true when the job is done, false when it stopped early (shutdown).
-    private func fanOut(_ job: PushJob, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
+    private func fanOut(_ job: PushJob, _ held: HeldJobs, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
         guard let message = try await store.message(id: job.messageID) else {
             try await store.finishJob(job)
             return true
@@ -61,11 +63,12 @@ struct PushJobRunner: Sendable {
                 let targets = try await store.unroutedTargets(messageID: message.id, after: cursor, limit: configuration.batchSize)
                 guard let last = targets.last?.deviceID else { break }
                 if message.isLive { try await router.route(prepared, targets: targets) }
+                held.advanced()
                 cursor = last
             }
         }
-        if message.push.path.isSpread { return try await fanOutSpread(job, prepared, stopping: stopping) }
-        guard try await fanOutRest(job, prepared, batches: 0, stopping: stopping) else { return false }
+        if message.push.path.isSpread { return try await fanOutSpread(job, prepared, held, stopping: stopping) }
+        guard try await fanOutRest(job, prepared, batches: 0, held: held, stopping: stopping) else { return false }
         try await store.finishJob(job)
         return true
     }
@@ -76,6 +79,7 @@ struct PushJobRunner: Sendable {
         _ job: PushJob,
         _ prepared: DeliveryRouter.Prepared,
         batches: Int,
+        held: HeldJobs,
         stopping: @escaping @Sendable () -> Bool
     ) async throws -> Bool {
         let message = prepared.message
@@ -95,11 +99,13 @@ struct PushJobRunner: Sendable {
                         lease: configuration.lease
                     ), !targets.isEmpty
                 else { break }
+                held.advanced()
                 batches += 1
                 metrics.fannedOut.increment(by: targets.count)
                 try await faults.afterBatch(message.msgID, batches)
                 if routing >= routingWindow {
                     try await group.next()
+                    held.advanced()
                     routing -= 1
                 }
                 group.addTask { try await router.route(prepared, targets: targets) }
@@ -110,7 +116,7 @@ struct PushJobRunner: Sendable {
         }
     }
 
-    private func sendRecalls(_ job: PushJob, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
+    private func sendRecalls(_ job: PushJob, _ held: HeldJobs, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
         guard let message = try await store.message(id: job.messageID) else {
             try await store.finishJob(job)
             return true
@@ -145,6 +151,7 @@ struct PushJobRunner: Sendable {
             try await router.inboxesChanged(viaAPNs.map(\.target))
             await router.sendRecalls(viaAPNs, appID: message.appID, push: message.push)
             try await store.advanceJob(job, cursor: last, lease: configuration.lease)
+            held.advanced()
             cursor = last
         }
         try await store.finishJob(job)

@@ -41,6 +41,37 @@ import Testing
         }
     }
 
+    /// A worker whose statement never returns (a PostgreSQL restart left the connection
+    /// under it dead) stops renewing its job's lease once its work has stood still for four
+    /// leases: the job is given back and fanned out to the rest of its audience, instead
+    /// of being held, its lease renewed, for as long as the statement waits.
+    @Test func aJobWhoseWorkHangsIsGivenBackAndReachesItsWholeAudience() async throws {
+        let hung = NIOLockedValueBox(false)
+        let faults = CenterFaults { _, committed in
+            let hangs =
+                committed == 2
+                && hung.withLockedValue { hung in
+                    defer { hung = true }
+                    return !hung
+                }
+            if hangs { try await Task.sleep(for: .seconds(3600)) }
+        }
+        let smallBatchesShortLease: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
+            configuration.center.batchSize = 10
+            configuration.center.lease = .seconds(1)
+        }
+        try await TestNode.run(configure: smallBatchesShortLease, faults: faults) { test in
+            for _ in 0..<45 { _ = try await test.register(platform: "linux", tags: ["all-of-us"]) }
+            let sent = try await test.push(["audience": ["tag": ["all-of-us"]], "message": ["msg_content": "to everyone"]])
+            #expect(sent.status == 200)
+            let report = try await test.settledReport(sent.msgID, timeout: .seconds(30))
+            #expect(hung.withLockedValue { $0 })
+            #expect(report["targeted"].int == 45)
+            #expect(report["pending"].int == 0)
+            #expect(report["waiting"].int == 45)
+        }
+    }
+
     /// A push to explicit devices is fanned out in the statement that accepts it and handed
     /// straight to this process's center. When that center is gone before routing it (the
     /// process died after the commit), the job's lease runs out and a worker takes it over:
