@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import herald as H  # noqa: E402
 import mqtt as M  # noqa: E402
+import cluster as C  # noqa: E402
 from herald import log  # noqa: E402
 
 # name: (full size, --quick size)
@@ -1068,6 +1069,8 @@ def scenario_isolation(report, quick):
 
 SCENARIOS = {
     "kill9": scenario_kill9,
+    "cluster-kill9": C.scenario_cluster_kill9,
+    "cluster-flap": C.scenario_cluster_flap,
     "pg-outage": scenario_pg_outage,
     "apns-503": scenario_apns_503,
     "slow-reader": scenario_slow_reader,
