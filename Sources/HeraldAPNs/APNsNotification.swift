@@ -14,7 +14,8 @@ public struct APNsNotification: Sendable, Hashable {
     public var expiration: Date?
     /// Becomes the notification's identifier on the device (replace and recall); at most 64 bytes.
     public var collapseID: String?
-    /// `apns-id`, echoed by APNs; unique per request.
+    /// `apns-id`, echoed by APNs: the notification's identity, the same on every attempt
+    /// of one copy (``copyID(msgID:deviceToken:pushType:)``).
     public var apnsID: UUID
     /// Overrides the topic made from the bundle id and the type's suffix.
     public var topic: String?
@@ -37,6 +38,34 @@ public struct APNsNotification: Sendable, Hashable {
         self.collapseID = collapseID
         self.apnsID = apnsID
         self.topic = topic
+    }
+
+    /// The `apns-id` of every request of one copy of a message: the same on each attempt,
+    /// so a request sent again after its deadline (it may have reached APNs, answered too
+    /// late) is the same notification, with the same collapse id, not a new one. Two
+    /// 64-bit FNV-1a hashes of the copy's message, token and push type, as an RFC 9562
+    /// version 8 UUID: an identity, not a secret.
+    public static func copyID(msgID: String, deviceToken: String, pushType: APNsPushType) -> UUID {
+        var first: UInt64 = 0xcbf2_9ce4_8422_2325
+        var second: UInt64 = 0x8422_2325_cbf2_9ce4
+        for byte in msgID.utf8 + [0] + deviceToken.lowercased().utf8 + [0] + pushType.rawValue.utf8 {
+            first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            second = (second << 7) | (second >> 57)
+        }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: first >> (8 * index))
+            bytes[8 + index] = UInt8(truncatingIfNeeded: second >> (8 * index))
+        }
+        bytes[6] = (bytes[6] & 0x0f) | 0x80
+        bytes[8] = (bytes[8] & 0x3f) | 0x80
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            )
+        )
     }
 
     /// The priority actually sent: background pushes must go at 5.

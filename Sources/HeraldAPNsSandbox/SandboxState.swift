@@ -95,7 +95,13 @@ struct SandboxState: Sendable {
         switch fault {
         case .reject(let status, let reason):
             rejections.append(
-                SandboxRejection(status: status, reason: reason, deviceToken: validated.deviceToken, connectionID: connection.connectionID)
+                SandboxRejection(
+                    status: status,
+                    reason: reason,
+                    deviceToken: validated.deviceToken,
+                    connectionID: connection.connectionID,
+                    apnsID: validated.apnsID
+                )
             )
             return SandboxDecision(action: .respond(SandboxResponse(status: status, apnsID: validated.apnsID, reason: reason)))
         case .neverAnswer:
@@ -191,4 +197,6 @@ public struct SandboxRejection: Sendable, Hashable {
     public var reason: String
     public var deviceToken: String?
     public var connectionID: Int
+    /// The request's `apns-id`, when it passed validation.
+    public var apnsID: UUID? = nil
 }

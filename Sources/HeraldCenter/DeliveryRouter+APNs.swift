@@ -85,7 +85,8 @@ extension DeliveryRouter {
                 payload: prepared.voipPayload ?? [],
                 priority: .immediate,
                 expiration: expiration,
-                collapseID: push.collapseID(identifier: message.identifier)
+                collapseID: push.collapseID(identifier: message.identifier),
+                apnsID: APNsNotification.copyID(msgID: message.msgID, deviceToken: token, pushType: .voip)
             )
         }
         guard let primaryToken else {
@@ -99,13 +100,15 @@ extension DeliveryRouter {
         let payload =
             badge.map { PushRendering.apnsPayload(push, msgID: message.msgID, badge: $0) }
             ?? (push.isLocalized || message.push.isLocalized ? PushRendering.apnsPayload(push, msgID: message.msgID) : prepared.apnsPayload)
+        let pushType = APNsPushType(push.pushType)
         let notification = APNsNotification(
             deviceToken: primaryToken,
-            pushType: APNsPushType(push.pushType),
+            pushType: pushType,
             payload: payload,
             priority: push.priority.flatMap(APNsPriority.init(rawValue:)),
             expiration: expiration,
-            collapseID: push.collapseID(identifier: message.identifier)
+            collapseID: push.collapseID(identifier: message.identifier),
+            apnsID: APNsNotification.copyID(msgID: message.msgID, deviceToken: primaryToken, pushType: pushType)
         )
         guard let voip, attempts == 0 else {
             return await send(notification, client: client, route: route, target: target, attempts: attempts, prepared: prepared)
@@ -180,7 +183,8 @@ extension DeliveryRouter {
             pushType: .liveactivity,
             payload: payload,
             priority: (push.liveActivity?.priority).flatMap(APNsPriority.init(rawValue:)),
-            expiration: push.timeToLive == 0 ? Date(timeIntervalSince1970: 0) : message.expiresAt
+            expiration: push.timeToLive == 0 ? Date(timeIntervalSince1970: 0) : message.expiresAt,
+            apnsID: APNsNotification.copyID(msgID: message.msgID, deviceToken: token, pushType: .liveactivity)
         )
         return await send(notification, client: client, route: route, target: target, attempts: attempts, prepared: prepared)
     }

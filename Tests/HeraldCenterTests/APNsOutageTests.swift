@@ -25,6 +25,31 @@ import Testing
         try await test.count("deliveries dl JOIN messages m ON m.id = dl.message_id WHERE m.msg_id = '\(msgID)' AND dl.state = '\(state)'")
     }
 
+    /// Every attempt of one copy is the same notification to APNs: the same `apns-id` (and
+    /// collapse id), so a request sent again after its deadline ran out, which APNs may have
+    /// taken, is not a second notification. Another message to the device has another id.
+    @Test func aCopySentAgainKeepsItsAPNsID() async throws {
+        try await TestNode.run { test in
+            let token = TestNode.token(870)
+            _ = try await test.register(token: token, alias: "retried")
+            test.sandbox.setFault(.serviceUnavailable, forDevice: token)
+            let first = try await test.push(["audience": ["alias": ["retried"]], "notification": ["alert": "again"]])
+            try await waitFor("the copy to wait for a retry", timeout: .seconds(10)) {
+                (try? await deliveries(test, first.msgID, state: "waiting")) == 1
+            }
+            let refused = try #require(test.sandbox.rejections.last { $0.deviceToken == token }?.apnsID)
+            test.sandbox.setFault(nil, forDevice: token)
+            let delivered = try await test.waitForAPNs(token, timeout: .seconds(30))
+            #expect(delivered.map(\.apnsID) == [refused])
+            #expect(Set(test.sandbox.rejections.filter { $0.deviceToken == token }.map(\.apnsID)) == [refused])
+
+            let second = try await test.push(["audience": ["alias": ["retried"]], "notification": ["alert": "another"]])
+            #expect(second.status == 200)
+            let both = try await test.waitForAPNs(token, count: 2)
+            #expect(both.count == 2 && both[1].apnsID != refused)
+        }
+    }
+
     /// A retry whose request APNs never answers holds only itself: a retry due after it
     /// goes out while it still waits for its answer (retries were claimed a batch at a
     /// time, each batch waiting for its slowest send).
