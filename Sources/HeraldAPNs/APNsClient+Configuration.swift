@@ -29,6 +29,11 @@ extension APNsClient {
         public var maxStreamsPerConnection: Int = 1000
         /// Every send's deadline, retries included.
         public var requestTimeout: Duration = .seconds(10)
+        /// The deadline of a request on a connection APNs hasn't yet answered a 200 on. A
+        /// token connection carries one stream until its first success, so a first request
+        /// that hangs would hold every send behind it for the whole ``requestTimeout``: past
+        /// this, the connection is closed and the send tried on another (same `apns-id`).
+        public var firstRequestTimeout: Duration = .seconds(3)
         public var connectTimeout: Duration = .seconds(10)
         /// Send a PING after this long without reading anything.
         public var pingInterval: Duration = .seconds(60)

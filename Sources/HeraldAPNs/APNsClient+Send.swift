@@ -89,10 +89,13 @@ extension APNsClient {
 
             let headers = requestHeaders(for: notification, token: token)
             let started = ContinuousClock.now
+            // A connection not proven yet gets a shorter deadline (Configuration.firstRequestTimeout).
+            let unproven = !pool.hasSucceeded(connection.id)
+            let requestDeadline = unproven ? min(deadline, NIODeadline.now() + TimeAmount(configuration.firstRequestTimeout)) : deadline
             metrics.started()
             let result: Result<APNsResponse, any Error>
             do {
-                result = .success(try await connection.execute(headers: headers, body: body, deadline: deadline))
+                result = .success(try await connection.execute(headers: headers, body: body, deadline: requestDeadline))
             } catch {
                 result = .failure(error)
             }
@@ -103,6 +106,16 @@ extension APNsClient {
             case .failure(let error):
                 pool.release(connection, succeeded: false)
                 metrics.answered(status: 0, reason: nil, duration: ContinuousClock.now - started)
+                if unproven, requestDeadline < deadline, let error = error as? APNsError, error == .deadlineExceeded,
+                    attempt < configuration.maxAttempts
+                {
+                    logger.notice(
+                        "APNs did not answer the first request of a new connection; closing it and trying another",
+                        metadata: ["apns.id": "\(notification.apnsID)", "apns.connection_id": "\(connection.id)"]
+                    )
+                    pool.drain(connection.id)
+                    continue
+                }
                 guard let error = error as? APNsError, error == .connectionClosed, attempt < configuration.maxAttempts,
                     NIODeadline.now() < deadline
                 else { throw error }

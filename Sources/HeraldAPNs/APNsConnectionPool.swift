@@ -69,6 +69,11 @@ final class APNsConnectionPool: Sendable {
         apply { $0.release(connection.id, succeeded: succeeded) }
     }
 
+    /// Whether APNs answered a 200 on the connection yet.
+    func hasSucceeded(_ connectionID: Int) -> Bool {
+        state.withLockedValue { $0.machine.connections[connectionID]?.succeeded ?? false }
+    }
+
     /// Stops new streams on the connection and closes it once its streams are done.
     func drain(_ connectionID: Int) {
         apply { $0.drain(connectionID) }

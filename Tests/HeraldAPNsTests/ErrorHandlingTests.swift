@@ -71,6 +71,21 @@ struct ErrorHandlingTests {
         }
     }
 
+    /// A new connection's first request that APNs never answers doesn't hold the send for
+    /// the whole request timeout (nor, on a token connection, which carries one stream
+    /// until its first success, every send behind it): after the first-request deadline
+    /// the connection is closed and the send goes on another, under the same apns-id.
+    @Test func aFirstRequestNeverAnsweredOnANewConnectionGoesOnAnother() async throws {
+        try await withSandboxAndClient(requestTimeout: .seconds(60), configure: { $0.firstRequestTimeout = .milliseconds(500) }) {
+            sandbox,
+            client async throws in
+            sandbox.injectFaults([.neverAnswer])
+            let notification = alert("first on a new connection")
+            #expect(try await client.send(notification) == .delivered(apnsID: notification.apnsID))
+            #expect(sandbox.notifications.filter { $0.apnsID == notification.apnsID }.count == 1)
+        }
+    }
+
     @Test func persistentServiceUnavailableEndsInRetryLaterAfterEveryAttempt() async throws {
         try await withSandboxAndClient { sandbox, client async throws in
             sandbox.setFault(.serviceUnavailable, forDevice: deviceToken(13))
