@@ -32,7 +32,8 @@ extension APNsClient {
         /// The deadline of a request on a connection APNs hasn't yet answered a 200 on. A
         /// token connection carries one stream until its first success, so a first request
         /// that hangs would hold every send behind it for the whole ``requestTimeout``: past
-        /// this, the connection is closed and the send tried on another (same `apns-id`).
+        /// this, the connection is closed and the send tried on another (same `apns-id`),
+        /// with the rest of its deadline.
         public var firstRequestTimeout: Duration = .seconds(3)
         public var connectTimeout: Duration = .seconds(10)
         /// Send a PING after this long without reading anything.

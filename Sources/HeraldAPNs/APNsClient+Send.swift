@@ -89,8 +89,9 @@ extension APNsClient {
 
             let headers = requestHeaders(for: notification, token: token)
             let started = ContinuousClock.now
-            // A connection not proven yet gets a shorter deadline (Configuration.firstRequestTimeout).
-            let unproven = !pool.hasSucceeded(connection.id)
+            // A send's first attempt on a connection not proven yet gets a shorter deadline
+            // (Configuration.firstRequestTimeout); its retry has the rest of the send's.
+            let unproven = attempt == 1 && !pool.hasSucceeded(connection.id)
             let requestDeadline = unproven ? min(deadline, NIODeadline.now() + TimeAmount(configuration.firstRequestTimeout)) : deadline
             metrics.started()
             let result: Result<APNsResponse, any Error>
