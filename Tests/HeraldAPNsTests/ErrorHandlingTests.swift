@@ -76,9 +76,8 @@ struct ErrorHandlingTests {
     /// until its first success, every send behind it): after the first-request deadline
     /// the connection is closed and the send goes on another, under the same apns-id.
     @Test func aFirstRequestNeverAnsweredOnANewConnectionGoesOnAnother() async throws {
-        try await withSandboxAndClient(requestTimeout: .seconds(60), configure: { $0.firstRequestTimeout = .milliseconds(500) }) {
-            sandbox,
-            client async throws in
+        let shortFirstRequest: (inout APNsClient.Configuration) -> Void = { $0.firstRequestTimeout = .milliseconds(500) }
+        try await withSandboxAndClient(requestTimeout: .seconds(60), configure: shortFirstRequest) { sandbox, client async throws in
             sandbox.injectFaults([.neverAnswer])
             let notification = alert("first on a new connection")
             #expect(try await client.send(notification) == .delivered(apnsID: notification.apnsID))
