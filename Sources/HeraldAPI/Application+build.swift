@@ -107,7 +107,11 @@ public func buildApplication(
     var responder = AnyResponder(router.buildResponder())
     var services = services
     if let url = configuration.databaseURL {
-        let watch = DatabaseWaitWatch(wait: configuration.databaseWait, reachability: DatabaseReachability(url: url, logger: logger))
+        // The fresh connection gets as long as the pool's wait, at least 2 s: a server
+        // that is up but loaded takes seconds to start a backend, a frozen one never does
+        // (a 2 s check answered 503 to a loaded test machine's healthy database).
+        let reachability = DatabaseReachability(url: url, timeout: max(.seconds(2), configuration.databaseWait), logger: logger)
+        let watch = DatabaseWaitWatch(wait: configuration.databaseWait, reachability: reachability)
         responder = AnyResponder(DatabaseWaitResponder(inner: responder, watch: watch))
         services.append(watch)
     }
