@@ -186,9 +186,10 @@ def scenario_cluster_flap(report, quick):
 
     async def halt():
         stop.set()
-        for tasks in sessions.values():
-            for t in tasks:
-                t.cancel()
+        every = [t for tasks in sessions.values() for t in tasks]
+        for t in every:
+            t.cancel()
+        await asyncio.gather(*every, return_exceptions=True)
 
     asyncio.run_coroutine_threadsafe(halt(), loop).result(timeout=30)
     loop.call_soon_threadsafe(loop.stop)
