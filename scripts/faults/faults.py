@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import herald as H  # noqa: E402
 import mqtt as M  # noqa: E402
 import cluster as C  # noqa: E402
+import outbound as O  # noqa: E402
 from herald import log  # noqa: E402
 
 # name: (full size, --quick size)
@@ -1071,6 +1072,7 @@ SCENARIOS = {
     "kill9": scenario_kill9,
     "cluster-kill9": C.scenario_cluster_kill9,
     "cluster-flap": C.scenario_cluster_flap,
+    "webhooks": O.scenario_webhooks,
     "pg-outage": scenario_pg_outage,
     "apns-503": scenario_apns_503,
     "slow-reader": scenario_slow_reader,
