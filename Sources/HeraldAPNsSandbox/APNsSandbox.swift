@@ -251,6 +251,11 @@ extension APNsSandbox {
         state.withLockedValue { $0.queuedFaults.append(contentsOf: faults) }
     }
 
+    /// Faults queued by ``injectFaults(_:)`` that no request has met yet.
+    public var queuedFaultCount: Int {
+        state.withLockedValue { $0.queuedFaults.count }
+    }
+
     /// Once `count` notifications were accepted in all, the next request meets a GOAWAY
     /// with this reason on its connection.
     public func goAway(afterAccepting count: Int, reason: String) {

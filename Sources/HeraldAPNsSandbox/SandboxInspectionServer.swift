@@ -185,10 +185,20 @@ public final class SandboxInspectionServer: Service, Sendable {
             }
             return .json(["fault": ["status": status, "reason": reason]])
         case ("faults", 1) where method == .POST:
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
+            let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+            if let count = object?["never_answer"] as? Int, object?.count == 1 {
+                // The next `count` valid requests are read and never answered.
+                guard (1...100_000).contains(count) else { return .error(.badRequest, "never_answer must be 1 to 100000") }
+                sandbox.injectFaults(Array(repeating: .neverAnswer, count: count))
+                logger.notice("The next \(count) requests get no answer")
+                return .json(["queued": ["never_answer": count]], status: .created)
+            }
+            guard let object,
                 let status = object["status"] as? Int, (400...599).contains(status),
                 let reason = object["reason"] as? String, !reason.isEmpty
-            else { return .error(.badRequest, "expected {\"status\": 400 to 599, \"reason\": \"an APNs reason\"}") }
+            else {
+                return .error(.badRequest, "expected {\"status\": 400 to 599, \"reason\": \"an APNs reason\"} or {\"never_answer\": 1 to 100000}")
+            }
             sandbox.setFaultForEveryRequest(.reject(status: status, reason: reason))
             logger.notice("Every request is answered \(status) \(reason) until DELETE /faults")
             return .json(["fault": ["status": status, "reason": reason]], status: .created)

@@ -35,6 +35,16 @@ import Testing
 
             #expect(try await call(server.port, "DELETE").0 == 200)
             #expect(sandbox.faultForEveryRequest == nil)
+
+            // Requests that get no answer, queued for the next ones.
+            let queued = try await call(server.port, "POST", #"{"never_answer": 3}"#)
+            #expect(queued.0 == 201)
+            #expect(sandbox.queuedFaultCount == 3)
+            for body in [#"{"never_answer": 0}"#, #"{"never_answer": "3"}"#, #"{"never_answer": 3, "status": 503}"#] {
+                #expect(try await call(server.port, "POST", body).0 == 400)
+            }
+            #expect(sandbox.queuedFaultCount == 3)
+            #expect(sandbox.faultForEveryRequest == nil)
         }
         await sandbox.shutdown()
     }

@@ -423,6 +423,45 @@ def scenario_apns_503(report, quick):
     report.check(all(d <= 1 for d in delivered), f"duplicated: {sum(1 for d in delivered if d > 1)} notifications accepted by APNs more than once")
 
 
+def scenario_apns_first_hang(report, quick):
+    """The first requests on Herald's new APNs connections get no answer (the sandbox's
+    POST /faults {"never_answer": N}): every notification still reaches APNs once, none
+    twice (a request given up and sent again carries the same apns-id and collapse id),
+    and none waits for the whole request timeout."""
+    h = H.Herald("apns-hang").start()
+    inspect = H.Api(f"http://127.0.0.1:{h.inspect_port}")
+    m = size("APNS_DEVICES", quick) * 4
+    app = h.create_app()
+    regs = app.register(m, platform="ios", apns_tokens=True)
+    tokens = [r[2] for r in regs]
+    s, b, _ = inspect.call("POST", "/faults", {"never_answer": 2})
+    if s != 201:
+        report.skip(f"the sandbox's inspection server has no never_answer fault (POST /faults: {s} {b})")
+        return
+    started = time.time()
+    status, body, _ = app.call("POST", "/v3/push", {"audience": "all", "notification": {"alert": "apns-first-hang"}})
+    if status != 200:
+        raise RuntimeError(f"push: {status} {body}")
+    msg_id = body["msg_id"]
+
+    def sent():
+        s, b, _ = app.call("GET", f"/v3/report/received?msg_ids={msg_id}")
+        return s == 200 and b["reports"] and b["reports"][0]["apns_sent"] >= m
+
+    wait_until(sent, size("SETTLE", quick), 0.5)
+    took = time.time() - started
+    delivered = []
+    for t in tokens:
+        s, notes, _ = inspect.call("GET", f"/notifications?device_token={t}")
+        delivered.append(len(notes) if isinstance(notes, list) else 0)
+    lost = sum(1 for d in delivered if d == 0)
+    duplicated = sum(1 for d in delivered if d > 1)
+    report.info(f"{m} iOS devices; APNs never answered the first 2 requests; every copy handed to APNs after {took:.1f}s")
+    report.check(lost == 0, f"lost: {lost} of {m} notifications never reached APNs")
+    report.check(duplicated == 0, f"duplicated: {duplicated} notifications accepted by APNs more than once")
+    report.check(took < 10, f"stalled: the copies waited {took:.1f}s (the request timeout is 10 s; a hung first request held them)")
+
+
 # --------------------------------------------------------------------------------------
 # 4. A device that never reads
 
@@ -1075,6 +1114,7 @@ SCENARIOS = {
     "webhooks": O.scenario_webhooks,
     "pg-outage": scenario_pg_outage,
     "apns-503": scenario_apns_503,
+    "apns-first-hang": scenario_apns_first_hang,
     "slow-reader": scenario_slow_reader,
     "garbage": scenario_garbage,
     "schemathesis": schemathesis_run,
