@@ -25,11 +25,6 @@ final class HeldJobs: Sendable {
         jobs.withLock { Array($0) }
     }
 
-    func add(_ ids: Set<Int64>) {
-        jobs.withLock { $0.formUnion(ids) }
-        advanced()
-    }
-
     func remove(_ ids: [Int64]) {
         jobs.withLock { $0.subtract(ids) }
         advanced()

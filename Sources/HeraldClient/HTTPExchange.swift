@@ -45,7 +45,7 @@ enum HTTPExchange {
         return try await withThrowingTaskGroup(of: Answer.self) { group in
             group.addTask {
                 let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                    .connectTimeout(TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000))
+                    .connectTimeout(TimeAmount(timeout))
                     .connect(host: host, port: port) { channel in
                         channel.eventLoop.makeCompletedFuture {
                             if secure {

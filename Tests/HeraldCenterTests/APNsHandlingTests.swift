@@ -80,16 +80,11 @@ import Testing
 
     @Test func brokenCredentialsAreVisibleAndDoNotStallOtherApps() async throws {
         try await TestNode.run { test in
-            let upload = try JSONSerialization.data(withJSONObject: [
+            let upload: JSON = [
                 "type": "token", "key_id": "KEY1234567", "team_id": "TEAM123456", "bundle_id": "com.example.app",
-                "environment": "sandbox", "private_key": TestCredentials.p8(),
-            ])
-            let answer = try await TestHTTP.exchange(
-                "PUT",
-                test.apiURL.absoluteString + "/admin/v1/apps/\(test.appKey)/apns",
-                headers: ["Authorization": "Bearer \(TestNode.adminToken)", "Content-Type": "application/json"],
-                body: upload
-            )
+                "environment": "sandbox", "private_key": JSON(TestCredentials.p8()),
+            ]
+            let answer = try await test.call("PUT", "/admin/v1/apps/\(test.appKey)/apns", upload, as: .admin)
             #expect(answer.status == 200)
 
             let token = TestNode.token(42)
@@ -127,16 +122,11 @@ import Testing
     /// requests with Apple's reason.
     @Test func theFirstRefusalFailsTheRestOfThePushWithoutRequests() async throws {
         try await TestNode.run { test in
-            let upload = try JSONSerialization.data(withJSONObject: [
+            let upload: JSON = [
                 "type": "token", "key_id": "KEY7654321", "team_id": "TEAM123456", "bundle_id": "com.example.app",
-                "environment": "sandbox", "private_key": TestCredentials.p8(),
-            ])
-            let answer = try await TestHTTP.exchange(
-                "PUT",
-                test.apiURL.absoluteString + "/admin/v1/apps/\(test.appKey)/apns",
-                headers: ["Authorization": "Bearer \(TestNode.adminToken)", "Content-Type": "application/json"],
-                body: upload
-            )
+                "environment": "sandbox", "private_key": JSON(TestCredentials.p8()),
+            ]
+            let answer = try await test.call("PUT", "/admin/v1/apps/\(test.appKey)/apns", upload, as: .admin)
             #expect(answer.status == 200)
 
             for index in 0..<30 { _ = try await test.register(token: TestNode.token(960 + index), tags: ["refused"]) }

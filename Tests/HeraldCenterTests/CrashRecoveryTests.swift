@@ -46,16 +46,7 @@ import Testing
     /// leases: the job is given back and fanned out to the rest of its audience, instead
     /// of being held, its lease renewed, for as long as the statement waits.
     @Test func aJobWhoseWorkHangsIsGivenBackAndReachesItsWholeAudience() async throws {
-        let hung = NIOLockedValueBox(false)
-        let faults = CenterFaults { _, committed in
-            let hangs =
-                committed == 2
-                && hung.withLockedValue { hung in
-                    defer { hung = true }
-                    return !hung
-                }
-            if hangs { try await Task.sleep(for: .seconds(3600)) }
-        }
+        let (faults, hung) = Self.once(afterBatch: 2) { try await Task.sleep(for: .seconds(3600)) }
         let smallBatchesShortLease: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
             configuration.center.batchSize = 10
             configuration.center.lease = .seconds(1)
@@ -118,16 +109,25 @@ import Testing
     /// Faults under which the first worker to commit batch `batch` of a fan-out dies there,
     /// before routing it; and whether it did.
     private static func dyingOnce(afterBatch batch: Int) -> (CenterFaults, NIOLockedValueBox<Bool>) {
-        let died = NIOLockedValueBox(false)
+        once(afterBatch: batch) { throw CenterFaults.WorkerDied() }
+    }
+
+    /// Faults under which the first worker to commit batch `batch` of a fan-out does
+    /// `fault` there; and whether one did.
+    private static func once(
+        afterBatch batch: Int,
+        _ fault: @escaping @Sendable () async throws -> Void
+    ) -> (CenterFaults, NIOLockedValueBox<Bool>) {
+        let happened = NIOLockedValueBox(false)
         let faults = CenterFaults { _, committed in
-            let dies =
+            let now =
                 committed == batch
-                && died.withLockedValue { dead in
-                    defer { dead = true }
-                    return !dead
+                && happened.withLockedValue { happened in
+                    defer { happened = true }
+                    return !happened
                 }
-            if dies { throw CenterFaults.WorkerDied() }
+            if now { try await fault() }
         }
-        return (faults, died)
+        return (faults, happened)
     }
 }

@@ -108,12 +108,10 @@ import Testing
             try await test.online(device) { _ in
                 // The connection's claim is written a moment after its CONNACK (the
                 // gateway group-commits claims): a loaded machine may answer between.
-                var status = try await test.call("POST", "/v3/devices/status", body)
-                let deadline = ContinuousClock.now + .seconds(10)
-                while status.json[device.registrationID] != ["online": true], ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(20))
-                    status = try await test.call("POST", "/v3/devices/status", body)
+                try? await waitUntilAsync("the device to show online") {
+                    try await test.call("POST", "/v3/devices/status", body).json[device.registrationID] == ["online": true]
                 }
+                let status = try await test.call("POST", "/v3/devices/status", body)
                 #expect(status.json[device.registrationID] == ["online": true], "\(status.json)")
                 #expect(status.json[never.registrationID] == ["online": false])
             }

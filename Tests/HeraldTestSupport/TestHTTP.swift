@@ -30,8 +30,7 @@ public enum TestHTTP {
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let amount = TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
-        let response = try await HTTPClient.shared.execute(request, timeout: amount)
+        let response = try await HTTPClient.shared.execute(request, timeout: TimeAmount(timeout))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         var answerHeaders: [String: String] = [:]
         for (name, value) in response.headers { answerHeaders[name.lowercased()] = value }

@@ -366,6 +366,15 @@ def scenario_pg_outage(report, quick):
 # 3. APNs answering 503 for a minute
 
 
+def apns_accepted_counts(inspect, tokens):
+    """How many notifications the sandbox accepted for each token, in order."""
+    counts = []
+    for t in tokens:
+        _, notes, _ = inspect.call("GET", f"/notifications?device_token={t}")
+        counts.append(len(notes) if isinstance(notes, list) else 0)
+    return counts
+
+
 def scenario_apns_503(report, quick):
     """Needs a fault injection endpoint on the sandbox's inspection server (the sandbox has
     the fault in-process: APNsSandbox.setFaultForEveryRequest). Expected shape:
@@ -412,12 +421,8 @@ def scenario_apns_503(report, quick):
     per_token_rejected = {}
     for rej in rejections if isinstance(rejections, list) else []:
         per_token_rejected[rej.get("device_token")] = per_token_rejected.get(rej.get("device_token"), 0) + 1
-    delivered, requests = [], []
-    for t in tokens:
-        s, notes, _ = inspect.call("GET", f"/notifications?device_token={t}")
-        notes = notes if isinstance(notes, list) else []
-        delivered.append(len(notes))
-        requests.append(len(notes) + per_token_rejected.get(t, 0))
+    delivered = apns_accepted_counts(inspect, tokens)
+    requests = [d + per_token_rejected.get(t, 0) for d, t in zip(delivered, tokens)]
     report.info(f"APNs requests per notification: min {min(requests)} median {statistics.median(requests)} max {max(requests)}")
     report.check(all(d >= 1 for d in delivered), f"lost: {sum(1 for d in delivered if d == 0)} of {m} notifications never reached APNs after recovery")
     report.check(all(d <= 1 for d in delivered), f"duplicated: {sum(1 for d in delivered if d > 1)} notifications accepted by APNs more than once")
@@ -450,10 +455,7 @@ def scenario_apns_first_hang(report, quick):
 
     wait_until(sent, size("SETTLE", quick), 0.5)
     took = time.time() - started
-    delivered = []
-    for t in tokens:
-        s, notes, _ = inspect.call("GET", f"/notifications?device_token={t}")
-        delivered.append(len(notes) if isinstance(notes, list) else 0)
+    delivered = apns_accepted_counts(inspect, tokens)
     lost = sum(1 for d in delivered if d == 0)
     duplicated = sum(1 for d in delivered if d > 1)
     report.info(f"{m} iOS devices; APNs never answered the first 2 requests; every copy handed to APNs after {took:.1f}s")
