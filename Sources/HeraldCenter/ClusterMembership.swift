@@ -16,13 +16,19 @@ import ServiceLifecycle
 /// row deleted) was declared dead: its devices are other nodes' now. It closes all its
 /// connections before anything else and registers again. What those connections write as
 /// they close is fenced by their sessions' epochs.
+///
+/// A node whose heartbeats fail for that long asks its peers directly whether they reach
+/// the database (``DatabaseContact``): if one does, this node alone is cut off, so it lets
+/// its devices go to live nodes and refuses new ones until it is back; if none does, the
+/// database is down for everyone and the devices stay.
 public final class ClusterMembership: Service, Sendable {
     public let node: String
     let configuration: ClusterConfiguration
     private let store: ClusterStore
     private let gateway: Gateway
     private let logger: Logger
-    private let state = NIOLockedValueBox(State())
+    private let probe: any ContactProbe
+    private let state: NIOLockedValueBox<State>
     /// Wakes the worker that routes copies routed to this node (``NodeRouteWorker``).
     let routeWakeUps = WakeSignal()
     /// Finished once the node has joined: the gateway waits for it before it listens.
@@ -30,10 +36,22 @@ public final class ClusterMembership: Service, Sendable {
 
     private struct State {
         var peers: Set<String> = []
+        /// Where each peer's HTTP API is, as they last said.
+        var peerAddresses: [String: String] = [:]
         var draining = false
         /// When the last heartbeat was begun, whether it succeeded or not.
         var lastAttempt: ContinuousClock.Instant?
+        var contact: DatabaseContact
+        /// The peers said they don't reach the database either, and the node said it keeps
+        /// its devices: once per outage.
+        var keptThroughOutage = false
+        /// Where this node's HTTP API is, once it listens (``advertise(httpAddress:)``).
+        var httpAddress: String?
     }
+
+    /// How long a peer is given to answer whether it reaches the database, and the node's
+    /// own fresh connection to be accepted.
+    static let probeTimeout: Duration = .seconds(3)
 
     /// - Parameter joined: finished once the node has joined (the gateway's wait).
     public init(
@@ -42,9 +60,12 @@ public final class ClusterMembership: Service, Sendable {
         store: ClusterStore,
         gateway: Gateway,
         joined: AsyncStream<Void>.Continuation,
+        probe: any ContactProbe,
         logger: Logger
     ) {
         self.joined = joined
+        self.probe = probe
+        self.state = NIOLockedValueBox(State(contact: DatabaseContact(deadAfter: configuration.deadAfter)))
         self.node = node
         self.configuration = configuration
         self.store = store
@@ -63,6 +84,12 @@ public final class ClusterMembership: Service, Sendable {
         state.withLockedValue { $0.draining = true }
     }
 
+    /// Where the peers reach this node's HTTP API (`host:port`): written with the next
+    /// heartbeat.
+    public func advertise(httpAddress: String) {
+        state.withLockedValue { $0.httpAddress = httpAddress }
+    }
+
     /// Registers the node, retrying every second until the database answers or the task
     /// is cancelled. The gateway listens only after this: a device connected here is then
     /// always on a registered node, which its peers route copies to.
@@ -70,7 +97,10 @@ public final class ClusterMembership: Service, Sendable {
         while true {
             do {
                 try await store.register(node: node)
-                state.withLockedValue { $0.lastAttempt = .now }
+                state.withLockedValue {
+                    $0.lastAttempt = .now
+                    _ = $0.contact.reached(at: .now)
+                }
                 try await refreshPeers()
                 logger.info(
                     "joined the cluster",
@@ -112,7 +142,10 @@ public final class ClusterMembership: Service, Sendable {
                     let registered = (try? await self.join()) != nil
                     self.joined.finish()
                     guard registered else { return }
-                    await self.heartbeats()
+                    await withDiscardingTaskGroup { beats in
+                        beats.addTask { await self.heartbeats() }
+                        beats.addTask { await self.watchContact() }
+                    }
                 }
             }
         }
@@ -161,26 +194,97 @@ public final class ClusterMembership: Service, Sendable {
         }
         defer { state.withLockedValue { $0.lastAttempt = .now } }
         do {
-            if try await !store.heartbeat(node: node, draining: isDraining) {
+            let (draining, address) = state.withLockedValue { ($0.draining, $0.httpAddress) }
+            let alive = try await store.heartbeat(node: node, draining: draining, httpAddress: address)
+            if !alive {
                 // Declared dead: registering clears the sessions naming this node, so the
                 // connections open now (some may have come since the fence) are closed
                 // after it, and reconnect to claim their devices again.
                 try await store.register(node: node)
-                await fence(reason: "declared dead by another node")
+                // A node that let its devices go when it was cut off has taken none since.
+                if !state.withLockedValue({ $0.contact.cutOff }) { await fence(reason: "declared dead by another node") }
             }
-            let (dead, adopted) = try await store.sweepDeadNodes(deadAfter: configuration.deadAfter, by: node)
-            if !dead.isEmpty {
-                logger.warning(
-                    "declared nodes dead",
-                    metadata: ["herald.nodes": "\(dead.joined(separator: ","))", "herald.routes_taken": "\(adopted)"]
-                )
+            let now = ContinuousClock.now
+            let (wasCutOff, maySweep) = state.withLockedValue { state in
+                state.keptThroughOutage = false
+                return (state.contact.reached(at: now), state.contact.maySweep(at: now))
             }
-            if adopted > 0 { routeWakeUps.signal() }
+            if wasCutOff {
+                gateway.refuseSessions(false)
+                logger.notice("the database is reachable again; taking device connections")
+            }
+            if maySweep {
+                let (dead, adopted) = try await store.sweepDeadNodes(deadAfter: configuration.deadAfter, by: node)
+                if !dead.isEmpty {
+                    logger.warning(
+                        "declared nodes dead",
+                        metadata: ["herald.nodes": "\(dead.joined(separator: ","))", "herald.routes_taken": "\(adopted)"]
+                    )
+                }
+                if adopted > 0 { routeWakeUps.signal() }
+            }
             try await refreshPeers()
             if hasPeers { try await gateway.closeSupersededSessions() }
         } catch {
             if !Task.isCancelled { logger.warning("heartbeat failed", metadata: ["error": "\(String(reflecting: error))"]) }
         }
+    }
+
+    /// Every heartbeat interval, checks whether the heartbeats have failed for longer than
+    /// a peer waits (``DatabaseContact/shouldAskPeers(at:)``); then asks the peers. Separate
+    /// from the heartbeats, which may hang on a cut-off link for much longer.
+    private func watchContact() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: configuration.heartbeatInterval)
+            guard !Task.isCancelled else { return }
+            await checkContact()
+        }
+    }
+
+    /// Asks the peers whether they reach the database, when this node hasn't for longer
+    /// than ``ClusterConfiguration/deadAfter``; if one does, lets the devices go.
+    func checkContact() async {
+        let addresses: [String: String] = state.withLockedValue { state in
+            guard state.contact.shouldAskPeers(at: .now) else { return [:] }
+            return state.peerAddresses
+        }
+        guard !addresses.isEmpty else { return }
+        let probe = self.probe
+        let reaching: String? = await withTaskGroup(of: String?.self) { group in
+            for (peer, address) in addresses {
+                group.addTask { await probe.peerReachesDatabase(address, timeout: Self.probeTimeout) ? peer : nil }
+            }
+            for await answer in group where answer != nil {
+                group.cancelAll()
+                return answer
+            }
+            return nil
+        }
+        guard let reaching else {
+            guard state.withLockedValue({ !$0.keptThroughOutage && $0.contact.shouldAskPeers(at: .now) }) else { return }
+            state.withLockedValue { $0.keptThroughOutage = true }
+            logger.warning(
+                "the database has not answered for longer than cluster.deadAfter, nor any peer's; keeping the device connections",
+                metadata: ["herald.peers": "\(addresses.keys.sorted().joined(separator: ","))"]
+            )
+            return
+        }
+        // A peer reaches the database: this node may be the one cut off, or the database
+        // may be just back (after an outage of the whole cluster, every node comes back at
+        // its own moment). Only if a connection of its own fails now is it cut off.
+        if await probe.reachesDatabase(timeout: Self.probeTimeout) {
+            logger.info("a connection of this node's reaches the database again", metadata: ["herald.peer": "\(reaching)"])
+            return
+        }
+        // The heartbeat may have gone through meanwhile: then the node is not cut off.
+        let cutOff = state.withLockedValue { state in
+            guard state.contact.shouldAskPeers(at: .now) else { return false }
+            state.contact.peerReachesIt()
+            return true
+        }
+        guard cutOff else { return }
+        gateway.refuseSessions(true)
+        await fence(reason: "cut off from the database, which \(reaching) reaches")
     }
 
     private func fence(reason: String) async {
@@ -190,7 +294,10 @@ public final class ClusterMembership: Service, Sendable {
 
     private func refreshPeers() async throws {
         let live = try await store.nodes(deadAfter: configuration.deadAfter).filter { $0.nodeID != node && $0.alive }
-        state.withLockedValue { $0.peers = Set(live.map(\.nodeID)) }
+        state.withLockedValue { state in
+            state.peers = Set(live.map(\.nodeID))
+            state.peerAddresses = Dictionary(live.compactMap { peer in peer.httpAddress.map { (peer.nodeID, $0) } }, uniquingKeysWith: { a, _ in a })
+        }
     }
 
     /// LISTEN on the cluster's and this node's channels; reconnects every second. What a

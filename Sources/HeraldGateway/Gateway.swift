@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import ServiceLifecycle
+import Synchronization
 
 /// The MQTT 3.1.1 gateway: devices hold their MQTT connections here, and Herald delivers
 /// to them through ``deliver(_:to:ackTimeout:)``.
@@ -112,6 +113,13 @@ public final class Gateway: Service, Sendable {
     /// a device claimed since.
     public func closeAllFenced() async {
         for sweeper in context.sweepers.values { _ = try? await sweeper.closeAll().get() }
+    }
+
+    /// While `refused`, every CONNECT is answered "server unavailable" (return code 3):
+    /// the node is cut off from the database its peers still reach, so a device that
+    /// connects here could be given nothing, and its client should try another node.
+    public func refuseSessions(_ refused: Bool) {
+        context.refusesSessions.store(refused, ordering: .relaxed)
     }
 
     /// Closes every connection, `rate` a second: a tenth of a second's worth at a time,

@@ -4,6 +4,7 @@ import HeraldStore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// What every connection of a gateway shares: one instance, so a connection holds a
 /// single reference to it rather than a copy of each field.
@@ -31,6 +32,10 @@ final class GatewayContext: Sendable {
     /// routed again), so a copy of it, replayed or routed, carries DUP.
     let startedMsgIDFloor: [UInt8]
     let startedLegacyMsgIDTime: [UInt8]
+    /// Set while the node is cut off from the database that its peers still reach
+    /// (``Gateway/refuseSessions(_:)``): a CONNECT is answered "server unavailable" at once,
+    /// so the device goes to a live node instead of waiting here.
+    let refusesSessions = Atomic<Bool>(false)
 
     init(
         configuration: GatewayConfiguration,

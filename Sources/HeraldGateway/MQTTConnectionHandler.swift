@@ -5,6 +5,7 @@ import HeraldStore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// One device connection: decodes its packets, feeds them and Herald's deliveries to
 /// ``MQTTSessionStateMachine`` and carries out its actions. Lives on its channel's event
@@ -266,12 +267,17 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     }
 
     private func authenticate(clientID: String, username: String, password: String, channel: any Channel) {
-        let authenticator = context.authenticator
+        let context = self.context
         let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
         let address = channel.remoteAddress?.ipAddress
         let signal = CancellationSignal()
         context.tasks.submit(cancelledBy: signal) {
-            let result = await authenticator.authenticate(clientID: clientID, username: username, password: password)
+            let result: AuthResult =
+                if context.refusesSessions.load(ordering: .relaxed) {
+                    .refused(.serverUnavailable)
+                } else {
+                    await context.authenticator.authenticate(clientID: clientID, username: username, password: password)
+                }
             channel.eventLoop.execute {
                 handler.value.authenticationEnded(result, clientID: clientID, address: address)
             }

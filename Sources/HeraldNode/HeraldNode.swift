@@ -1,3 +1,4 @@
+import Foundation
 import HeraldAPI
 import HeraldCenter
 import HeraldCore
@@ -101,6 +102,7 @@ public struct HeraldNode: Sendable {
             store: stores.cluster,
             gateway: gateway,
             joined: joined.continuation,
+            probe: DirectContactProbe(url: database.url, logger: logger),
             logger: logger
         )
         let center = MessageCenter(
@@ -133,6 +135,13 @@ public struct HeraldNode: Sendable {
             draining: { membership.isDraining },
             onServerRunning: { channel in
                 let http = channel.localAddress?.port ?? configuration.api.port
+                membership.advertise(
+                    httpAddress: configuration.node.cluster.advertisedAddress(
+                        listeningOn: configuration.api.host,
+                        port: http,
+                        hostName: ProcessInfo.processInfo.hostName
+                    )
+                )
                 let mqtt = (try? await gateway.localAddress.port) ?? configuration.gateway.port
                 await onListening(ListeningPorts(http: http, mqtt: mqtt))
             },

@@ -16,6 +16,9 @@ struct TestCluster: Sendable {
     static let keyEncryptionKey = Data(repeating: 7, count: 32).base64EncodedString()
 
     let nodes: [ClusterNode]
+    /// Each node's link to the database, when the cluster was started with `linksToPause`
+    /// (node `i` on `links[i]`); empty otherwise.
+    let links: [PausableTCPProxy]
     let sql: PostgresClient
     let databaseURL: DatabaseURL
     let directory: URL
@@ -23,51 +26,75 @@ struct TestCluster: Sendable {
     let masterSecret: String
 
     /// Runs `body` with `count` nodes, all ready; stops them afterwards (and prints their
-    /// logs when `body` throws).
+    /// logs when `body` throws). With `linksToPause`, each node reaches the database through
+    /// a proxy of its own (``links``), which the test may pause: a cut network link.
     static func with(
         nodes count: Int,
         environment: [String: String] = [:],
+        linksToPause: Bool = false,
         _ body: @Sendable (TestCluster) async throws -> Void
     ) async throws {
         try await TestDatabase.withDatabase { url in
-            try await TestDatabase.withClient(url) { sql in
-                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cluster-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                var nodes: [ClusterNode] = []
-                defer { try? FileManager.default.removeItem(at: directory) }
-                do {
-                    for index in 1...count {
-                        nodes.append(
-                            try await ClusterNode.started(
-                                name: "node-\(index)",
-                                databaseURL: url.urlString,
-                                directory: directory,
-                                environment: environment
-                            )
-                        )
-                    }
-                    let created = try await call(nodes[0], "POST", "/admin/v1/apps", ["name": "Cluster"], authorization: "Bearer \(adminToken)")
-                    guard created.status == 201, let key = created.json["app_key"].string, let secret = created.json["master_secret"].string else {
-                        throw TestFailure("cannot create the app: \(created.status) \(created.json)")
-                    }
-                    let cluster = TestCluster(
-                        nodes: nodes,
-                        sql: sql,
-                        databaseURL: url,
-                        directory: directory,
-                        appKey: key,
-                        masterSecret: secret
-                    )
-                    try await body(cluster)
-                } catch {
-                    for node in nodes { print("----- \(node.name)\n\(node.output().suffix(6000))") }
-                    for node in nodes where node.isRunning { node.send(SIGKILL) }
-                    for node in nodes { await node.waitForExit() }
-                    throw error
-                }
-                for node in nodes where node.isRunning { node.send(SIGTERM) }
-                for node in nodes { await node.waitForExit() }
+            var proxies: [PausableTCPProxy] = []
+            if linksToPause {
+                for _ in 0..<count { proxies.append(try await PausableTCPProxy.start(to: url.host, port: url.port)) }
             }
+            let links = proxies
+            do {
+                try await run(nodes: count, environment: environment, links: links, url: url, body)
+            } catch {
+                for link in links { await link.stop() }
+                throw error
+            }
+            for link in links { await link.stop() }
+        }
+    }
+
+    private static func run(
+        nodes count: Int,
+        environment: [String: String],
+        links: [PausableTCPProxy],
+        url: DatabaseURL,
+        _ body: @Sendable (TestCluster) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withClient(url) { sql in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cluster-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var nodes: [ClusterNode] = []
+            defer { try? FileManager.default.removeItem(at: directory) }
+            do {
+                for index in 1...count {
+                    nodes.append(
+                        try await ClusterNode.started(
+                            name: "node-\(index)",
+                            databaseURL: links.isEmpty ? url.urlString : url.through(links[index - 1]).urlString,
+                            directory: directory,
+                            environment: environment
+                        )
+                    )
+                }
+                let created = try await call(nodes[0], "POST", "/admin/v1/apps", ["name": "Cluster"], authorization: "Bearer \(adminToken)")
+                guard created.status == 201, let key = created.json["app_key"].string, let secret = created.json["master_secret"].string else {
+                    throw TestFailure("cannot create the app: \(created.status) \(created.json)")
+                }
+                let cluster = TestCluster(
+                    nodes: nodes,
+                    links: links,
+                    sql: sql,
+                    databaseURL: url,
+                    directory: directory,
+                    appKey: key,
+                    masterSecret: secret
+                )
+                try await body(cluster)
+            } catch {
+                for node in nodes { print("----- \(node.name)\n\(node.output().suffix(6000))") }
+                for node in nodes where node.isRunning { node.send(SIGKILL) }
+                for node in nodes { await node.waitForExit() }
+                throw error
+            }
+            for node in nodes where node.isRunning { node.send(SIGTERM) }
+            for node in nodes { await node.waitForExit() }
         }
     }
 
@@ -181,5 +208,15 @@ extension TestMQTTClient {
     static func msgID(_ publish: MQTTPacket.Publish) -> String {
         let object = try? JSONSerialization.jsonObject(with: Data(buffer: publish.payload)) as? [String: Any]
         return object?["msg_id"] as? String ?? ""
+    }
+}
+
+extension DatabaseURL {
+    /// The same database, reached through `proxy`.
+    func through(_ proxy: PausableTCPProxy) -> DatabaseURL {
+        var url = self
+        url.host = "127.0.0.1"
+        url.port = proxy.port
+        return url
     }
 }

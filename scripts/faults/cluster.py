@@ -6,6 +6,10 @@ PostgreSQL, raw MQTT devices that move to another node when theirs goes away.
 - cluster-flap: devices opening a new connection on the other node every 0.1-0.5 s while
   pushes come at a steady rate. Nothing lost, nothing sent twice without DUP, one
   connection each at the end.
+- cluster-cut: one node's link to PostgreSQL cut (every byte held, as a link dropping
+  packets) while pushes come: its devices are let go and on live nodes within a stated
+  bound, and get every push; then the whole database out of reach for every node: no
+  device connection is closed, and nothing is lost once it is back.
 
 Each prints lost / duplicated (without DUP) / stalled, and fails unless all are 0.
 """
@@ -196,4 +200,156 @@ def scenario_cluster_flap(report, quick):
     thread.join(timeout=10)
     for node in nodes:
         node.stop(timeout=30)
+    pg.stop_quietly()
+
+
+class Link:
+    """A TCP proxy to PostgreSQL for one node, that can be cut: while cut, every byte either
+    side sends is held (new connections are accepted and held too) and delivered once the
+    link is back, as a network dropping packets and TCP retransmitting them. Neither end
+    sees an error."""
+
+    def __init__(self, loop):
+        self.loop = loop
+        self.port = H.free_port()
+        self.cut = False
+        self.pipes = []  # (writer, held bytes) per direction
+        self.server = None
+
+    def url(self, pg):
+        return pg.url.replace(f":{pg.port}/", f":{self.port}/")
+
+    def start(self, target_port):
+        async def serve():
+            self.server = await asyncio.start_server(lambda r, w: self._client(r, w, target_port), "127.0.0.1", self.port)
+
+        asyncio.run_coroutine_threadsafe(serve(), self.loop).result()
+        return self
+
+    async def _client(self, reader, writer, target_port):
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", target_port)
+        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer), return_exceptions=True)
+        for w in (writer, up_writer):
+            w.close()
+
+    async def _pipe(self, reader, writer):
+        held = []
+        self.pipes.append((writer, held))
+        try:
+            while True:
+                data = await reader.read(65536)
+                if not data:
+                    break
+                if self.cut or held:
+                    held.append(data)
+                else:
+                    writer.write(data)
+                    await writer.drain()
+        finally:
+            writer.close()
+
+    def set_cut(self, cut):
+        def apply():
+            self.cut = cut
+            if not cut:
+                for writer, held in self.pipes:
+                    for data in held:
+                        writer.write(data)
+                    held.clear()
+
+        self.loop.call_soon_threadsafe(apply)
+
+
+def scenario_cluster_cut(report, quick):
+    import faults as F
+
+    n = 300 if quick else 1500
+    cuts = [10, 20] if quick else [10, 60]
+    whole = 15
+    # The stated bound (docs/cluster.md): cluster.deadAfter (3 s here) + a heartbeat (1 s)
+    # + the peers' answer (at most 3 s) + the node's own connection (at most 3 s) + a
+    # device's reconnect (up to 0.3 s here) and margin.
+    bound = 11.0
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    links = [Link(loop) for _ in range(3)]
+    pg = H.Postgres()
+    pg.start()
+    for link in links:
+        link.start(pg.port)
+    nodes = [Node(f"node{i + 1}", links[i].url(pg)) for i in range(3)]
+    for node in nodes:
+        node.start()
+    app = nodes[1].create_app()
+    regs = app.register(n)
+    rids = [r[0] for r in regs]
+    ports = [node.mqtt_port for node in nodes]
+    devices = [MovingDevice(rid, secret, app.app_key, ports, i % 3) for i, (rid, secret, _) in enumerate(regs)]
+    by_rid = {d.rid: d for d in devices}
+    fleet = M.Fleet("127.0.0.1", ports[0], devices).start()
+    report.check(fleet.wait_connected(timeout=120), f"{fleet.connected()} of {n} devices connected over 3 nodes")
+    time.sleep(3)  # every node has advertised its address with a heartbeat
+    expected, pushed_at = {}, {}
+
+    def push(api_node, label):
+        status, body, _ = app.push("all", content=label, api=api_node.api())
+        if status == 200:
+            expected[body["msg_id"]] = rids
+            pushed_at[body["msg_id"]] = time.monotonic()
+        return status
+
+    for round_no, seconds in enumerate(cuts, 1):
+        # Each round cuts another node (the devices of the one cut before have moved).
+        v = (round_no - 1) % 3
+        tag = f"[cut {round_no}: {seconds}s of node{v + 1}'s link]"
+        live = [nodes[i] for i in range(3) if i != v]
+        on_victim = [d for d in devices if d.connected and d.index % 3 == v]
+        round_ids = set()
+        links[v].set_cut(True)
+        cut_at = time.monotonic()
+        moved_at = None
+        k = 0
+        while time.monotonic() - cut_at < seconds:
+            before = set(expected)
+            if push(live[k % 2], f"cut-{round_no}-{k}") != 200:
+                report.check(False, f"{tag} a push to a live node was refused")
+            round_ids |= set(expected) - before
+            k += 1
+            if moved_at is None and all(d.connected and d.index % 3 != v for d in on_victim):
+                moved_at = time.monotonic() - cut_at
+            time.sleep(1)
+        report.info(f"{tag} {len(on_victim)} devices were on the cut node; {k} pushes to all during the cut")
+        report.check(moved_at is not None and moved_at <= bound,
+                     f"{tag} every device of the cut node on a live node after "
+                     + (f"{moved_at:.1f}s" if moved_at is not None else "never") + f" (bound {bound:.0f}s)")
+        latencies = [by_rid[r].first_seen[m] - pushed_at[m] for m in round_ids for r in rids if m in by_rid[r].first_seen]
+        links[v].set_cut(False)
+        F.delivery_check(report, expected, by_rid, f"{tag} every push so far", F.size("SETTLE", quick))
+        if latencies:
+            report.info(f"{tag} latency of the pushes during the cut: max {max(latencies):.1f}s")
+        F.wait_until(lambda: fleet.connected() == n, 60, 0.2)
+        time.sleep(5)  # the node is back: its heartbeat goes through, it takes devices again
+        log = open(nodes[v].err_path, errors="replace").read() + open(nodes[v].out_path, errors="replace").read()
+        fences = log.count("closing every device connection")
+        report.check(fences == 1, f"{tag} the cut node closed its connections {fences} times (once per cut)")
+        report.check("cut off from the database" in log, f"{tag} the cut node logged why it let its devices go")
+
+    # The whole database out of reach: nobody's devices move.
+    losses = sum(d.losses for d in devices)
+    tag = f"[whole database, {whole}s]"
+    for link in links:
+        link.set_cut(True)
+    time.sleep(whole)
+    for link in links:
+        link.set_cut(False)
+    time.sleep(8)
+    lost_connections = sum(d.losses for d in devices) - losses
+    report.check(lost_connections == 0, f"{tag} {lost_connections} device connections closed by an outage of the whole database")
+    push(nodes[2], "after-the-outage")
+    F.delivery_check(report, expected, by_rid, f"{tag} every push", F.size("SETTLE", quick))
+    fleet.stop()
+    for node in nodes:
+        node.stop(timeout=30)
+    loop.call_soon_threadsafe(loop.stop)
     pg.stop_quietly()

@@ -1113,6 +1113,7 @@ SCENARIOS = {
     "kill9": scenario_kill9,
     "cluster-kill9": C.scenario_cluster_kill9,
     "cluster-flap": C.scenario_cluster_flap,
+    "cluster-cut": C.scenario_cluster_cut,
     "webhooks": O.scenario_webhooks,
     "pg-outage": scenario_pg_outage,
     "apns-503": scenario_apns_503,

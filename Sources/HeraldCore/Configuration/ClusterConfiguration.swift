@@ -16,17 +16,23 @@ public struct ClusterConfiguration: Sendable, Hashable {
     /// How long a node told to stop fails its readiness while still serving, before it
     /// stops anything: long enough for load balancers to notice.
     public var drainDelay: Duration
+    /// Where its peers reach this node's HTTP API (`host:port`), to ask it directly whether
+    /// it reaches the database when they can't. Nil: the API's listening address, or the
+    /// host name when it listens on every interface.
+    public var advertiseAddress: String?
 
     public init(
         heartbeatInterval: Duration = .seconds(2),
         deadAfter: Duration = .seconds(10),
         drainRate: Int = 500,
-        drainDelay: Duration = .seconds(5)
+        drainDelay: Duration = .seconds(5),
+        advertiseAddress: String? = nil
     ) {
         self.heartbeatInterval = heartbeatInterval
         self.deadAfter = deadAfter
         self.drainRate = drainRate
         self.drainDelay = drainDelay
+        self.advertiseAddress = advertiseAddress
     }
 }
 
@@ -39,6 +45,8 @@ extension ClusterConfiguration {
     ///   heartbeat intervals).
     /// - `cluster.drainRate` (int, connections per second, default: 500, 1 to 100000).
     /// - `cluster.drainDelay` (int, seconds, default: 5, 0 to 300).
+    /// - `cluster.advertiseAddress` (string, `host:port`, default: unset; see
+    ///   ``advertiseAddress``).
     ///
     /// - Parameter reader: Herald's configuration (not scoped: the section is read here).
     /// - Throws: ``ConfigurationError`` naming the key of a value out of range.
@@ -54,7 +62,27 @@ extension ClusterConfiguration {
             heartbeatInterval: heartbeat,
             deadAfter: deadAfter,
             drainRate: try section.int("drainRate", default: defaults.drainRate, in: 1...100_000),
-            drainDelay: try section.seconds("drainDelay", default: defaults.drainDelay, in: 0...300)
+            drainDelay: try section.seconds("drainDelay", default: defaults.drainDelay, in: 0...300),
+            advertiseAddress: try Self.address(section, "advertiseAddress")
         )
+    }
+
+    /// `host:port` (a bracketed IPv6 host), or unset.
+    private static func address(_ section: ConfigSection, _ key: String) throws -> String? {
+        guard let value = section.optionalString(key) else { return nil }
+        guard let colon = value.lastIndex(of: ":"), let port = Int(value[value.index(after: colon)...]), (1...65535).contains(port),
+            colon != value.startIndex, !value.contains("/")
+        else {
+            throw section.error(key, "must be host:port, e.g. herald-1.internal:8080 or [fd00::1]:8080")
+        }
+        return value
+    }
+
+    /// The address peers reach a node at whose API listens on `host`, `port`: the host
+    /// itself unless it is a wildcard, else `hostName`.
+    public func advertisedAddress(listeningOn host: String, port: Int, hostName: String) -> String {
+        if let advertiseAddress { return advertiseAddress }
+        let reachable = ["0.0.0.0", "::", "[::]", "", "*"].contains(host) ? hostName : host
+        return reachable.contains(":") && !reachable.hasPrefix("[") ? "[\(reachable)]:\(port)" : "\(reachable):\(port)"
     }
 }

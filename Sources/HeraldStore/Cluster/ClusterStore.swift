@@ -57,14 +57,15 @@ extension ClusterStore {
         }
     }
 
-    /// Renews the node's heartbeat. False when its row is gone: another node declared it
-    /// dead (it stopped for longer than the liveness timeout), and whatever it holds was
-    /// cleared or handed over.
-    public func heartbeat(node: String, draining: Bool) async throws -> Bool {
+    /// Renews the node's heartbeat, with the address its peers reach its HTTP API at once it
+    /// is known. False when its row is gone: another node declared it dead (it stopped for
+    /// longer than the liveness timeout), and whatever it holds was cleared or handed over.
+    public func heartbeat(node: String, draining: Bool, httpAddress: String? = nil) async throws -> Bool {
         let rows = try await client.query(
             """
             UPDATE nodes SET heartbeat_at = now(),
-                draining_at = CASE WHEN \(draining) THEN COALESCE(draining_at, now()) END
+                draining_at = CASE WHEN \(draining) THEN COALESCE(draining_at, now()) END,
+                http_address = COALESCE(\(httpAddress), http_address)
             WHERE node_id = \(node) RETURNING node_id
             """,
             logger: logger
