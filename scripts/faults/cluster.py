@@ -260,6 +260,15 @@ class Link:
         self.loop.call_soon_threadsafe(apply)
 
 
+def push_to_the_cut_node(report, app, node, tag):
+    """The cut node's API answers 503 within database.wait (5 s), plus as long again for
+    its check of a fresh connection, and accepts nothing."""
+    t0 = time.monotonic()
+    status, _, _ = app.push("all", content="to-the-cut-node", api=node.api(timeout=60))
+    took = time.monotonic() - t0
+    report.check(status == 503 and took <= 12, f"{tag} a push to the cut node's API answered {status} after {took:.1f}s (503 within 12 s)")
+
+
 def scenario_cluster_cut(report, quick):
     import faults as F
 
@@ -315,10 +324,14 @@ def scenario_cluster_cut(report, quick):
             if push(live[k % 2], f"cut-{round_no}-{k}") != 200:
                 report.check(False, f"{tag} a push to a live node was refused")
             round_ids |= set(expected) - before
+            if k == 2:
+                api_check = threading.Thread(target=push_to_the_cut_node, args=(report, app, nodes[v], tag))
+                api_check.start()
             k += 1
             if moved_at is None and all(d.connected and d.index % 3 != v for d in on_victim):
                 moved_at = time.monotonic() - cut_at
             time.sleep(1)
+        api_check.join()
         report.info(f"{tag} {len(on_victim)} devices were on the cut node; {k} pushes to all during the cut")
         report.check(moved_at is not None and moved_at <= bound,
                      f"{tag} every device of the cut node on a live node after "
