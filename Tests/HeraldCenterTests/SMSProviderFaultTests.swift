@@ -8,7 +8,8 @@ import HeraldTestSupport
 import Testing
 
 /// SMS providers that hang: each SMS is sent on its own and its outcome recorded as it
-/// comes, so one app's hung provider holds neither other apps' SMS nor the record of SMS
+/// comes, and one app has at most a quarter of the sender in flight, so one app's hung
+/// provider, whatever its backlog, holds neither other apps' SMS nor the record of SMS
 /// already sent (which a crash would otherwise send again).
 @Suite struct SMSProviderFaultTests {
     @Test func aHungProviderHoldsOnlyItsOwnSMSAndEachOutcomeIsRecordedAsItComes() async throws {
@@ -31,14 +32,22 @@ import Testing
                     as: .admin
                 )
                 #expect(set.status == 200, "\(set.json)")
-                let hung = try await test.register(platform: "android")
-                #expect(try await test.call("POST", "/v3/devices/\(hung.registrationID)", ["mobile": "+8613800000001"]).status == 200)
+                // More SMS than the sender has slots (64), all hung.
+                let backlog = 70
+                for index in 0..<backlog {
+                    let hung = try await test.register(platform: "android")
+                    let mobile = "+86138000\(String(format: "%05d", index))"
+                    #expect(try await test.call("POST", "/v3/devices/\(hung.registrationID)", ["mobile": .string(mobile)]).status == 200)
+                }
                 let first = try await test.push([
-                    "audience": ["registration_id": [.string(hung.registrationID)]], "notification": ["alert": "x"],
+                    "audience": "all", "notification": ["alert": "x"],
                     "sms_message": ["content": "held", "delay_time": 0],
                 ])
                 #expect(first.status == 200)
                 #expect(try await receiver.wait { $0.contains { $0.path == "/sms" } })
+                try await waitUntilAsync("the hung app's share of the sender claimed") {
+                    try await test.count("sms_outbox WHERE app_id = \(test.appID) AND state = 'sending'") == 16
+                }
 
                 // Another app's SMS, through the node's provider, goes out meanwhile and is recorded sent.
                 let other = try await test.stores.api.createApp(name: "Other")
@@ -50,7 +59,7 @@ import Testing
                     timeZone: nil,
                     language: nil
                 )
-                #expect(try await test.call("POST", "/v3/devices/\(device.registrationID)", ["mobile": "+8613800000002"], as: caller).status == 200)
+                #expect(try await test.call("POST", "/v3/devices/\(device.registrationID)", ["mobile": "+8613800099999"], as: caller).status == 200)
                 let second = try await test.call(
                     "POST",
                     "/v3/push",
@@ -64,10 +73,11 @@ import Testing
                 try await waitUntilAsync("the other app's SMS is sent and recorded") {
                     try await test.count("sms_outbox WHERE app_id = \(other.app.id) AND state = 'sent'") == 1
                 }
-                #expect(sandbox.received.map(\.request.mobile) == ["+8613800000002"])
-                // The hung request is still out.
-                #expect(try await test.count("sms_outbox WHERE app_id = \(test.appID) AND state = 'sending'") == 1)
-                #expect(receiver.requests.filter { $0.path == "/sms" }.count == 1)
+                #expect(sandbox.received.map(\.request.mobile) == ["+8613800099999"])
+                // The hung app's share of the sender is still out, and no more of its SMS.
+                #expect(try await test.count("sms_outbox WHERE app_id = \(test.appID) AND state = 'sending'") == 16)
+                // (The HTTP client opens 8 connections to one host: the others wait for one.)
+                #expect((1...16).contains(receiver.requests.filter { $0.path == "/sms" }.count))
             }
         }
     }

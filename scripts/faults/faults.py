@@ -1115,6 +1115,7 @@ SCENARIOS = {
     "cluster-flap": C.scenario_cluster_flap,
     "cluster-cut": C.scenario_cluster_cut,
     "webhooks": O.scenario_webhooks,
+    "sms-hung": O.scenario_sms_hung,
     "pg-outage": scenario_pg_outage,
     "apns-503": scenario_apns_503,
     "apns-first-hang": scenario_apns_first_hang,

@@ -6,6 +6,10 @@
   healthy endpoint must get every event (none stalled behind the hung one or behind the
   8 lowest ids), the redirect must be a failure shown on its endpoint and never followed;
   after a PostgreSQL outage every healthy endpoint gets the next events.
+- sms-hung: two apps with SMS providers of their own on loopback; one provider never
+  answers (its timeout_seconds: 5) and its app has more SMS due than the sender sends at
+  once; the other answers at once. Every SMS of the healthy app must go out promptly,
+  once each, whatever the hung one's backlog.
 
 Prints lost / duplicated / stalled and fails unless each is 0.
 """
@@ -25,6 +29,7 @@ class Receiver:
     def __init__(self, mode, location=None):
         self.mode, self.location = mode, location
         self.events = []  # (received at, event)
+        self.bodies = []  # (received at, parsed body): what an SMS provider is sent
         self.requests = 0
         self.lock = threading.Lock()
         receiver = self
@@ -47,12 +52,14 @@ class Receiver:
                     self.end_headers()
                     return
                 try:
-                    events = json.loads(body).get("events", [])
+                    parsed = json.loads(body)
+                    events = parsed.get("events", [])
                 except ValueError:
-                    events = []
+                    parsed, events = None, []
                 now = time.time()
                 with receiver.lock:
                     receiver.events.extend((now, e) for e in events)
+                    receiver.bodies.append((now, parsed))
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -174,3 +181,58 @@ def scenario_webhooks(report, quick):
         receiver.stop()
     h.stop(timeout=30)
     pg.stop_quietly()
+
+
+def scenario_sms_hung(report, quick):
+    import faults as F
+
+    backlog = 100 if quick else 300
+    healthy_devices = 20 if quick else 50
+    h = H.Herald("sms-hung", env={"HERALD_OUTBOUND_ALLOW_RANGES": "127.0.0.1"}).start()
+    api = h.api()
+    token = h.admin_token()
+    hung, ok = Receiver("hang"), Receiver("ok")
+    apps = []
+    for name, receiver, count in (("hung", hung, backlog), ("healthy", ok, healthy_devices)):
+        app = h.create_app(f"sms-{name}")
+        provider = {
+            "url": receiver.url, "secret": "0123456789abcdef-secret", "timeout_seconds": 5,
+            "body_template": '{"to": {{mobile}}, "key": {{idempotency_key}}, "text": {{content}}}',
+        }
+        status, body, _ = api.call("PUT", f"/admin/v1/apps/{app.app_key}/sms", provider, bearer=token)
+        if status != 200:
+            raise RuntimeError(f"SMS provider: {status} {body}")
+        regs = app.register(count)
+        for i, (rid, _, _) in enumerate(regs):
+            status, body, _ = app.call("POST", f"/v3/devices/{rid}", {"mobile": f"+86139{len(apps)}{i:07d}"})
+            if status != 200:
+                raise RuntimeError(f"mobile: {status} {body}")
+        apps.append(app)
+    report.info(f"app 'hung': {backlog} devices, its provider never answers (timeout 5 s); "
+                f"app 'healthy': {healthy_devices} devices, its provider answers at once; no device connected")
+    sms = {"notification": {"alert": "parcel"}, "sms_message": {"content": "your parcel (SMS)", "delay_time": 0}}
+    status, body, _ = apps[0].push("all", content="hung", **sms)
+    if status != 200:
+        raise RuntimeError(f"push: {status} {body}")
+    F.wait_until(lambda: hung.requests > 0, 30, 0.1)
+    time.sleep(1)  # the hung app's SMS fill its share of the sender
+    pushed_at = time.time()
+    status, body, _ = apps[1].push("all", content="healthy", **sms)
+    if status != 200:
+        raise RuntimeError(f"push: {status} {body}")
+    F.wait_until(lambda: len(ok.bodies) >= healthy_devices, 60, 0.1)
+    time.sleep(2)
+    with ok.lock:
+        keys = [b.get("key") for _, b in ok.bodies if b]
+        latencies = [at - pushed_at for at, _ in ok.bodies]
+    lost = healthy_devices - len(set(keys))
+    duplicated = len(keys) - len(set(keys))
+    stalled = sum(1 for latency in latencies if latency >= 5)
+    report.check(lost == 0, f"healthy app: lost {lost} SMS of {healthy_devices}")
+    report.check(duplicated == 0, f"healthy app: {duplicated} SMS sent twice")
+    report.check(stalled == 0, f"healthy app: {stalled} SMS held for the hung provider's timeout (5 s) or longer; "
+                               f"latency max {F.fmt_s(max(latencies, default=0))}")
+    report.info(f"the hung provider got {hung.requests} requests meanwhile")
+    for receiver in (hung, ok):
+        receiver.stop()
+    h.stop(timeout=30)

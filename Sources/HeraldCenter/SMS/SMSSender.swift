@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldStore
 import Logging
+import NIOConcurrencyHelpers
 
 /// Sends the SMS of `sms_message` (migration 0023's outbox): every poll it plans the
 /// messages whose delay has run out (``CenterStore/planDueSMS(limit:)``), claims the SMS
@@ -12,15 +13,25 @@ import Logging
 ///
 /// Each SMS is sent in a task of its own (at most ``width`` at once) and its outcome
 /// recorded as soon as it comes: an SMS the provider took is not sent again after a crash
-/// because a slower one of its batch was still out, and a hung provider holds only its
-/// own SMS.
+/// because a slower one of its batch was still out. One app has at most ``perApp`` in
+/// flight, so a hung provider holds only its own app's SMS, whatever its backlog.
 struct SMSSender: Sendable {
     let store: CenterStore
     let configuration: CenterConfiguration
     let logger: Logger
+    /// SMS in flight per app.
+    private let inFlight = NIOLockedValueBox<[Int64: Int]>([:])
 
     /// SMS in flight at most.
     static let width = 64
+    /// SMS of one app in flight at most: a quarter of the sender.
+    static let perApp = 16
+
+    init(store: CenterStore, configuration: CenterConfiguration, logger: Logger) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+    }
 
     /// A claimed SMS with its app's HTTP provider, if it has one.
     struct Claimed: Sendable {
@@ -46,13 +57,23 @@ struct SMSSender: Sendable {
         // first, a batch per round, from the node's start on.
         _ = try await store.sealClearMobiles()
         try await store.planDueSMS()
-        let claimed = try await store.claimSMS(limit: limit, lease: configuration.smsLease)
+        let busy = inFlight.withLockedValue { $0 }
+        let claimed = try await store.claimSMS(limit: limit, perApp: Self.perApp, inFlight: busy, lease: configuration.smsLease)
         let providers = try await store.smsProviders(appIDs: Array(Set(claimed.map(\.appID))))
         return claimed.map { Claimed(sms: $0, provider: providers[$0.appID]) }
     }
 
     /// Sends one SMS and records what became of it.
     private func send(_ claimed: Claimed) async {
+        // Counted while it is sent (not from its claim, which may be abandoned: a count
+        // that is never given back would shrink its app's share for good).
+        inFlight.withLockedValue { $0[claimed.sms.appID, default: 0] += 1 }
+        defer {
+            inFlight.withLockedValue { counts in
+                let left = (counts[claimed.sms.appID] ?? 1) - 1
+                counts[claimed.sms.appID] = left > 0 ? left : nil
+            }
+        }
         let provider: (any SMSProvider)? =
             claimed.provider.map { HTTPSMSProvider(configuration: $0, client: OutboundClient(rule: configuration.outbound)) } ?? configuration.sms
         let update = await send(claimed.sms, provider: provider)

@@ -93,14 +93,34 @@ extension CenterStore {
 
     /// Claims up to `limit` SMS due (pending, or sending under a lease that ran out) for
     /// `lease`, each with the state of its message and copy read in the same statement.
-    public func claimSMS(limit: Int, lease: Duration) async throws -> [ClaimedSMS] {
+    /// Each app gets at most `perApp` in flight, counting the `inFlight` it has already: the
+    /// oldest due SMS of each app with SMS waiting (found by a walk of the apps' index),
+    /// then the oldest of those. So an app whose provider hangs, with any backlog, holds
+    /// `perApp` of the sender and the others go on.
+    public func claimSMS(limit: Int, perApp: Int, inFlight: [Int64: Int] = [:], lease: Duration) async throws -> [ClaimedSMS] {
+        let busyApps = Array(inFlight.keys)
+        let busyCounts = busyApps.map { Int64(inFlight[$0]!) }
         let rows = try await client.query(
             """
-            WITH claimable AS (
-                SELECT o.message_id, o.device_id FROM sms_outbox o
-                WHERE o.state IN ('pending', 'sending') AND o.next_attempt_at <= now()
-                ORDER BY o.next_attempt_at LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED
+            WITH RECURSIVE waiting AS (
+                (SELECT app_id FROM sms_outbox WHERE state IN ('pending', 'sending') ORDER BY app_id LIMIT 1)
+                UNION ALL
+                SELECT (SELECT o.app_id FROM sms_outbox o
+                        WHERE o.state IN ('pending', 'sending') AND o.app_id > w.app_id ORDER BY o.app_id LIMIT 1)
+                FROM waiting w WHERE w.app_id IS NOT NULL
+            ), busy AS (
+                SELECT * FROM unnest(\(busyApps)::bigint[], \(busyCounts)::bigint[]) AS b(app_id, in_flight)
+            ), claimable AS (
+                SELECT x.message_id, x.device_id FROM waiting w
+                CROSS JOIN LATERAL (
+                    SELECT o.message_id, o.device_id, o.next_attempt_at FROM sms_outbox o
+                    WHERE o.app_id = w.app_id AND o.state IN ('pending', 'sending') AND o.next_attempt_at <= now()
+                    ORDER BY o.next_attempt_at
+                    LIMIT greatest(0, \(perApp) - COALESCE((SELECT b.in_flight FROM busy b WHERE b.app_id = w.app_id), 0))
+                    FOR UPDATE OF o SKIP LOCKED
+                ) x
+                WHERE w.app_id IS NOT NULL
+                ORDER BY x.next_attempt_at LIMIT \(limit)
             ), claimed AS (
                 UPDATE sms_outbox o SET state = 'sending', attempts = o.attempts + 1,
                     next_attempt_at = now() + make_interval(secs => \(Double(lease.components.seconds)))
