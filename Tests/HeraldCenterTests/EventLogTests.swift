@@ -3,11 +3,14 @@ import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldClient
 import HeraldCore
+import HeraldMQTT
 import HeraldNode
 import HeraldNodeTesting
 import HeraldStore
 import HeraldTestSupport
 import NIOConcurrencyHelpers
+import NIOCore
+import PostgresNIO
 import Testing
 
 /// The delivery event log end to end: the stream and its cursor across a restart, the
@@ -111,6 +114,38 @@ import Testing
                 try await test.call("GET", "/v3/messages/\(sent.msgID)/devices/0123456789abcdef0123456789abcdef").error
                     == HeraldError.Code.deviceNotFound.rawValue
             )
+        }
+    }
+
+    /// A device that reports it opened a copy before it acknowledges it (or before the
+    /// center records the delivery: both are written in batches): the copy's events still
+    /// read stored, sent, acknowledged, opened, in the event log as in the timeline.
+    @Test func anOpenedReportedBeforeItsAcknowledgementComesAfterItInTheLog() async throws {
+        try await TestNode.run { test in
+            try await test.recordEvents()
+            let device = try await test.register(platform: "linux")
+            let connection = try await test.rawConnection(device)
+            let sent = try await test.push(["audience": ["registration_id": [.string(device.registrationID)]], "notification": ["alert": "Hi"]])
+            let publish = try #require(try await connection.nextPublish(acknowledge: false))
+            var opened = ByteBuffer()
+            opened.writeString(#"{"event": "opened", "msg_id": "\#(sent.msgID)"}"#)
+            try await connection.send(.publish(.init(topic: "herald/\(device.registrationID)/events", payload: opened)))
+            // The report is recorded (the copy's opened_at) before the acknowledgement is sent.
+            try await waitUntilAsync("the report to be recorded") {
+                try await test.count("deliveries WHERE opened_at IS NOT NULL") == 1
+            }
+            try await connection.send(.pubAck(packetID: try #require(publish.packetID)))
+            let answer = try await test.timeline(sent.msgID, device.registrationID, until: "opened")
+            let types = (answer.json["timeline"].array ?? []).map { $0["type"].string ?? "" }
+            #expect(types == ["accepted", "stored", "sent_tcp", "acknowledged", "opened"])
+            let rows = try await test.stores.sql.query(
+                "SELECT type FROM events WHERE msg_id = \(sent.msgID) ORDER BY id",
+                logger: TestDatabase.logger
+            )
+            var logged: [String] = []
+            for try await type in rows.decode(String.self) { logged.append(type) }
+            #expect(logged == ["accepted", "stored", "sent_tcp", "acknowledged", "opened"])
+            await connection.close()
         }
     }
 

@@ -177,10 +177,14 @@ extension GatewayStore {
                 FROM copies c JOIN messages ms ON ms.msg_id = c.msg_id AND ms.events
                     JOIN deliveries dl ON dl.message_id = ms.id AND dl.device_id = c.device_id AND dl.state <> 'pending'
                     JOIN devices d ON d.id = c.device_id
-                    CROSS JOIN LATERAL (VALUES (1, 'sent_tcp', c.sent), (2, 'acknowledged', c.acked)) AS t(ord, type, happened)
+                    CROSS JOIN LATERAL (VALUES (1, 'sent_tcp', c.sent), (2, 'acknowledged', c.acked),
+                                               (3, 'opened', c.acked AND dl.opened_at IS NOT NULL)) AS t(ord, type, happened)
                 WHERE t.happened
                   AND NOT EXISTS (SELECT 1 FROM events e WHERE e.message_id = ms.id AND e.device_id = c.device_id AND e.type = t.type)
                 ORDER BY c.device_id, c.seq, t.ord
+                -- Held shared: a report that the copy was opened, written meanwhile, waits
+                -- for this and then finds its events; one written before is read here.
+                FOR SHARE OF dl
             ), \(unescaped: EventRows.ctes)
             SELECT count(*) FROM up
             """,
