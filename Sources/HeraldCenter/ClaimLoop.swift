@@ -36,55 +36,11 @@ struct ClaimLoop<Item: Sendable>: Sendable {
         self.failed = failed
     }
 
-    /// How long a claim may take. A query cut off by PostgreSQL going away has been seen
-    /// never to end, even after PostgreSQL was back, and not to end when cancelled either
-    /// (postgres-nio 1.33): awaited, it stopped the loop for good. The loop gives up on it
-    /// and claims again; what such a claim took, if it ever ends, is leased and comes back
-    /// (a webhook leased to this node that it isn't sending to is claimed again at once, an
-    /// SMS or a callback request when its lease runs out).
+    /// How long a claim may take: the loop gives up on a claim that doesn't end
+    /// (``abandoning(after:_:)``) and claims again; what such a claim took, if it ever ends,
+    /// is leased and comes back (a webhook leased to this node that it isn't sending to is
+    /// claimed again at once, an SMS or a callback request when its lease runs out).
     let claimDeadline: Duration
-
-    struct TimedOut: Error {}
-
-    /// `operation`'s result, or ``TimedOut`` after `timeout` without waiting for it to end:
-    /// for a call that may never return and ignores cancellation. The abandoned call is
-    /// cancelled and left to end by itself, in an unstructured task: structured
-    /// concurrency would wait for it.
-    static func abandoning<Result: Sendable>(
-        after timeout: Duration,
-        _ operation: @escaping @Sendable () async throws -> Result
-    ) async throws -> Result {
-        let pending = NIOLockedValueBox<CheckedContinuation<Result, any Error>?>(nil)
-        let tasks = NIOLockedValueBox<[Task<Void, Never>]>([])
-        @Sendable func finish(_ result: Swift.Result<Result, any Error>) {
-            let continuation = pending.withLockedValue { value in
-                defer { value = nil }
-                return value
-            }
-            guard let continuation else { return }
-            continuation.resume(with: result)
-            for task in tasks.withLockedValue({ $0 }) { task.cancel() }
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                pending.withLockedValue { $0 = continuation }
-                let work = Task {
-                    do {
-                        finish(.success(try await operation()))
-                    } catch {
-                        finish(.failure(error))
-                    }
-                }
-                let timer = Task {
-                    try? await Task.sleep(for: timeout)
-                    finish(.failure(TimedOut()))
-                }
-                tasks.withLockedValue { $0 = [work, timer] }
-            }
-        } onCancel: {
-            finish(.failure(CancellationError()))
-        }
-    }
 
     private enum Event: Sendable {
         case finished
@@ -99,7 +55,7 @@ struct ClaimLoop<Item: Sendable>: Sendable {
             while !Task.isCancelled {
                 if claimNow, inFlight < width {
                     do {
-                        let items = try await Self.abandoning(after: claimDeadline) { [claim, width, inFlight] in
+                        let items = try await abandoning(after: claimDeadline) { [claim, width, inFlight] in
                             try await claim(width - inFlight)
                         }
                         for item in items {

@@ -9,9 +9,9 @@ import Synchronization
 /// PostgreSQL restart left postgres-nio waiting on a dead connection: a broadcast's cursor
 /// stood still for minutes while its lease was renewed, and the devices past the cursor
 /// never got it) would otherwise hold its jobs for good. After ``stallLimit(lease:)``
-/// without progress the renewal stops with ``JobStalled``: the work is cancelled, the jobs
-/// are given back, and if the stuck statement ignores the cancellation, the leases run out
-/// and another worker takes the jobs over from their cursors.
+/// without progress the renewal stops with ``JobStalled``: the work is cancelled and
+/// abandoned (``abandoning(_:when:)``: the stuck statement ignores the cancellation), the
+/// jobs are given back, and another worker takes them over from their cursors.
 final class HeldJobs: Sendable {
     private let jobs: Mutex<Set<Int64>>
     private let lastProgress: Atomic<UInt64>
@@ -46,12 +46,19 @@ final class HeldJobs: Sendable {
     /// and their retries) take well under one lease each.
     static func stallLimit(lease: Duration) -> Duration { lease * 4 }
 
-    /// Throws ``JobStalled`` (logged) when the work hasn't moved for the stall limit.
-    func checkProgress(lease: Duration, logger: Logger) throws {
+    /// How long work may stand still once the node is stopping: its jobs are given back
+    /// then, rather than holding the shutdown for the whole stall limit. Longer than an
+    /// APNs request's deadline (10 s), so a copy APNs may still take is not given back.
+    static let shutdownStall: Duration = .seconds(15)
+
+    /// Throws ``JobStalled`` (logged) when the work hasn't moved for the stall limit, or
+    /// for ``shutdownStall`` while `stopping`.
+    func checkProgress(lease: Duration, stopping: Bool = false, logger: Logger) throws {
         let still = sinceProgress
-        guard still > Self.stallLimit(lease: lease) else { return }
+        let limit = stopping ? min(Self.shutdownStall, Self.stallLimit(lease: lease)) : Self.stallLimit(lease: lease)
+        guard still > limit else { return }
         logger.error(
-            "a job's work has not moved; giving its jobs back",
+            stopping ? "stopping: a job's work has not moved; giving its jobs back" : "a job's work has not moved; giving its jobs back",
             metadata: ["herald.jobs": "\(ids)", "herald.stalled_s": "\(Int(still.components.seconds))"]
         )
         throw JobStalled()

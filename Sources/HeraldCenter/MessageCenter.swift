@@ -165,7 +165,7 @@ public final class MessageCenter: Service, Sendable {
             for await pushes in accepted.stream {
                 group.addTask {
                     do {
-                        try await self.runner.runFannedOut(pushes)
+                        try await self.runner.runFannedOut(pushes) { [stopping = self.stopping] in stopping.withLockedValue { $0 } }
                     } catch is CenterFaults.WorkerDied {
                         self.logger.warning("Worker died (injected); its jobs wait for their leases to run out")
                     } catch {

@@ -66,7 +66,7 @@ extension PushJobRunner {
         // which read as "taken over" while a large fan-out outlasted a third of the lease.
         let held = HeldJobs(Set((small + large).map(\.job.id)))
         let (smallFanOuts, largeFanOuts, finishedJobs, stoppedJobs) = (small, large, finished, stoppedSpread)
-        return try await whileLeased(held) {
+        return try await whileLeased(held, stopping: stopping) {
             let small = smallFanOuts
             let large = largeFanOuts
             let unfinished = try await withThrowingTaskGroup(of: PushJob?.self) { group in
@@ -98,7 +98,7 @@ extension PushJobRunner {
     ///
     /// Throws when the copies could not be routed or recorded; the caller gives the jobs
     /// back, and whoever takes them over routes the copies still pending.
-    func runFannedOut(_ pushes: [FannedOutPush]) async throws {
+    func runFannedOut(_ pushes: [FannedOutPush], stopping: @escaping @Sendable () -> Bool = { false }) async throws {
         var fresh: [RoutableFanOut] = []
         for push in pushes {
             metrics.fannedOut.increment(by: push.targets.count + push.routedToPeers)
@@ -114,28 +114,21 @@ extension PushJobRunner {
         }
         guard !fresh.isEmpty else { return }
         let routable = fresh
-        try await whileLeased(HeldJobs(Set(fresh.map(\.job.id)))) { try await routeAndFinish(routable, finishing: []) }
+        try await whileLeased(HeldJobs(Set(fresh.map(\.job.id))), stopping: stopping) { try await routeAndFinish(routable, finishing: []) }
     }
 
     /// Runs `work` while the leases of `held` are renewed. When the renewal stops
-    /// (``JobStalled``: the work stood still; or a failed renewal), the work is cancelled
-    /// and the error thrown, so the caller gives the jobs back.
-    private func whileLeased<Result: Sendable>(
+    /// (``JobStalled``: the work stood still; ``LeaseLost``; or a failed renewal), the work
+    /// is cancelled and abandoned, not awaited (``abandoning(_:when:)``: a statement cut off
+    /// with its connection may never end), and the error thrown, so the caller gives the
+    /// jobs back at once. What the abandoned work still does is fenced by the jobs' leases
+    /// and the copies' states.
+    func whileLeased<Result: Sendable>(
         _ held: HeldJobs,
+        stopping: @escaping @Sendable () -> Bool,
         _ work: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
-        try await withThrowingTaskGroup(of: Result?.self) { group in
-            group.addTask {
-                try await renewLeases(held)
-                return nil
-            }
-            group.addTask { try await work() }
-            defer { group.cancelAll() }
-            while let result = try await group.next() {
-                if let result { return result }
-            }
-            throw CancellationError()
-        }
+        try await abandoning(work) { try await renewLeases(held, stopping: stopping) }
     }
 
     /// Routes whole small fan-outs together, records their outcomes, and finishes their
@@ -152,17 +145,30 @@ extension PushJobRunner {
         )
     }
 
-    /// Keeps the leases of jobs being worked on, while the work moves.
-    private func renewLeases(_ jobs: HeldJobs) async throws {
+    /// Keeps the leases of jobs being worked on, while the work moves. Once the node is
+    /// stopping, work that hasn't moved for ``HeldJobs/shutdownStall`` is given up: a
+    /// shutdown does not wait the whole stall limit on a statement that may never end.
+    /// Throws ``LeaseLost`` when every job was taken over.
+    private func renewLeases(_ jobs: HeldJobs, stopping: @escaping @Sendable () -> Bool) async throws {
+        let renewEvery = configuration.lease / 3
+        var sinceRenewal = Duration.zero
         while !Task.isCancelled {
-            try await Task.sleep(for: configuration.lease / 3)
-            try jobs.checkProgress(lease: configuration.lease, logger: logger)
+            let step = min(.seconds(1), renewEvery)
+            try await Task.sleep(for: step)
+            sinceRenewal += step
+            try jobs.checkProgress(lease: configuration.lease, stopping: stopping(), logger: logger)
+            guard sinceRenewal >= renewEvery else { continue }
+            sinceRenewal = .zero
             let jobIDs = jobs.ids
             guard !jobIDs.isEmpty else { continue }
             let held = try await store.renewLeases(jobIDs: jobIDs, node: configuration.nodeID, lease: configuration.lease)
+            if held == 0 { throw LeaseLost() }
             if held < jobIDs.count {
                 logger.warning("Jobs were taken over while being worked on", metadata: ["herald.jobs": "\(jobIDs.count - held)"])
             }
         }
     }
 }
+
+/// Every job of the work was taken over by another worker.
+struct LeaseLost: Error {}

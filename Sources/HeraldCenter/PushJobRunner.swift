@@ -27,25 +27,15 @@ struct PushJobRunner: Sendable {
     /// job is done, false when it stopped early (shutdown).
     func run(_ job: PushJob, stopping: @escaping @Sendable () -> Bool) async throws -> Bool {
         let held = HeldJobs([job.id])
-        return try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: configuration.lease / 3)
-                    try held.checkProgress(lease: configuration.lease, logger: logger)
-                    guard try await store.renewLease(jobID: job.id, node: configuration.nodeID, lease: configuration.lease) else {
-                        return false
-                    }
-                }
-                return true
-            }
-            group.addTask {
+        do {
+            return try await whileLeased(held, stopping: stopping) {
                 switch job.kind {
                 case .push: try await fanOut(job, held, stopping: stopping)
                 case .recall: try await sendRecalls(job, held, stopping: stopping)
                 }
             }
-            defer { group.cancelAll() }
-            return try await group.next() ?? false
+        } catch is LeaseLost {
+            return false
         }
     }
 
