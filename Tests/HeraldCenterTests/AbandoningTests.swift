@@ -37,7 +37,8 @@ struct AbandoningTests {
         let result = try await abandoning {
             try await Task.sleep(for: .milliseconds(100))
             return 7
-        } when: {}
+        } when: {
+        }
         #expect(result == 7)
     }
 
