@@ -13,6 +13,9 @@ struct ClaimLoop<Item: Sendable>: Sendable {
     let pollInterval: Duration
     /// Claims up to the given number of items.
     let claim: @Sendable (Int) async throws -> [Item]
+    /// Told of each item claimed, by the loop, before its work starts: never of what a claim
+    /// the loop gave up on took.
+    let taken: @Sendable (Item) -> Void
     /// Works on one item; it reports its own failures.
     let work: @Sendable (Item) async -> Void
     /// A claim failed (the loop goes on).
@@ -24,6 +27,7 @@ struct ClaimLoop<Item: Sendable>: Sendable {
         pollInterval: Duration,
         claimDeadline: Duration = .seconds(10),
         claim: @escaping @Sendable (Int) async throws -> [Item],
+        taken: @escaping @Sendable (Item) -> Void = { _ in },
         work: @escaping @Sendable (Item) async -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
@@ -32,6 +36,7 @@ struct ClaimLoop<Item: Sendable>: Sendable {
         self.pollInterval = pollInterval
         self.claimDeadline = claimDeadline
         self.claim = claim
+        self.taken = taken
         self.work = work
         self.failed = failed
     }
@@ -59,6 +64,7 @@ struct ClaimLoop<Item: Sendable>: Sendable {
                             try await claim(width - inFlight)
                         }
                         for item in items {
+                            taken(item)
                             group.addTask {
                                 await work(item)
                                 return .finished

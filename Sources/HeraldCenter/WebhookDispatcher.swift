@@ -46,10 +46,13 @@ struct WebhookDispatcher: Sendable {
             width: configuration.concurrency,
             pollInterval: configuration.pollInterval,
             claim: { [store, node, lease, sending] limit in
-                let claimed = try await store.claimWebhooks(node: node, lease: lease, limit: limit, sending: sending.withLockedValue { Array($0) })
-                sending.withLockedValue { $0.formUnion(claimed.map(\.id)) }
-                return claimed
+                try await store.claimWebhooks(node: node, lease: lease, limit: limit, sending: sending.withLockedValue { Array($0) })
             },
+            // Counted as being sent once the loop has taken it, not from inside the claim: a
+            // claim the loop gave up on (a statement cut off by an outage) may still end, and
+            // what it took, marked as being sent by nobody, waited out its lease (60 s)
+            // instead of being claimed again at once.
+            taken: { [sending] webhook in sending.withLockedValue { _ = $0.insert(webhook.id) } },
             work: { [sending] webhook in
                 await self.send(webhook)
                 sending.withLockedValue { _ = $0.remove(webhook.id) }
