@@ -14,7 +14,10 @@ stall_limit="${HERALD_TEST_STALL_SECONDS:-300}"
 bundle="$(swift build --show-bin-path)/heraldPackageTests.xctest"
 [ -x "$bundle" ] || { echo "no test bundle at $bundle: run swift build --build-tests first" >&2; exit 1; }
 events="$(mktemp /tmp/herald-test-events.XXXXXX)"
-trap 'rm -f "$events"' EXIT
+# The stall report, printed again at the very end: a CI log shown by its tail would
+# otherwise lose it above the second run's output.
+report="$(mktemp /tmp/herald-test-stall.XXXXXX)"
+trap 'rm -f "$events" "$report"' EXIT
 
 ended_count() { grep -c '"kind":"testEnded"' "$events"; }
 
@@ -65,7 +68,7 @@ run_once() {
             last_count=$count
             last_progress=$SECONDS
         elif [ $((SECONDS - last_progress)) -ge "$stall_limit" ]; then
-            diagnose
+            diagnose 2>&1 | tee -a "$report"
             kill -KILL "$runner" 2> /dev/null
             wait "$runner" 2> /dev/null
             # The tests' embedded cluster, which the killed process can no longer stop.
@@ -95,5 +98,11 @@ if [ "$status" = 124 ]; then
         *) echo "==> the second run failed too (status $rerun)" >&2 ;;
     esac
     status=124
+    # The report again, shortest first: the tests that never ended, then each thread's
+    # frames in Herald's code or the tests' (the whole stacks are above).
+    echo "==> the stall, again: tests that started and never ended" >&2
+    sed -n '/tests that started and never ended/,$p' "$report" | tail -n +2 | head -30 >&2
+    echo "==> the stalled threads' frames in Herald or its tests" >&2
+    grep -E '^Thread|Herald|Tests|Test[A-Z]' "$report" | grep -vE 'libswift|libdispatch' | cut -c1-180 | head -60 >&2
 fi
 exit "$status"

@@ -13,17 +13,20 @@ final class ClusterNode: @unchecked Sendable {
     let mqttPort: Int
     let log: URL
     private let process = Process()
+    /// Its exit, read with waitpid (Foundation's can be missed: ``ChildExit``).
+    private let exit: ChildExit
 
     var apiURL: URL { URL(string: "http://127.0.0.1:\(httpPort)")! }
     var mqttAddress: SocketAddress { try! SocketAddress(ipAddress: "127.0.0.1", port: mqttPort) }
     var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { exit.isRunning }
 
     /// Starts `herald serve` named `name` (its node id) with `environment` added to the
     /// cluster's settings, on `ports` (HTTP, MQTT) or free ones.
     init(name: String, databaseURL: String, directory: URL, environment extra: [String: String], ports: [Int]? = nil) throws {
         guard let binary = HeraldBinary.url else { throw TestFailure("herald binary not found; build it first or set HERALD_BINARY") }
         self.name = name
+        exit = ChildExit(process)
         let ports = try ports ?? Self.freePorts(2)
         (httpPort, mqttPort) = (ports[0], ports[1])
         let data = directory.appendingPathComponent(name)
@@ -88,7 +91,7 @@ final class ClusterNode: @unchecked Sendable {
     func waitUntilReady(timeout: Duration = .seconds(60)) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            guard process.isRunning else { throw TestFailure("\(name) exited: \(output())") }
+            guard isRunning else { throw TestFailure("\(name) exited: \(output())") }
             if (try? await status("/readyz")) == 200, await acceptsMQTT() { return }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -117,10 +120,10 @@ final class ClusterNode: @unchecked Sendable {
     /// Waits for the process to exit; kills it after `timeout`.
     func waitForExit(timeout: Duration = .seconds(30)) async {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning {
+        while isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        if isRunning {
             send(SIGKILL)
-            process.waitUntilExit()
+            _ = await exit.wait()
         }
     }
 

@@ -84,14 +84,18 @@ enum Mosquitto {
 
         func finish() async throws -> (status: Int32, output: String) {
             // mosquitto_sub gives up by itself after 10 s; this bounds a client that doesn't.
+            // Its exit read with waitpid (ChildExit), not Foundation's, which can miss it.
+            let exit = ChildExit(process)
             let deadline = ContinuousClock.now + .seconds(30)
-            while process.isRunning {
-                if ContinuousClock.now > deadline { process.terminate() }
+            var status = exit.exitStatus
+            while status == nil {
+                if ContinuousClock.now > deadline { kill(process.processIdentifier, SIGTERM) }
                 try await Task.sleep(for: .milliseconds(20))
+                status = exit.exitStatus
             }
             let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(at: output)
-            return (process.terminationStatus, text)
+            return (status ?? -1, text)
         }
     }
 

@@ -64,18 +64,17 @@ public enum ChildProcess {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        let killer = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
+        let killer = DispatchWorkItem { [process] in kill(process.processIdentifier, SIGTERM) }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        // Not waitUntilExit(), which waits on this thread's run loop: a CI run stalled 300 s
-        // in ServeStartupTests, whose herald exits at once, and this wait was the only place
-        // it could block. `isRunning` is set by Foundation's own reaper; polling it needs no
-        // wake-up.
-        while process.isRunning { usleep(10_000) }
+        // Neither waitUntilExit(), which waits on this thread's run loop (a CI run stalled
+        // 300 s in ServeStartupTests), nor Foundation's `isRunning`, which can miss the exit
+        // for good (``ChildExit``: another stall, heraldctl a zombie).
+        let status = ChildExit(process).waitBlocking()
         killer.cancel()
         try stdout.close()
         try stderr.close()
         return ProcessResult(
-            status: process.terminationStatus,
+            status: status,
             stdout: String(decoding: try Data(contentsOf: stdoutURL), as: UTF8.self),
             stderr: String(decoding: try Data(contentsOf: stderrURL), as: UTF8.self)
         )
