@@ -57,6 +57,63 @@ import Testing
         }
     }
 
+    /// The design documents' `notification_config` entry, verbatim: raw values of the iOS
+    /// types (../shared/reference/categories.md).
+    static let designDocuments = #"""
+        {"identifier": "push_extension_category1", "intent_identifiers": ["see"], "options": 0,
+         "default_router": {"router_url": "qq://detail/:id", "to_controller": "DetailViewController",
+                            "external_url": "https://www.qq.com", "parameters": {"detail_id": "111"}},
+         "actions": [{"identifier": "see", "title": "go", "text_input_button_title": "send", "text_input_placeholder": "I care~",
+                      "options": 4, "behavior": 1, "extension_option": 2,
+                      "router": {"router_url": "qq://detail/:id", "to_controller": "DetailViewController",
+                                 "external_url": "https://www.qq.com/", "parameters": {"detail_id": "111", "title_name": "input"}}}]}
+        """#
+
+    @Test func theDesignDocumentsShapeIsTakenAndShownWithRawValuesAsNamesAreToo() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let created = try await api.send(.post, "/v3/categories", auth: app.auth, json: Self.designDocuments)
+            #expect(created.status == 200, "\(created.body)")
+            let json = try created.json
+            #expect(json["options"] as? Int == 0)
+            let action = try #require((json["actions"] as? [[String: Any]])?.first)
+            #expect(action["options"] as? Int == 4)
+            #expect(action["behavior"] as? Int == 1)
+            #expect(action["extension_option"] as? Int == 2)
+            // Names, as Herald first took them, come out as the same raw values.
+            let named = try await api.send(.post, "/v3/categories", auth: app.auth, json: Self.valid).json
+            #expect(named["options"] as? Int == 1)
+            let actions = try #require(named["actions"] as? [[String: Any]])
+            #expect(actions[0]["options"] as? Int == 4)
+            #expect(actions[0]["behavior"] as? Int == 0)
+            #expect(actions[0]["extension_option"] as? Int == 2)
+            #expect(actions[1]["behavior"] as? Int == 1)
+        }
+    }
+
+    @Test func rawValuesOutsideTheIOSTypesAreRefusedWithTheFieldNamed() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let cases: [(body: String, field: String)] = [
+                (#"{"identifier": "c", "options": 32}"#, "options"),
+                (#"{"identifier": "c", "options": -1}"#, "options"),
+                (#"{"identifier": "c", "actions": [{"identifier": "a", "title": "A", "options": 8}]}"#, "actions[0].options"),
+                (#"{"identifier": "c", "actions": [{"identifier": "a", "title": "A", "behavior": 2}]}"#, "actions[0].behavior"),
+                (#"{"identifier": "c", "actions": [{"identifier": "a", "title": "A", "extension_option": 3}]}"#, "actions[0].extension_option"),
+                (
+                    #"{"identifier": "c", "actions": [{"identifier": "a", "title": "A", "behavior": 0, "text_input_placeholder": "x"}]}"#,
+                    "actions[0].behavior"
+                ),
+            ]
+            for (body, field) in cases {
+                let answer = try await api.send(.post, "/v3/categories", auth: app.auth, json: body)
+                #expect(answer.errorCode == HeraldError.Code.invalidField.rawValue, "\(body)")
+                #expect(answer.errorMessage?.contains(field) == true, "\(body): \(answer.errorMessage ?? "")")
+            }
+            #expect((try await api.send(.get, "/v3/categories", auth: app.auth).json["categories"] as? [Any])?.isEmpty == true)
+        }
+    }
+
     @Test func badDefinitionsAreRefusedWithTheFieldNamedAndNothingIsStored() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldClient
 import HeraldCore
+import HeraldKit
 import HeraldMQTT
 import HeraldNodeTesting
 import HeraldTestSupport
@@ -33,11 +33,11 @@ import Testing
     }
 
     /// `notification_config` of ``category`` at `version`, as rendered (sorted keys,
-    /// slashes unescaped).
+    /// slashes unescaped): the names it was defined with as the iOS raw values.
     static func config(version: Int, buyTitle: String = "Buy") -> String {
-        #"{"actions":[{"identifier":"buy","options":["foreground"],"router":{"parameters":{"item":42},"router_url":"shop://cart/add?item=42"},"title":"\#(buyTitle)"},"#
-            + #"{"behavior":"textInput","identifier":"reply","text_input_button_title":"Send","text_input_placeholder":"Say something","title":"Reply"}],"#
-            + #""default_router":{"router_url":"shop://sale/42"},"identifier":"push_extension_sale","options":["customDismissAction"],"version":\#(version)}"#
+        #"{"actions":[{"identifier":"buy","options":4,"router":{"parameters":{"item":42},"router_url":"shop://cart/add?item=42"},"title":"\#(buyTitle)"},"#
+            + #"{"behavior":1,"identifier":"reply","text_input_button_title":"Send","text_input_placeholder":"Say something","title":"Reply"}],"#
+            + #""default_router":{"router_url":"shop://sale/42"},"identifier":"push_extension_sale","options":1,"version":\#(version)}"#
     }
 
     static let content: JSON = [

@@ -11,8 +11,8 @@ import Foundation
 public struct NotificationCategory: Sendable, Hashable, Codable {
     public var identifier: String
     public var intentIdentifiers: [String]?
-    /// `UNNotificationCategoryOptions` by name (``optionNames``).
-    public var options: [String]?
+    /// `UNNotificationCategoryOptions`: the raw value, or names (``optionNames``).
+    public var options: IOSRawValue?
     /// The route a tap on the notification opens.
     public var defaultRouter: CategoryRouter?
     public var actions: [CategoryAction]
@@ -20,7 +20,7 @@ public struct NotificationCategory: Sendable, Hashable, Codable {
     public init(
         identifier: String,
         intentIdentifiers: [String]? = nil,
-        options: [String]? = nil,
+        options: IOSRawValue? = nil,
         defaultRouter: CategoryRouter? = nil,
         actions: [CategoryAction] = []
     ) {
@@ -43,7 +43,7 @@ public struct NotificationCategory: Sendable, Hashable, Codable {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         identifier = try container.decode(String.self, forKey: .identifier)
         intentIdentifiers = try container.decodeIfGiven([String].self, forKey: .intentIdentifiers)
-        options = try container.decodeIfGiven([String].self, forKey: .options)
+        options = try container.decodeIfGiven(IOSRawValue.self, forKey: .options)
         defaultRouter = try container.decodeIfGiven(CategoryRouter.self, forKey: .defaultRouter)
         actions = try container.decodeIfGiven([CategoryAction].self, forKey: .actions) ?? []
     }
@@ -60,9 +60,10 @@ public struct NotificationCategory: Sendable, Hashable, Codable {
     public static let maxURLBytes = 1024
     /// Categories an app may define.
     public static let maxPerApp = 100
-    /// `UNNotificationCategoryOptions`, by name.
-    public static let optionNames = [
-        "customDismissAction", "allowInCarPlay", "hiddenPreviewsShowTitle", "hiddenPreviewsShowSubtitle", "allowAnnouncement",
+    /// `UNNotificationCategoryOptions`: each member's name and bit.
+    public static let optionNames: KeyValuePairs<String, Int> = [
+        "customDismissAction": 1, "allowInCarPlay": 2, "hiddenPreviewsShowTitle": 4, "hiddenPreviewsShowSubtitle": 8,
+        "allowAnnouncement": 16,
     ]
 
     /// Checks every value and limit; the error names the field.
@@ -71,7 +72,7 @@ public struct NotificationCategory: Sendable, Hashable, Codable {
         for (index, intent) in (intentIdentifiers ?? []).enumerated() {
             try Self.checkText(intent, field: "intent_identifiers[\(index)]")
         }
-        try Self.checkNames(options, allowed: Self.optionNames, field: "options")
+        _ = try options?.optionSet(Self.optionNames, field: "options")
         try defaultRouter?.validate(field: "default_router")
         if actions.count > Self.maxActions {
             throw .invalidField("actions", "at most \(Self.maxActions) actions (iOS shows no more), not \(actions.count)")
@@ -100,12 +101,6 @@ public struct NotificationCategory: Sendable, Hashable, Codable {
         }
     }
 
-    static func checkNames(_ names: [String]?, allowed: [String], field: String) throws(HeraldError) {
-        for (index, name) in (names ?? []).enumerated() where !allowed.contains(name) {
-            throw .invalidField("\(field)[\(index)]", "must be one of \(allowed.joined(separator: ", "))")
-        }
-    }
-
     /// Whether the app keeps the category across launches.
     public var isPersistent: Bool { identifier.hasPrefix(Self.persistentPrefix) }
 
@@ -114,7 +109,7 @@ public struct NotificationCategory: Sendable, Hashable, Codable {
     public func config(version: Int64) -> JSONValue {
         var fields: [String: JSONValue] = ["identifier": .string(identifier), "version": .int(version)]
         fields["intent_identifiers"] = intentIdentifiers.map { .array($0.map(JSONValue.string)) }
-        fields["options"] = options.map { .array($0.map(JSONValue.string)) }
+        fields["options"] = (try? options?.optionSet(Self.optionNames, field: "options")).map { JSONValue.int(Int64($0)) }
         fields["default_router"] = defaultRouter?.json
         fields["actions"] = .array(actions.map(\.json))
         return .object(fields)
@@ -191,18 +186,20 @@ public struct CategoryRouter: Sendable, Hashable, Codable {
 public struct CategoryAction: Sendable, Hashable, Codable {
     public var identifier: String
     public var title: String
-    /// `UNNotificationActionOptions` by name (``optionNames``).
-    public var options: [String]?
-    /// `default`, or `textInput` for an action that asks for text.
-    public var behavior: String?
+    /// `UNNotificationActionOptions`: the raw value, or names (``optionNames``).
+    public var options: IOSRawValue?
+    /// `UIUserNotificationActionBehavior`: 0 (`default`), or 1 (`textInput`) for an action
+    /// that asks for text.
+    public var behavior: IOSRawValue?
     public var textInputButtonTitle: String?
     public var textInputPlaceholder: String?
-    /// Whether the action is handled by the Notification Content Extension (`handle`) or
-    /// opens the app (`open`, the default).
-    public var extensionOption: String?
+    /// `UNNotificationContentExtensionResponseOption`, what a Notification Content
+    /// Extension does with the action: 0 (`doNotDismiss`, or `handle`: it handles it and
+    /// stays), 1 (`dismiss`), 2 (`dismissAndForwardAction`, or `open`: the app gets it).
+    public var extensionOption: IOSRawValue?
     public var router: CategoryRouter?
 
-    public init(identifier: String, title: String, options: [String]? = nil, behavior: String? = nil, router: CategoryRouter? = nil) {
+    public init(identifier: String, title: String, options: IOSRawValue? = nil, behavior: IOSRawValue? = nil, router: CategoryRouter? = nil) {
         self.identifier = identifier
         self.title = title
         self.options = options
@@ -222,32 +219,38 @@ public struct CategoryAction: Sendable, Hashable, Codable {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         identifier = try container.decode(String.self, forKey: .identifier)
         title = try container.decode(String.self, forKey: .title)
-        options = try container.decodeIfGiven([String].self, forKey: .options)
-        behavior = try container.decodeIfGiven(String.self, forKey: .behavior)
+        options = try container.decodeIfGiven(IOSRawValue.self, forKey: .options)
+        behavior = try container.decodeIfGiven(IOSRawValue.self, forKey: .behavior)
         textInputButtonTitle = try container.decodeIfGiven(String.self, forKey: .textInputButtonTitle)
         textInputPlaceholder = try container.decodeIfGiven(String.self, forKey: .textInputPlaceholder)
-        extensionOption = try container.decodeIfGiven(String.self, forKey: .extensionOption)
+        extensionOption = try container.decodeIfGiven(IOSRawValue.self, forKey: .extensionOption)
         router = try container.decodeIfGiven(CategoryRouter.self, forKey: .router)
     }
 
-    /// `UNNotificationActionOptions`, by name.
-    public static let optionNames = ["authenticationRequired", "destructive", "foreground"]
-    public static let behaviors = ["default", "textInput"]
-    public static let extensionOptions = ["open", "handle"]
+    /// `UNNotificationActionOptions`: each member's name and bit.
+    public static let optionNames: KeyValuePairs<String, Int> = ["authenticationRequired": 1, "destructive": 2, "foreground": 4]
+    /// `UIUserNotificationActionBehavior`: each case's name and raw value.
+    public static let behaviors: KeyValuePairs<String, Int> = ["default": 0, "textInput": 1]
+    /// `UNNotificationContentExtensionResponseOption`: each case's name and raw value, and
+    /// Herald's first names (`handle`, `open`).
+    public static let extensionOptions: KeyValuePairs<String, Int> = [
+        "doNotDismiss": 0, "dismiss": 1, "dismissAndForwardAction": 2, "handle": 0, "open": 2,
+    ]
+
+    /// The raw values, once validated.
+    var rawOptions: Int? { try? options?.optionSet(Self.optionNames, field: "options") }
+    var rawBehavior: Int? { try? behavior?.enumeration(Self.behaviors, field: "behavior") }
+    var rawExtensionOption: Int? { try? extensionOption?.enumeration(Self.extensionOptions, field: "extension_option") }
 
     func validate(field: String) throws(HeraldError) {
         try NotificationCategory.checkIdentifier(identifier, field: "\(field).identifier")
         try NotificationCategory.checkText(title, field: "\(field).title")
-        try NotificationCategory.checkNames(options, allowed: Self.optionNames, field: "\(field).options")
-        if let behavior, !Self.behaviors.contains(behavior) {
-            throw .invalidField("\(field).behavior", "must be default or textInput")
-        }
-        if let extensionOption, !Self.extensionOptions.contains(extensionOption) {
-            throw .invalidField("\(field).extension_option", "must be open or handle")
-        }
+        _ = try options?.optionSet(Self.optionNames, field: "\(field).options")
+        let behavior = try behavior?.enumeration(Self.behaviors, field: "\(field).behavior")
+        _ = try extensionOption?.enumeration(Self.extensionOptions, field: "\(field).extension_option")
         if let textInputButtonTitle { try NotificationCategory.checkText(textInputButtonTitle, field: "\(field).text_input_button_title") }
         if let textInputPlaceholder { try NotificationCategory.checkText(textInputPlaceholder, field: "\(field).text_input_placeholder") }
-        if behavior != "textInput", textInputButtonTitle != nil || textInputPlaceholder != nil {
+        if behavior != 1, textInputButtonTitle != nil || textInputPlaceholder != nil {
             throw .invalidField("\(field).behavior", "must be textInput for an action with text_input_button_title or text_input_placeholder")
         }
         try router?.validate(field: "\(field).router")
@@ -255,11 +258,11 @@ public struct CategoryAction: Sendable, Hashable, Codable {
 
     var json: JSONValue {
         var fields: [String: JSONValue] = ["identifier": .string(identifier), "title": .string(title)]
-        fields["options"] = options.map { .array($0.map(JSONValue.string)) }
-        fields["behavior"] = behavior.map(JSONValue.string)
+        fields["options"] = rawOptions.map { JSONValue.int(Int64($0)) }
+        fields["behavior"] = rawBehavior.map { JSONValue.int(Int64($0)) }
         fields["text_input_button_title"] = textInputButtonTitle.map(JSONValue.string)
         fields["text_input_placeholder"] = textInputPlaceholder.map(JSONValue.string)
-        fields["extension_option"] = extensionOption.map(JSONValue.string)
+        fields["extension_option"] = rawExtensionOption.map { JSONValue.int(Int64($0)) }
         fields["router"] = router?.json
         return .object(fields)
     }
