@@ -17,12 +17,12 @@ let package = Package(
     products: [
         .executable(name: "herald", targets: ["HeraldServer"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
-        .library(name: "HeraldMQTT", targets: ["HeraldMQTT"]),
-        .library(name: "HeraldClient", targets: ["HeraldClient"]),
         .executable(name: "herald-device", targets: ["herald-device"]),
         .executable(name: "heraldctl", targets: ["heraldctl"]),
     ],
     dependencies: [
+        // The device SDK and the MQTT codec it shares with the gateway.
+        .package(path: "sdk/apple"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -52,14 +52,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        // MQTT 3.1.1 packet codec shared by the gateway and the SDK. No I/O.
-        .target(
-            name: "HeraldMQTT",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio")
             ],
             swiftSettings: swiftSettings
         ),
@@ -111,7 +103,7 @@ let package = Package(
             name: "HeraldGateway",
             dependencies: [
                 "HeraldCore",
-                "HeraldMQTT",
+                .product(name: "HeraldMQTT", package: "apple"),
                 "HeraldStore",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -197,26 +189,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The device SDK: registration over HTTP, the long connection, events.
-        .target(
-            name: "HeraldClient",
-            dependencies: [
-                "HeraldMQTT",
-                .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ],
-            swiftSettings: swiftSettings
-        ),
         // `herald-device`: registers, connects and prints what it receives.
         .executableTarget(
             name: "herald-device",
             dependencies: [
-                "HeraldClient",
+                .product(name: "HeraldKit", package: "apple"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -262,7 +239,7 @@ let package = Package(
                 "HeraldCenter",
                 "HeraldCore",
                 "HeraldGateway",
-                "HeraldMQTT",
+                .product(name: "HeraldMQTT", package: "apple"),
                 "HeraldStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -342,7 +319,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-                "HeraldMQTT",
+                .product(name: "HeraldMQTT", package: "apple"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -361,10 +338,10 @@ let package = Package(
                 "HeraldAPI",
                 "HeraldAPNsSandbox",
                 "HeraldCenter",
-                "HeraldClient",
+                .product(name: "HeraldKit", package: "apple"),
                 "HeraldCore",
                 "HeraldGateway",
-                "HeraldMQTT",
+                .product(name: "HeraldMQTT", package: "apple"),
                 "HeraldNode",
                 "HeraldStore",
                 "HeraldTestSupport",
@@ -387,20 +364,11 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
-            name: "HeraldMQTTTests",
-            dependencies: [
-                "HeraldMQTT",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOTestUtils", package: "swift-nio"),
-            ],
-            swiftSettings: testSwiftSettings
-        ),
-        .testTarget(
             name: "HeraldGatewayTests",
             dependencies: [
                 "HeraldCore",
                 "HeraldGateway",
-                "HeraldMQTT",
+                .product(name: "HeraldMQTT", package: "apple"),
                 "HeraldStore",
                 "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -417,9 +385,9 @@ let package = Package(
             dependencies: [
                 "HeraldNodeTesting", "HeraldNode",
                 "HeraldAPI",
-                "HeraldClient",
+                .product(name: "HeraldKit", package: "apple"),
                 "HeraldGateway",
-                "HeraldMQTT",
+                .product(name: "HeraldMQTT", package: "apple"),
                 "HeraldStore",
                 "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -451,7 +419,8 @@ let package = Package(
         .testTarget(
             name: "HeraldClusterTests",
             dependencies: [
-                "HeraldNodeTesting", "HeraldClient", "HeraldMQTT", "HeraldStore", "HeraldTestSupport",
+                "HeraldNodeTesting", .product(name: "HeraldKit", package: "apple"), .product(name: "HeraldMQTT", package: "apple"), "HeraldStore",
+                "HeraldTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -462,7 +431,8 @@ let package = Package(
             name: "HeraldCenterTests",
             dependencies: [
                 "HeraldNodeTesting", "HeraldNode",
-                "HeraldAPI", "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCenter", "HeraldClient", "HeraldCore", "HeraldGateway",
+                "HeraldAPI", "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCenter", .product(name: "HeraldKit", package: "apple"), "HeraldCore",
+                "HeraldGateway",
                 "HeraldStore", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -520,7 +490,7 @@ let package = Package(
                 "HeraldAPNs",
                 "HeraldAPNsSandbox",
                 "HeraldCenter",
-                "HeraldClient",
+                .product(name: "HeraldKit", package: "apple"),
                 "HeraldCore",
                 "HeraldGateway",
                 "HeraldStore",

@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz-mqtt.sh [seconds]      default 60
 #
-# Builds NIOCore with SwiftPM into .build-fuzz/, compiles Sources/HeraldMQTT/*.swift and
+# Builds NIOCore with SwiftPM into .build-fuzz/, compiles sdk/apple/Sources/HeraldMQTT/*.swift and
 # Fuzz/MQTTDecoderFuzz/*.swift into one fuzzer binary with -sanitize=fuzzer,address, then
 # runs it for a bounded time. The corpus and any crash files go to fuzz-artifacts/mqtt/.
 # Exits non-zero if libFuzzer finds a crash; reproduce with
@@ -50,7 +50,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
     -enable-upcoming-feature MemberImportVisibility \
     -I "$bin/Modules" \
     "${module_map_flags[@]}" "${linker_flags[@]}" \
-    Sources/HeraldMQTT/*.swift Fuzz/MQTTDecoderFuzz/*.swift \
+    sdk/apple/Sources/HeraldMQTT/*.swift Fuzz/MQTTDecoderFuzz/*.swift \
     "${objects[@]}" \
     -o "$fuzzer"
 

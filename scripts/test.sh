@@ -8,10 +8,13 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
 
 echo "==> swift format lint"
-swift format lint --strict -r Sources Tests Plugins Fuzz Package.swift
+swift format lint --strict -r Sources Tests Plugins Fuzz Package.swift sdk
 
 echo "==> deployment files (scripts/check-deploy.sh)"
 scripts/check-deploy.sh
+
+echo "==> the device SDK's package alone (scripts/check-sdk.sh)"
+scripts/check-sdk.sh
 
 echo "==> swift build --build-tests"
 swift build --build-tests

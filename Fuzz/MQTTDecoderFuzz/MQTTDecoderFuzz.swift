@@ -1,5 +1,5 @@
 // libFuzzer harness for MQTTPacketDecoder. Built by scripts/fuzz-mqtt.sh, which compiles
-// this file in one module with Sources/HeraldMQTT/*.swift (so there is no
+// this file in one module with sdk/apple/Sources/HeraldMQTT/*.swift (so there is no
 // `import HeraldMQTT`) and links NIOCore built by SwiftPM.
 import NIOCore
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import HeraldClient
+import HeraldKit
 import Logging
 
 /// `herald-device`: a device built on the SDK, for demos and manual tests. Registers once
@@ -57,6 +57,7 @@ struct HeraldDevice: AsyncParsableCommand {
         switch event {
         case .connected: "connected"
         case .disconnected: "disconnected (reconnecting)"
+        case .stopped(let refusal): "stopped: \(refusal)"
         case .categoryConfig(let config): "category \(config.identifier) version \(config.version)"
         case .notification(let n): "notification \(n.messageID) [\(n.identifier)] \(n.title.map { "\($0): " } ?? "")\(n.alert ?? "")"
         case .message(let m): "message \(m.messageID) \(m.content)"

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldClient
 import HeraldCore
+import HeraldKit
 import HeraldNodeTesting
 import HeraldTestSupport
 import Testing

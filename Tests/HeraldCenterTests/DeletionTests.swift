@@ -1,5 +1,5 @@
 import Foundation
-import HeraldClient
+import HeraldKit
 import HeraldNodeTesting
 import HeraldStore
 import HeraldTestSupport

@@ -1,8 +1,8 @@
 import Foundation
 import HeraldAPNsSandbox
 import HeraldCenter
-import HeraldClient
 import HeraldCore
+import HeraldKit
 import HeraldMQTT
 import HeraldNode
 import HeraldNodeTesting

@@ -1,8 +1,8 @@
 import Foundation
 import HeraldCenter
-import HeraldClient
 import HeraldCore
 import HeraldGateway
+import HeraldKit
 import HeraldNode
 import HeraldNodeTesting
 import HeraldTestSupport

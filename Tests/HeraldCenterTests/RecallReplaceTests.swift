@@ -1,7 +1,7 @@
 import Foundation
 import HeraldAPNsSandbox
-import HeraldClient
 import HeraldCore
+import HeraldKit
 import HeraldNode
 import HeraldNodeTesting
 import HeraldTestSupport

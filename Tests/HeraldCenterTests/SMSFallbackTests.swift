@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCenter
-import HeraldClient
 import HeraldCore
+import HeraldKit
 import HeraldNode
 import HeraldNodeTesting
 import HeraldTestSupport

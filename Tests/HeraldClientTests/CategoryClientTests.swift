@@ -1,10 +1,10 @@
 import Foundation
-import HeraldClient
+import HeraldKit
 import HeraldNodeTesting
 import HeraldTestSupport
 import Testing
 
-@testable import HeraldClient
+@testable import HeraldKit
 
 /// The SDK and server-managed categories: a notification carries its category's actions
 /// and routes, a category sent ahead is an event, the app reports the version it holds,

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldAPI
-import HeraldClient
 import HeraldGateway
+import HeraldKit
 import HeraldMQTT
 import HeraldNode
 import HeraldNodeTesting

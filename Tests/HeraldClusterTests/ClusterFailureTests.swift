@@ -1,5 +1,5 @@
 import Foundation
-import HeraldClient
+import HeraldKit
 import HeraldMQTT
 import HeraldNodeTesting
 import HeraldTestSupport

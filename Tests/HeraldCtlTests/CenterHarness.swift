@@ -3,9 +3,9 @@ import HeraldAPI
 import HeraldAPNs
 import HeraldAPNsSandbox
 import HeraldCenter
-import HeraldClient
 import HeraldCore
 import HeraldGateway
+import HeraldKit
 import HeraldNode
 import HeraldNodeTesting
 import HeraldStore

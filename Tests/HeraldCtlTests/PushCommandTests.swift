@@ -1,6 +1,6 @@
 import Foundation
-import HeraldClient
 import HeraldCore
+import HeraldKit
 import HeraldTestSupport
 import Synchronization
 import Testing

@@ -1,4 +1,4 @@
-import HeraldClient
+import HeraldKit
 import NIOConcurrencyHelpers
 
 /// Reads events from an SDK client's stream with a deadline.

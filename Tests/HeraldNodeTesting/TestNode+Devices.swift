@@ -1,7 +1,7 @@
 import Foundation
 import HeraldAPNsSandbox
-import HeraldClient
 import HeraldGateway
+import HeraldKit
 import HeraldMQTT
 import HeraldTestSupport
 import NIOConcurrencyHelpers

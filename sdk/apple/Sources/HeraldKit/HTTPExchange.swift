@@ -1,3 +1,4 @@
+#if canImport(FoundationNetworking)
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -82,3 +83,4 @@ enum HTTPExchange {
         }
     }
 }
+#endif

@@ -3,8 +3,6 @@ import HeraldMQTT
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
-import NIOSSL
 
 /// The device side of Herald: holds the MQTT connection, reconnects with jittered
 /// backoff, acknowledges every delivery, and hands the app each message once.
@@ -88,36 +86,114 @@ public final class HeraldClient: Sendable {
     private let configuration: Configuration
     private let credentials: DeviceCredentials
     private let logger: Logger
-    private let deduplicator = NIOLockedValueBox(MessageDeduplicator())
+    /// What arrived, by msg_id, over this connection and through APNs alike.
+    public let ledger: any LedgerStore
     /// The MQTT connection's writer, and the reports not yet acknowledged; a writer is set
     /// only once no report waits, so reports reach the server in the order made.
     private let reports = NIOLockedValueBox<(writer: NIOAsyncChannelOutboundWriter<MQTTPacket>?, queue: ReportQueue)>((nil, ReportQueue()))
 
-    public init(configuration: Configuration, credentials: DeviceCredentials, logger: Logger) {
+    /// - Parameter ledger: the record of what arrived, shared with the APNs path (and, on
+    ///   iOS, the Notification Service Extension through an App Group file), so each
+    ///   message is shown once whichever copy comes first.
+    public init(configuration: Configuration, credentials: DeviceCredentials, ledger: any LedgerStore = InMemoryLedgerStore(), logger: Logger) {
+        self.ledger = ledger
         (events, continuation) = AsyncStream.makeStream(of: HeraldEvent.self, bufferingPolicy: .bufferingNewest(10_000))
         self.configuration = configuration
         self.credentials = credentials
         self.logger = logger
     }
 
-    /// Connects, and reconnects after every loss, until the task is cancelled.
+    /// What ``run()`` is told: by the app, the network, its connections and its timer.
+    private enum Input: Sendable {
+        case app(ConnectionPolicy.AppState)
+        case network(available: Bool)
+        case connected(Int)
+        case ended(Int, ConnectionPolicy.Ending)
+        case waited(Int)
+    }
+
+    private let inputs = NIOLockedValueBox<AsyncStream<Input>.Continuation?>(nil)
+    /// The app's state before ``run()`` started (it starts in the foreground).
+    private let initialAppState = NIOLockedValueBox(ConnectionPolicy.AppState.foreground)
+
+    /// The app came to the foreground or went to the background: the connection is held
+    /// in the foreground only (Apple suspends a background app's sockets; APNs reaches it).
+    public func setAppState(_ state: ConnectionPolicy.AppState) {
+        initialAppState.withLockedValue { $0 = state }
+        inputs.withLockedValue { $0 }?.yield(.app(state))
+    }
+
+    /// The network changed (a path monitor's update): a wait to reconnect ends at once,
+    /// and a connection that may be bound to the old path is replaced.
+    public func networkChanged(available: Bool) {
+        inputs.withLockedValue { $0 }?.yield(.network(available: available))
+    }
+
+    /// Holds the connection as ``ConnectionPolicy`` decides (in the foreground, reconnecting
+    /// after every loss), until the task is cancelled or the gateway refuses the device for
+    /// good, which ends the events with ``HeraldEvent/stopped(_:)``.
     public func run() async {
-        var attempt = 0
-        while !Task.isCancelled {
-            do {
-                try await connectOnce { attempt = 0 }
-            } catch is CancellationError {
+        let (stream, input) = AsyncStream.makeStream(of: Input.self)
+        inputs.withLockedValue { $0 = input }
+        var policy = ConnectionPolicy(appState: initialAppState.withLockedValue { $0 }, backoff: configuration.backoff)
+        var connection: (id: Int, task: Task<Void, Never>)?
+        var timer: Task<Void, Never>?
+        func perform(_ action: ConnectionPolicy.Action) {
+            switch action {
+            case .none:
                 break
-            } catch {
-                logger.debug("connection ended", metadata: ["error": "\(error)"])
+            case .connect(let id):
+                connection = (id, Task { await self.connection(id, input: input) })
+            case .disconnect:
+                connection?.task.cancel()
+                connection = nil
+                timer?.cancel()
+            case .reconnect(let id):
+                connection?.task.cancel()
+                connection = (id, Task { await self.connection(id, input: input) })
+            case .wait(let delay, let id):
+                timer = Task {
+                    try? await Task.sleep(for: delay)
+                    input.yield(.waited(id))
+                }
+            case .stop(let refusal):
+                logger.error("the gateway refused the device; not retrying", metadata: ["error": "\(refusal)"])
+                continuation.yield(.stopped(refusal))
+                input.finish()
             }
-            continuation.yield(.disconnected)
-            guard !Task.isCancelled else { break }
-            let delay = configuration.backoff.delay(attempt: attempt)
-            attempt += 1
-            try? await Task.sleep(for: delay)
         }
+        await withTaskCancellationHandler {
+            perform(policy.start())
+            for await event in stream {
+                switch event {
+                case .app(let state): perform(policy.appStateChanged(to: state))
+                case .network(let available): perform(policy.networkChanged(available: available))
+                case .connected(let id): perform(policy.connected(id))
+                case .ended(let id, let ending): perform(policy.ended(id, ending))
+                case .waited(let id): perform(policy.waited(id))
+                }
+            }
+        } onCancel: {
+            input.finish()
+        }
+        connection?.task.cancel()
+        timer?.cancel()
+        inputs.withLockedValue { $0 = nil }
         continuation.finish()
+    }
+
+    /// One connection, told back to ``run()`` as it is accepted and as it ends.
+    private func connection(_ id: Int, input: AsyncStream<Input>.Continuation) async {
+        var ending = ConnectionPolicy.Ending.lost
+        do {
+            try await connectOnce { input.yield(.connected(id)) }
+        } catch let refused as ConnectionRefused {
+            ending = .refused(refused.code)
+        } catch {
+            logger.debug("connection ended", metadata: ["error": "\(error)"])
+        }
+        continuation.yield(.disconnected)
+        input.yield(.ended(id, ending))
     }
 
     /// Reports an event of the device: sent now if connected, otherwise on the next
@@ -161,30 +237,7 @@ public final class HeraldClient: Sendable {
     }
 
     private func connectOnce(onConnected: () -> Void) async throws {
-        let sslContext = try configuration.tls.map { tls in
-            var settings = TLSConfiguration.makeClientConfiguration()
-            if let pems = tls.trustedCertificatesPEM {
-                settings.trustRoots = .certificates(try pems.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) })
-            }
-            return try NIOSSLContext(configuration: settings)
-        }
-        let serverName = configuration.tls?.serverName ?? configuration.host
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.seconds(10))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connect(host: configuration.host, port: configuration.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let sslContext {
-                        let isAddress = (try? SocketAddress(ipAddress: serverName, port: 0)) != nil
-                        try channel.pipeline.syncOperations.addHandler(
-                            try NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : serverName)
-                        )
-                    }
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(MQTTPacketDecoder(maximumPacketSize: 1 << 20)))
-                    try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MQTTPacketEncoder()))
-                    return try NIOAsyncChannel<MQTTPacket, MQTTPacket>(wrappingChannelSynchronously: channel)
-                }
-            }
+        let channel = try await MQTTTransport.connect(configuration)
         try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(
                 .connect(
@@ -201,7 +254,7 @@ public final class HeraldClient: Sendable {
             guard case .connAck(let ack) = try await packets.next() else {
                 throw HeraldClientError("the server did not answer CONNECT")
             }
-            guard ack.returnCode == .accepted else { throw HeraldClientError("connection refused: \(ack.returnCode)") }
+            guard ack.returnCode == .accepted else { throw ConnectionRefused(code: ack.returnCode) }
             onConnected()
             defer {
                 reports.withLockedValue { reports in
@@ -234,7 +287,15 @@ public final class HeraldClient: Sendable {
 
     private func received(_ publish: MQTTPacket.Publish, outbound: NIOAsyncChannelOutboundWriter<MQTTPacket>) async throws {
         if let payload = try? JSONDecoder().decode(PushPayload.self, from: Data(publish.payload.readableBytesView)) {
-            if deduplicator.withLockedValue({ $0.firstTime(payload.msgID) }) {
+            let first: Bool
+            do {
+                first = try ledger.arrived(payload.msgID, via: .connection)
+            } catch {
+                // Better shown twice than never: the ledger couldn't be read or written.
+                logger.warning("cannot record an arrival; showing it", metadata: ["error": "\(error)"])
+                first = true
+            }
+            if first {
                 for event in payload.events(language: Locale.preferredLanguages.first) { continuation.yield(event) }
             }
         } else {
@@ -242,4 +303,9 @@ public final class HeraldClient: Sendable {
         }
         if let id = publish.packetID { try await outbound.write(.pubAck(packetID: id)) }
     }
+}
+
+/// The gateway answered CONNECT with a refusal.
+struct ConnectionRefused: Error {
+    var code: MQTTPacket.ConnAck.ReturnCode
 }

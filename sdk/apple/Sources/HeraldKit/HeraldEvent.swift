@@ -1,5 +1,5 @@
-import DequeModule
 import Foundation
+import NIOCore
 
 /// What the SDK hands the app.
 public enum HeraldEvent: Sendable, Hashable {
@@ -16,8 +16,11 @@ public enum HeraldEvent: Sendable, Hashable {
     case categoryConfig(NotificationConfig)
     /// The connection is up.
     case connected
-    /// The connection is down; the SDK reconnects by itself.
+    /// The connection is down; the SDK reconnects by itself (in the foreground).
     case disconnected
+    /// The gateway refused the device in a way retrying can't cure (a wrong secret, a
+    /// deleted device or app): the client stopped, and this is the last event.
+    case stopped(HeraldRefusal)
 
     public struct Notification: Sendable, Hashable {
         public var messageID: String
@@ -219,23 +222,5 @@ struct Extras: Decodable {
             case .object(let value): try container.encode(value)
             }
         }
-    }
-}
-
-/// Message ids already handed to the app, so a message replayed after a reconnect is
-/// acknowledged again but not shown twice. Remembers the most recent `capacity` ids.
-struct MessageDeduplicator: Sendable {
-    private var seen: Set<String> = []
-    private var order: Deque<String> = []
-    let capacity: Int
-
-    init(capacity: Int = 4096) { self.capacity = capacity }
-
-    /// True the first time `id` is seen.
-    mutating func firstTime(_ id: String) -> Bool {
-        guard seen.insert(id).inserted else { return false }
-        order.append(id)
-        while order.count > capacity, let oldest = order.popFirst() { seen.remove(oldest) }
-        return true
     }
 }

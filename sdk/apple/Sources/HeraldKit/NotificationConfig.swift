@@ -33,14 +33,16 @@ public struct NotificationConfig: Sendable, Hashable, Codable {
     public struct Action: Sendable, Hashable, Codable {
         public var identifier: String
         public var title: String
-        /// `UNNotificationActionOptions` by name: authenticationRequired, destructive, foreground.
-        public var options: [String]?
-        /// `default`, or `textInput`.
-        public var behavior: String?
+        /// `UNNotificationActionOptions`' raw value: authenticationRequired 1, destructive
+        /// 2, foreground 4.
+        public var options: UInt
+        /// `UIUserNotificationActionBehavior`'s raw value: default 0, textInput 1.
+        public var behavior: Int
         public var textInputButtonTitle: String?
         public var textInputPlaceholder: String?
-        /// `open` (the app opens) or `handle` (the content extension handles it).
-        public var extensionOption: String?
+        /// `UNNotificationContentExtensionResponseOption`'s raw value: doNotDismiss 0,
+        /// dismiss 1, dismissAndForwardAction 2; nil when not given.
+        public var extensionOption: Int?
         public var router: Route?
 
         enum CodingKeys: String, CodingKey {
@@ -49,14 +51,35 @@ public struct NotificationConfig: Sendable, Hashable, Codable {
             case textInputPlaceholder = "text_input_placeholder"
             case extensionOption = "extension_option"
         }
+
+        /// Whether the action asks for text.
+        public var isTextInput: Bool { behavior == 1 }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            identifier = try container.decode(String.self, forKey: .identifier)
+            title = try container.decode(String.self, forKey: .title)
+            options = try RawValue.optionSet(container, .options, names: ["authenticationRequired": 1, "destructive": 2, "foreground": 4])
+            behavior = Int(try RawValue.enumeration(container, .behavior, names: ["default": 0, "textInput": 1]) ?? 0)
+            textInputButtonTitle = try container.decodeIfPresent(String.self, forKey: .textInputButtonTitle)
+            textInputPlaceholder = try container.decodeIfPresent(String.self, forKey: .textInputPlaceholder)
+            extensionOption = try RawValue.enumeration(
+                container,
+                .extensionOption,
+                names: ["doNotDismiss": 0, "dismiss": 1, "dismissAndForwardAction": 2, "handle": 0, "open": 2]
+            ).map { Int($0) }
+            router = try container.decodeIfPresent(Route.self, forKey: .router)
+        }
     }
 
     public var identifier: String
-    /// Grows by one with every change on the server.
+    /// Grows by one with every change on the server; 0 when the payload gives none (the
+    /// design documents' shape).
     public var version: Int64
     public var intentIdentifiers: [String]?
-    /// `UNNotificationCategoryOptions` by name.
-    public var options: [String]?
+    /// `UNNotificationCategoryOptions`' raw value: customDismissAction 1, allowInCarPlay 2,
+    /// hiddenPreviewsShowTitle 4, hiddenPreviewsShowSubtitle 8, allowAnnouncement 16.
+    public var options: UInt
     public var defaultRouter: Route?
     public var actions: [Action]
 
@@ -69,9 +92,16 @@ public struct NotificationConfig: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         identifier = try container.decode(String.self, forKey: .identifier)
-        version = try container.decode(Int64.self, forKey: .version)
+        version = try container.decodeIfPresent(Int64.self, forKey: .version) ?? 0
         intentIdentifiers = try container.decodeIfPresent([String].self, forKey: .intentIdentifiers)
-        options = try container.decodeIfPresent([String].self, forKey: .options)
+        options = try RawValue.optionSet(
+            container,
+            .options,
+            names: [
+                "customDismissAction": 1, "allowInCarPlay": 2, "hiddenPreviewsShowTitle": 4, "hiddenPreviewsShowSubtitle": 8,
+                "allowAnnouncement": 16,
+            ]
+        )
         defaultRouter = try container.decodeIfPresent(Route.self, forKey: .defaultRouter)
         actions = try container.decodeIfPresent([Action].self, forKey: .actions) ?? []
     }
@@ -90,13 +120,25 @@ public struct NotificationConfig: Sendable, Hashable, Codable {
     }
 
     /// The configuration in an APNs notification's `userInfo` (its `notification_config`
-    /// key), as a Notification Service Extension reads it; nil when there is none.
+    /// key), as a Notification Service Extension reads it; nil when there is none. The
+    /// design documents give an array of categories; the first is taken.
     public init?(userInfo: [AnyHashable: Any]) {
-        guard let object = userInfo["notification_config"], JSONSerialization.isValidJSONObject(object),
-            let data = try? JSONSerialization.data(withJSONObject: object),
-            let config = try? JSONDecoder().decode(NotificationConfig.self, from: data)
-        else { return nil }
-        self = config
+        guard let first = Self.all(userInfo: userInfo).first else { return nil }
+        self = first
+    }
+
+    /// Every category in an APNs notification's `userInfo` (`notification_config`: one
+    /// category, or an array of them as the design documents give it). A category that
+    /// doesn't parse is left out.
+    public static func all(userInfo: [AnyHashable: Any]) -> [NotificationConfig] {
+        guard let object = userInfo["notification_config"] else { return [] }
+        let objects = (object as? [Any]) ?? [object]
+        return objects.compactMap { object in
+            guard JSONSerialization.isValidJSONObject(object), let data = try? JSONSerialization.data(withJSONObject: object) else {
+                return nil
+            }
+            return try? JSONDecoder().decode(NotificationConfig.self, from: data)
+        }
     }
 
     /// The media URL in an APNs notification's `userInfo` (`herald.media_url`), for the
@@ -172,5 +214,25 @@ struct LocalizedAlert: Decodable {
             tag = String(tag[..<dash])
         }
         return nil
+    }
+}
+
+/// The raw values iOS takes for a category's options and an action's options, behavior
+/// and extension option: given as numbers (the design documents, and Herald now), or by
+/// name (what Herald sent before).
+enum RawValue {
+    static func optionSet<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, _ key: Key, names: [String: UInt]) throws -> UInt {
+        if let raw = try? container.decodeIfPresent(UInt.self, forKey: key) { return raw }
+        guard let given = try container.decodeIfPresent([String].self, forKey: key) else { return 0 }
+        return given.reduce(0) { $0 | (names[$1] ?? 0) }
+    }
+
+    static func enumeration<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, _ key: Key, names: [String: UInt]) throws -> UInt? {
+        if let raw = try? container.decodeIfPresent(UInt.self, forKey: key) { return raw }
+        guard let given = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
+        guard let raw = names[given] else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "unknown value \(given)")
+        }
+        return raw
     }
 }

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HeraldClient
+@testable import HeraldKit
 
 /// The SDK's reports until Herald acknowledges them: in order, sent again after a lost
 /// connection, never again once acknowledged.
