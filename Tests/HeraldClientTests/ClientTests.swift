@@ -9,6 +9,7 @@ import HeraldStore
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import Prometheus
@@ -131,6 +132,62 @@ extension TestNode {
             #expect(notification.messageID == "while-away")
             running.cancel()
             await running.value
+        }
+    }
+
+    /// The app's state drives the connection: the background closes it (Apple suspends a
+    /// background app's sockets; APNs reaches it then), the foreground opens it again, and
+    /// a network change while waiting to reconnect connects at once.
+    @Test func theBackgroundClosesTheConnectionAndTheForegroundOpensItAgain() async throws {
+        try await TestNode.run { test in
+            let credentials = try await HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey).register(platform: "linux")
+            var configuration = HeraldClient.Configuration(host: "127.0.0.1", port: test.gatewayPort, appKey: test.appKey)
+            // A reconnect would otherwise wait a minute: only the network change may cut it short.
+            configuration.backoff = Backoff(base: .seconds(60), jitter: 0)
+            let client = HeraldClient(configuration: configuration, credentials: credentials, logger: Logger(label: "device"))
+            let reader = EventReader(client)
+            let running = Task { await client.run() }
+            #expect(try await reader.next(where: { $0 == .connected }) != nil)
+            try await waitUntil("the gateway to have the device") { test.gateway.isConnected(credentials.registrationID) }
+
+            client.setAppState(.background)
+            #expect(try await reader.next(where: { $0 == .disconnected }) != nil)
+            try await waitUntil("the gateway to let the device go") { !test.gateway.isConnected(credentials.registrationID) }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!test.gateway.isConnected(credentials.registrationID), "the SDK connected again in the background")
+
+            client.setAppState(.foreground)
+            #expect(try await reader.next(where: { $0 == .connected }) != nil)
+
+            // Lost (another connection takes over and leaves): the next try is a minute
+            // away, but the network changed, so it connects at once.
+            let (intruder, _) = try await TestMQTTClient.connect(
+                to: try SocketAddress(ipAddress: "127.0.0.1", port: test.gatewayPort),
+                clientID: credentials.registrationID,
+                username: test.appKey,
+                password: credentials.deviceSecret
+            )
+            #expect(try await reader.next(where: { $0 == .disconnected }) != nil)
+            await intruder.close()
+            client.networkChanged(available: true)
+            #expect(try await reader.next(where: { $0 == .connected }, timeout: .seconds(10)) != nil)
+            running.cancel()
+            await running.value
+        }
+    }
+
+    /// A refusal retrying can't cure (a wrong secret) ends the events with why, and the
+    /// client stops instead of retrying for ever.
+    @Test func aRefusedDeviceStopsWithTheReason() async throws {
+        try await TestNode.run { test in
+            let credentials = try await HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey).register(platform: "linux")
+            let wrong = DeviceCredentials(registrationID: credentials.registrationID, deviceSecret: "not-the-secret")
+            let client = test.client(wrong)
+            let reader = EventReader(client)
+            let running = Task { await client.run() }
+            #expect(try await reader.next(where: { $0 == .stopped(.badCredentials) }) != nil)
+            await running.value
+            #expect(!reader.all.contains(.connected))
         }
     }
 
