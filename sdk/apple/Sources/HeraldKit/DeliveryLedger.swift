@@ -65,32 +65,23 @@ extension LedgerStore {
     }
 }
 
-/// A JSON file (in the App Group's container on iOS), changed under an exclusive `flock` on
-/// a lock file beside it, and replaced atomically.
+/// A JSON file (in the App Group's container on iOS), changed under ``LockedJSONFile``.
 public struct FileLedgerStore: LedgerStore {
-    public let url: URL
+    public let file: LockedJSONFile<[DeliveryLedger.Entry]>
     public let capacity: Int
 
     public init(url: URL, capacity: Int = 2_000) {
-        self.url = url
+        self.file = LockedJSONFile(url: url, empty: [])
         self.capacity = capacity
     }
 
     public func update<Result>(_ body: (inout DeliveryLedger) -> Result) throws -> Result {
-        let lockPath = url.path + ".lock"
-        let descriptor = open(lockPath, O_CREAT | O_RDWR, 0o600)
-        guard descriptor >= 0 else { throw HeraldClientError("cannot open \(lockPath)") }
-        defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX) == 0 else { throw HeraldClientError("cannot lock \(lockPath)") }
-        defer { flock(descriptor, LOCK_UN) }
-        let entries = (try? Data(contentsOf: url)).flatMap { try? JSONDecoder().decode([DeliveryLedger.Entry].self, from: $0) } ?? []
-        var ledger = DeliveryLedger(capacity: capacity, entries: entries)
-        let before = ledger.entries
-        let result = body(&ledger)
-        if ledger.entries != before {
-            try JSONEncoder().encode(ledger.entries).write(to: url, options: .atomic)
+        try file.update { entries in
+            var ledger = DeliveryLedger(capacity: capacity, entries: entries)
+            let result = body(&ledger)
+            entries = ledger.entries
+            return result
         }
-        return result
     }
 }
 

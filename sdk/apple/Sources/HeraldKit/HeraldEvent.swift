@@ -27,8 +27,13 @@ public enum HeraldEvent: Sendable, Hashable {
         /// The notification's identifier on the device (replace and recall refer to it).
         public var identifier: String
         public var title: String?
+        public var subtitle: String? = nil
         public var alert: String?
         public var badge: Int?
+        /// A sound's name (a critical alert's too).
+        public var sound: String? = nil
+        /// The category (`aps.category`) it shows with.
+        public var category: String? = nil
         /// The extras; a value that isn't a string is given as its JSON text (`134`,
         /// `{"id":1}`).
         public var extras: [String: String]
@@ -54,7 +59,10 @@ struct PushPayload: Decodable {
     struct NotificationBody: Decodable {
         var alert: String?
         var title: String?
+        var subtitle: String?
         var badge: Int?
+        var sound: Sound?
+        var category: String?
         var extras: Extras?
         var mediaURL: String?
         var notificationConfig: NotificationConfig?
@@ -62,7 +70,7 @@ struct PushPayload: Decodable {
         var localizations: [String: LocalizedAlert]?
 
         enum CodingKeys: String, CodingKey {
-            case alert, title, badge, extras, localizations
+            case alert, title, subtitle, badge, sound, category, extras, localizations
             case mediaURL = "media_url"
             case notificationConfig = "notification_config"
         }
@@ -115,8 +123,11 @@ struct PushPayload: Decodable {
                 messageID: msgID,
                 identifier: identifier ?? msgID,
                 title: body.title,
+                subtitle: body.subtitle,
                 alert: body.alert,
                 badge: body.badge,
+                sound: body.sound?.name,
+                category: body.category ?? body.notificationConfig?.identifier,
                 extras: body.extras?.values ?? [:],
                 config: body.notificationConfig,
                 mediaURL: body.mediaURL
@@ -153,6 +164,22 @@ struct PushPayload: Decodable {
         }
         return events
     }
+}
+
+/// A notification's sound: a name, or a critical alert's object (`{"critical": 1, "name":
+/// …, "volume": …}`).
+struct Sound: Decodable {
+    var name: String?
+
+    init(from decoder: any Decoder) throws {
+        if let name = try? decoder.singleValueContainer().decode(String.self) {
+            self.name = name
+        } else {
+            name = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .name)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case name }
 }
 
 /// Extras as the app gets them: strings as they are, any other JSON value (Herald passes
