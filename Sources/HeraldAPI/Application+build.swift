@@ -42,6 +42,7 @@ public func buildRouter(
         defaultRateLimit: configuration.rateLimit.defaultPerMinute
     ).register(on: &routes)
     DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    ReceiptRoutes(store: store, auth: auth, body: body).register(on: &routes)
     DeviceImportRoutes(store: store, auth: auth, batchSize: configuration.importBatchSize).register(on: &routes)
     AliasRoutes(store: store, auth: auth, body: body).register(on: &routes)
     TagRoutes(store: store, auth: auth, body: body).register(on: &routes)

@@ -23,6 +23,15 @@ public enum DeliveryEventType: String, Sendable, Hashable, CaseIterable, Codable
     case opened
     /// The push was recalled (message-level).
     case recalled
+    /// The device's Notification Service Extension ran: the device got the APNs copy (a
+    /// receipt of the SDK's).
+    case delivered
+    /// The notification was shown (a receipt).
+    case displayed
+    /// The user dismissed it (a receipt; a category with customDismissAction).
+    case dismissed
+    /// The user tapped one of its category's actions (a receipt, with the action).
+    case action
 
     /// The types named in a comma-separated list (`types=a,b`, no spaces); nil when one isn't a type.
     public static func list(_ text: String) -> [DeliveryEventType]? {

@@ -8,7 +8,8 @@ extension APIStore {
     ///
     /// A copy counts as received once it was acknowledged over the connection, or its inbox
     /// copy was (unless it was cancelled before: recalled, replaced, expired), as
-    /// ``reports(appID:msgIDs:)`` counts `tcp_delivered`.
+    /// ``reports(appID:msgIDs:)`` counts `tcp_delivered`, or the device's Notification
+    /// Service Extension reported it (a `delivered` receipt: JPush's `ios_apns_received`).
     public func breakdowns(appID: Int64, msgIDs: [String]) async throws -> [DeliveryBreakdown] {
         let rows = try await client.query(
             """
@@ -16,8 +17,9 @@ extension APIStore {
               COALESCE(dl.state = 'apns' OR dl.apns_attempts > 0 OR dl.apns_reason IS NOT NULL, false) AS via_apns,
               count(dl.device_id),
               count(*) FILTER (WHERE dl.state = 'apns'),
-              count(*) FILTER (WHERE dl.state = 'tcp' OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq
-                                                          AND dl.state NOT IN ('recalled', 'replaced', 'expired'))),
+              count(*) FILTER (WHERE dl.state = 'tcp' OR dl.received_at IS NOT NULL
+                                     OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq
+                                         AND dl.state NOT IN ('recalled', 'replaced', 'expired'))),
               count(*) FILTER (WHERE dl.opened_at IS NOT NULL)
             FROM messages m
             LEFT JOIN deliveries dl ON dl.message_id = m.id

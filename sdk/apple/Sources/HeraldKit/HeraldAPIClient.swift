@@ -86,6 +86,21 @@ public struct HeraldAPIClient: Sendable {
         )
     }
 
+    /// Reports receipts (``ReceiptQueue/flush(_:)`` calls this): at most 100 at a time.
+    /// Returns how many named a message this device was sent.
+    @discardableResult
+    public func sendReceipts(_ receipts: [Receipt], credentials: DeviceCredentials) async throws -> Int {
+        struct Body: Encodable { var receipts: [Receipt] }
+        struct Answer: Decodable { var recorded: Int }
+        let data = try await send(
+            "POST",
+            "/v3/devices/\(credentials.registrationID)/receipts",
+            body: Body(receipts: receipts),
+            credentials: credentials
+        )
+        return try JSONDecoder().decode(Answer.self, from: data).recorded
+    }
+
     private func send(_ method: String, _ path: String, body: some Encodable, credentials: DeviceCredentials?) async throws -> Data {
         let url = baseURL.appendingPathComponent(path)
         var headers = [("Content-Type", "application/json")]
@@ -93,7 +108,9 @@ public struct HeraldAPIClient: Sendable {
             let basic = Data("\(credentials.registrationID):\(credentials.deviceSecret)".utf8).base64EncodedString()
             headers.append(("Authorization", "Basic \(basic)"))
         }
-        let encoded = try JSONEncoder().encode(body)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let encoded = try encoder.encode(body)
         #if canImport(FoundationNetworking)
         let answer = try await HTTPExchange.send(method, url, headers: headers, body: encoded, timeout: .seconds(30))
         let (status, data) = (answer.status, answer.body)

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+@testable import HeraldKit
+
+/// Receipts survive a lost connection and a relaunch, and leave the queue once sent.
+struct ReceiptQueueTests {
+    struct Lost: Error {}
+
+    func directory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("receipts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func aReceiptWhoseSendFailedIsSentOnTheNextFlushAndOnlyOnce() async throws {
+        let queue = ReceiptQueue(url: nil)
+        try queue.add(Receipt(msgID: "1", kind: .delivered))
+        try queue.add(Receipt(msgID: "1", kind: .opened))
+        await #expect(throws: Lost.self) { try await queue.flush { _ in throw Lost() } }
+        #expect(try queue.pending().count == 2)
+        var sent: [Receipt] = []
+        #expect(try await queue.flush { sent += $0 } == 2)
+        #expect(sent.map(\.kind) == [.delivered, .opened])
+        #expect(try await queue.flush { sent += $0 } == 0)
+        #expect(sent.count == 2)
+    }
+
+    @Test func theExtensionsReceiptsReachTheAppsQueueAndSurviveARelaunch() async throws {
+        let folder = try directory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("receipts.json")
+        // The extension records the delivery; the app, later, a tap on an action.
+        try ReceiptQueue(url: url).add(Receipt(msgID: "7", kind: .delivered))
+        try ReceiptQueue(url: url).add(Receipt(msgID: "7", kind: .action, action: "see"))
+        // The same receipt twice is kept once.
+        try ReceiptQueue(url: url).add(Receipt(msgID: "7", kind: .delivered))
+        let relaunched = ReceiptQueue(url: url)
+        #expect(try relaunched.pending().map(\.kind) == [.delivered, .action])
+        var sent: [Receipt] = []
+        try await relaunched.flush { sent += $0 }
+        #expect(sent.last?.action == "see")
+        #expect(try ReceiptQueue(url: url).pending().isEmpty)
+    }
+
+    @Test func aReceiptIsSentAsHeraldTakesIt() throws {
+        let receipt = Receipt(
+            msgID: "42",
+            kind: .action,
+            action: "see",
+            at: Date(timeIntervalSince1970: 1_800_000_000),
+            id: UUID(uuidString: "00000000-0000-0000-0000-000000000001")!
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .iso8601
+        #expect(
+            String(decoding: try encoder.encode(receipt), as: UTF8.self)
+                == #"{"action":"see","at":"2027-01-15T08:00:00Z","id":"00000000-0000-0000-0000-000000000001","msg_id":"42","type":"action"}"#
+        )
+    }
+
+    @Test func receiptsAreSpreadOverTheWindow() {
+        var generator = SystemRandomNumberGenerator()
+        let delays = (0..<200).map { _ in ReceiptQueue.delay(spread: .seconds(30), using: &generator) }
+        #expect(delays.allSatisfy { $0 >= .zero && $0 <= .seconds(30) })
+        #expect(Set(delays).count > 100)
+    }
+}
