@@ -4,7 +4,9 @@ import HeraldKit
 import Logging
 
 /// `herald-device`: a device built on the SDK, for demos and manual tests. Registers once
-/// (credentials kept in a file), connects, and prints every event it receives.
+/// (credentials kept in a file), connects, and prints every event it receives, then, on a
+/// line starting with `iphone:`, what an iPhone would do with it (HeraldKit's
+/// ``Arrivals``: show, remove, register, hand to the app).
 @main
 struct HeraldDevice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "herald-device", abstract: "A Herald device on the command line.")
@@ -45,10 +47,14 @@ struct HeraldDevice: AsyncParsableCommand {
         if let language { try await http.setLanguage(language, credentials: credentials) }
 
         let client = HeraldClient(configuration: .init(host: host, port: port, appKey: appKey), credentials: credentials, logger: logger)
+        // The client shows each message once already: the arrivals' own ledger lets through
+        // what the client hands over.
+        let arrivals = Arrivals(ledger: InMemoryLedgerStore(), presenter: PrintingPresenter(), logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             for await event in client.events {
                 FileHandle.standardOutput.write(Data((Self.describe(event) + "\n").utf8))
+                await arrivals.handle([event], via: .connection)
             }
         }
     }
@@ -64,5 +70,45 @@ struct HeraldDevice: AsyncParsableCommand {
         case .recall(let identifiers): "recall \(identifiers.joined(separator: ", "))"
         case .replace(let identifier, let n): "replace [\(identifier)] \(n.title.map { "\($0): " } ?? "")\(n.alert ?? "")"
         }
+    }
+}
+
+/// What an iPhone's notification center would be asked to do, printed.
+struct PrintingPresenter: Presenter {
+    private func print(_ line: String) {
+        FileHandle.standardOutput.write(Data(("iphone: " + line + "\n").utf8))
+    }
+
+    func show(_ notification: HeraldEvent.Notification, replacing: Bool) async {
+        let text = [notification.title, notification.subtitle, notification.alert].compactMap { $0 }.joined(separator: " / ")
+        var line = "\(replacing ? "re-post" : "show") [\(notification.identifier)] \(text)"
+        if let badge = notification.badge { line += " badge \(badge)" }
+        if let category = notification.category { line += " category \(category)" }
+        if let config = notification.config {
+            let tap = config.route(forAction: nil)
+            line += "; a tap opens \(tap?.routerURL ?? tap?.toController ?? tap?.externalURL ?? "the app")"
+            for action in config.actions {
+                let route = config.route(forAction: action.identifier)
+                line += "; action \(action.identifier) opens \(route?.routerURL ?? route?.toController ?? route?.externalURL ?? "the app")"
+            }
+        }
+        print(line)
+    }
+
+    func remove(identifiers: [String]) async {
+        print("remove \(identifiers.joined(separator: ", ")) (delivered and pending)")
+    }
+
+    func register(_ categories: [NotificationConfig]) async {
+        for config in categories {
+            print(
+                "register category \(config.identifier) options \(config.options), \(config.actions.count) actions"
+                    + (config.isPersistent ? ", kept across launches" : ", for this launch")
+            )
+        }
+    }
+
+    func deliver(_ message: HeraldEvent.Message) async {
+        print("in-app message \(message.messageID) \(message.content)")
     }
 }
