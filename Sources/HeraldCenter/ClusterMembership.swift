@@ -49,9 +49,12 @@ public final class ClusterMembership: Service, Sendable {
         var httpAddress: String?
     }
 
-    /// How long a peer is given to answer whether it reaches the database, and the node's
-    /// own fresh connection to be accepted.
+    /// How long a peer is given to answer whether it reaches the database.
     static let probeTimeout: Duration = .seconds(3)
+    /// How long the node's own fresh connection is given: longer, as a false "cut off"
+    /// closes every device connection (a loaded database, or node, can take seconds to
+    /// accept a connection).
+    static let ownProbeTimeout: Duration = .seconds(6)
 
     /// - Parameter joined: finished once the node has joined (the gateway's wait).
     public init(
@@ -272,7 +275,7 @@ public final class ClusterMembership: Service, Sendable {
         // A peer reaches the database: this node may be the one cut off, or the database
         // may be just back (after an outage of the whole cluster, every node comes back at
         // its own moment). Only if a connection of its own fails now is it cut off.
-        if await probe.reachesDatabase(timeout: Self.probeTimeout) {
+        if await probe.reachesDatabase(timeout: Self.ownProbeTimeout) {
             logger.info("a connection of this node's reaches the database again", metadata: ["herald.peer": "\(reaching)"])
             return
         }
