@@ -79,7 +79,10 @@ struct ClusterDatabaseCutTests {
             // Once the pools are back (on a loaded machine that takes a while): not lost.
             let gotA = try await onA.messageIDs(1, timeout: .seconds(60))
             let gotB = try await onB.messageIDs(1, timeout: .seconds(60))
-            #expect(gotA == [msgID] && gotB == [msgID], "a: \(gotA), b: \(gotB)\n--- a\n\(a.output().suffix(4000))\n--- b\n\(b.output().suffix(4000))")
+            #expect(
+                gotA == [msgID] && gotB == [msgID],
+                "a: \(gotA), b: \(gotB)\n--- a\n\(a.output().suffix(4000))\n--- b\n\(b.output().suffix(4000))"
+            )
             await onA.close()
             await onB.close()
         }
