@@ -62,14 +62,15 @@ import Testing
             _ = try await test.settledReport(second.msgID)
             let isRecall: @Sendable (RecordedNotification) -> Bool = { $0.json["herald-recall"] != .null }
             #expect(try await test.call("DELETE", "/v3/push/\(first.msgID)").status == 200)
-            let afterFirst = try await test.waitForAPNs(token, matching: isRecall)
+            // Generous waits: under the whole suite's load a recall's job took over 10 s once.
+            let afterFirst = try await test.waitForAPNs(token, matching: isRecall, timeout: .seconds(60))
             #expect(afterFirst.count == 1)
             #expect(afterFirst.last?.pushType == "background")
             #expect(afterFirst.last?.priority == 5)
             #expect(afterFirst.last?.json["herald-recall"].array?.compactMap(\.string) == ["n-1"])
             #expect(afterFirst.last?.json["aps"]["alert"].isNull == true)
             #expect(try await test.call("DELETE", "/v3/push/\(second.msgID)").status == 200)
-            let afterSecond = try await test.waitForAPNs(token, count: 2, matching: isRecall)
+            let afterSecond = try await test.waitForAPNs(token, count: 2, matching: isRecall, timeout: .seconds(60))
             // APNs coalesces background pushes: each carries every identifier still pending.
             #expect(afterSecond.last?.json["herald-recall"].array?.compactMap(\.string) == ["n-1", "n-2"])
             #expect(test.sandbox.notificationCentre(for: token).shown.isEmpty)
