@@ -18,6 +18,11 @@ struct NodeRouteWorker: Sendable {
     let logger: Logger
     /// Rows read at a time, and routed at once at most.
     let window = 256
+    /// How long a read of the routed rows may take. A read cut off by an outage of the
+    /// database has been seen never to end (postgres-nio; ``abandoning(_:when:)``): awaited,
+    /// it stopped this worker for good, and the copies other nodes routed here waited in
+    /// their rows. Given up, the next wake-up reads again (a plain read: nothing to undo).
+    static let readDeadline: Duration = .seconds(10)
 
     func run(wakeUps: AsyncStream<Void>, stopping: @escaping @Sendable () -> Bool) async {
         let inFlight = NIOLockedValueBox(Set<Int64>())
@@ -26,7 +31,13 @@ struct NodeRouteWorker: Sendable {
                 var full = false
                 do {
                     let busy = inFlight.withLockedValue { Array($0) }
-                    let routes = busy.count >= window ? [] : try await store.routes(for: node, excluding: busy, limit: window - busy.count)
+                    let limit = window - busy.count
+                    let routes =
+                        busy.count >= window
+                        ? []
+                        : try await abandoning(after: Self.readDeadline) { [store, node] in
+                            try await store.routes(for: node, excluding: busy, limit: limit)
+                        }
                     full = !routes.isEmpty && routes.count == window - busy.count
                     if !routes.isEmpty {
                         // The rows read together are routed together: a few statements for
