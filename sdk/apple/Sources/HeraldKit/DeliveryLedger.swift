@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// One record of what arrived, keyed by msg_id, shared by every way a message reaches the
 /// device: its copy over the long connection, its APNs notification (in the app, or in
@@ -86,15 +87,14 @@ public struct FileLedgerStore: LedgerStore {
 }
 
 /// Kept in memory only (tests; a client without a container).
-public final class InMemoryLedgerStore: LedgerStore, @unchecked Sendable {
-    private let lock = NSLock()
-    private var ledger: DeliveryLedger
+public struct InMemoryLedgerStore: LedgerStore {
+    private let ledger: NIOLockedValueBox<DeliveryLedger>
 
     public init(capacity: Int = 2_000) {
-        ledger = DeliveryLedger(capacity: capacity)
+        ledger = NIOLockedValueBox(DeliveryLedger(capacity: capacity))
     }
 
     public func update<Result>(_ body: (inout DeliveryLedger) -> Result) -> Result {
-        lock.withLock { body(&ledger) }
+        ledger.withLockedValue(body)
     }
 }

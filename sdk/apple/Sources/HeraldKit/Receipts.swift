@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// What the device tells Herald about a message after it arrived: that the Notification
 /// Service Extension ran (`delivered`: the device got it, not just APNs), that it was
@@ -45,17 +46,17 @@ public struct ReceiptQueue: Sendable {
     public static let batch = 100
 
     private let file: LockedJSONFile<[Receipt]>?
-    private let memory: MemoryBox?
+    private let memory: NIOLockedValueBox<[Receipt]>?
 
     /// A queue kept in `url` (nil: in memory).
     public init(url: URL?) {
         file = url.map { LockedJSONFile(url: $0, empty: []) }
-        memory = url == nil ? MemoryBox() : nil
+        memory = url == nil ? NIOLockedValueBox([]) : nil
     }
 
     private func update<Result>(_ body: (inout [Receipt]) -> Result) throws -> Result {
         if let file { return try file.update(body) }
-        return memory!.update(body)
+        return memory!.withLockedValue(body)
     }
 
     /// Queues a receipt.
@@ -95,12 +96,4 @@ public struct ReceiptQueue: Sendable {
         .milliseconds(Int64.random(in: 0...Int64(spread.components.seconds * 1000), using: &generator))
     }
 
-    private final class MemoryBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var receipts: [Receipt] = []
-
-        func update<Result>(_ body: (inout [Receipt]) -> Result) -> Result {
-            lock.withLock { body(&receipts) }
-        }
-    }
 }
