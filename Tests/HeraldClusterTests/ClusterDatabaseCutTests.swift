@@ -57,13 +57,10 @@ struct ClusterDatabaseCutTests {
         }
     }
 
-    /// Disabled: under the whole suite's load it finds a defect not fixed yet. In 2 of 3
-    /// fresh-clone runs, after the outage node a's own device got nothing (b's did), with no
-    /// fence or cut-off logged: most likely a's work on copies routed to it waits on a
-    /// statement the outage cut off, which never ends (postgres-nio; see Abandoning.swift).
-    /// Alone it passes; `faults.sh cluster-cut` shows the connections kept through such an
-    /// outage, and nothing lost, at full size.
-    @Test(.disabled("a node's routed copies can stall after an outage of the whole database under load; see the comment"))
+    /// Through an outage of the whole database every node keeps its devices, and once the
+    /// database is back each node's devices get what is sent (a node's work on copies routed
+    /// to it gives up a read the outage cut off: `NodeRouteWorker`).
+    @Test
     func everyNodeKeepsItsDevicesWhenTheWholeDatabaseIsOutOfReach() async throws {
         try await TestCluster.with(nodes: 2, linksToPause: true) { cluster in
             let (a, b) = (cluster.nodes[0], cluster.nodes[1])
