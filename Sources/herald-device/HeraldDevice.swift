@@ -111,4 +111,8 @@ struct PrintingPresenter: Presenter {
     func deliver(_ message: HeraldEvent.Message) async {
         print("in-app message \(message.messageID) \(message.content)")
     }
+
+    func setBadge(_ count: Int) async {
+        print("iphone: badge \(count)")
+    }
 }

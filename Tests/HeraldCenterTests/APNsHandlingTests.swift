@@ -58,6 +58,25 @@ import Testing
         }
     }
 
+    /// The app reports the badge it shows (JPush's setBadge, through HeraldKit): a push's
+    /// "+1" counts from it, and resetBadge starts it again from 0.
+    @Test func aPushesBadgeChangeCountsFromTheBadgeTheAppReported() async throws {
+        try await TestNode.run { test in
+            let token = TestNode.token(51)
+            let device = try await test.register(token: token, alias: "set-badge")
+            let api = HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey)
+            try await api.setBadge(5, credentials: device)
+            #expect(try await test.call("GET", "/v3/devices/\(device.registrationID)").json["badge"].int == 5)
+            _ = try await test.push(["audience": ["alias": ["set-badge"]], "notification": ["ios": ["alert": "one more", "badge": "+1"]]])
+            #expect(try await test.waitForAPNs(token).first?.json["aps"]["badge"].int == 6)
+            try await api.setBadge(0, credentials: device)
+            _ = try await test.push(["audience": ["alias": ["set-badge"]], "notification": ["ios": ["alert": "again", "badge": "+1"]]])
+            #expect(try await test.waitForAPNs(token, count: 2).last?.json["aps"]["badge"].int == 1)
+            let refused = try await test.call("POST", "/v3/devices/\(device.registrationID)", ["badge": -1])
+            #expect(refused.status == 400 && refused.json["error"]["message"].string?.contains("badge") == true, "\(refused.json)")
+        }
+    }
+
     @Test func anUnregisteredTokenIsInvalidatedAndTheFailureReported() async throws {
         try await TestNode.run { test in
             let token = TestNode.token(41)

@@ -65,6 +65,29 @@ import Testing
         }
     }
 
+    /// What the SDK could not use reaches the copy's timeline with the reason, once.
+    @Test func aDroppedReceiptKeepsItsReasonInTheTimeline() async throws {
+        try await TestNode.run { test in
+            try await test.recordEvents()
+            let token = TestNode.token(93)
+            let device = try await test.register(token: token, alias: "dropped")
+            let sent = try await test.push(["audience": ["alias": ["dropped"]], "notification": ["alert": "Hi"]])
+            #expect(try await test.waitForAPNs(token).count == 1)
+            let queue = ReceiptQueue(url: nil)
+            try queue.add(Receipt(msgID: sent.msgID, kind: .dropped, reason: "notification_config: actions[0].title: missing\u{7}"))
+            try queue.add(Receipt(msgID: sent.msgID, kind: .displayed))
+            let api = HeraldAPIClient(baseURL: test.apiURL, appKey: test.appKey)
+            #expect(try await queue.flush { try await api.sendReceipts($0, credentials: device) } == 2)
+            let again = [Receipt(msgID: sent.msgID, kind: .dropped, reason: "another reason")]
+            #expect(try await api.sendReceipts(again, credentials: device) == 1)
+            let timeline = try await test.timeline(sent.msgID, device.registrationID, until: "displayed")
+            let events = timeline.json["timeline"].array ?? []
+            #expect(events.map { $0["type"].string ?? "" } == ["accepted", "stored", "sent_apns", "dropped", "displayed"], "\(timeline.json)")
+            #expect(events.first { $0["type"].string == "dropped" }?["data"]["reason"].string == "notification_config: actions[0].title: missing ")
+            #expect(try await test.count("deliveries WHERE dropped_reason = 'notification_config: actions[0].title: missing '") == 1)
+        }
+    }
+
     @Test func badReceiptsAreRefusedWithTheFieldNamedAndOnlyTheDeviceItselfMayReport() async throws {
         try await TestNode.run { test in
             let device = try await test.register(platform: "linux")
@@ -80,6 +103,14 @@ import Testing
                 (["receipts": [["msg_id": .string(msgID), "type": "opened", "action": "see"]]], "receipts[0].action"),
                 (["receipts": [["msg_id": .string(msgID), "type": "opened", "at": "yesterday"]]], "receipts[0].at"),
                 (["receipts": [["msg_id": .string(msgID), "type": "opened", "id": "x"]]], "receipts[0].id"),
+                (["receipts": [["msg_id": .string(msgID), "type": "dropped"]]], "receipts[0].reason"),
+                (["receipts": [["msg_id": .string(msgID), "type": "dropped", "reason": ""]]], "receipts[0].reason"),
+                (["receipts": [["msg_id": .string(msgID), "type": "dropped", "reason": "a\u{0}b"]]], "receipts[0].reason"),
+                (
+                    ["receipts": [["msg_id": .string(msgID), "type": "dropped", "reason": .string(String(repeating: "é", count: 201))]]],
+                    "receipts[0].reason"
+                ),
+                (["receipts": [["msg_id": .string(msgID), "type": "opened", "reason": "why"]]], "receipts[0].reason"),
             ]
             for (body, field) in cases {
                 let answer = try await test.call("POST", path, body, as: asDevice)

@@ -77,9 +77,10 @@ struct UpdateDeviceRequest: Decodable {
     var mobile: DeviceChange.Update<String>?
     var timeZone: DeviceChange.Update<String>?
     var language: DeviceChange.Update<String>?
+    var badge: Int?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case tags, alias, mobile
+        case tags, alias, mobile, badge
         case timeZone = "time_zone"
         case language
         case apnsToken = "apns_token"
@@ -118,6 +119,7 @@ struct UpdateDeviceRequest: Decodable {
         mobile = try Self.nullable(container, .mobile)
         timeZone = try Self.nullable(container, .timeZone)
         language = try Self.nullable(container, .language)
+        badge = try container.decodeIfPresent(Int.self, forKey: .badge)
     }
 
     /// Absent: leave alone; `null`: clear; a string: set.
@@ -180,6 +182,13 @@ struct UpdateDeviceRequest: Decodable {
         case .set, .clear: change.language = .clear
         case nil: break
         }
+        // The badge the app shows now (JPush's setBadge / resetBadge).
+        if let badge {
+            guard (0...IOSNotification.Badge.maxInText).contains(badge) else {
+                throw .invalidField("badge", "must be 0 to \(IOSNotification.Badge.maxInText)")
+            }
+            change.badge = badge
+        }
         return change
     }
 }
@@ -201,7 +210,7 @@ struct DeviceResponse: ResponseEncodable {
 
     enum CodingKeys: String, CodingKey {
         case registrationId, platform, alias, tags, apnsToken, apnsEnvironment, voipToken, tokenValid, createdAt, updatedAt
-        case online, node, lastOnlineAt, mobile, timeZone, language
+        case online, node, lastOnlineAt, mobile, timeZone, language, badge
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -222,5 +231,6 @@ struct DeviceResponse: ResponseEncodable {
         try container.encode(device.mobile, forKey: .mobile)
         try container.encode(device.timeZone, forKey: .timeZone)
         try container.encode(device.language, forKey: .language)
+        try container.encode(device.badge, forKey: .badge)
     }
 }

@@ -27,17 +27,19 @@ struct ReceiptRoutes {
     }
 }
 
-/// `{"receipts": [{"msg_id", "type", "action"?, "at"?, "id"?}]}`: 1 to 100 receipts.
+/// `{"receipts": [{"msg_id", "type", "action"?, "reason"?, "at"?, "id"?}]}`: 1 to 100
+/// receipts; `action` with type `action` only, `reason` with type `dropped` only.
 struct ReceiptsRequest: Decodable {
     struct Item: Decodable {
         var id: String?
         var msgID: String
         var type: String
         var action: String?
+        var reason: String?
         var at: String?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case id, type, action, at
+            case id, type, action, reason, at
             case msgID = "msg_id"
         }
 
@@ -47,6 +49,7 @@ struct ReceiptsRequest: Decodable {
             msgID = try container.decode(String.self, forKey: .msgID)
             type = try container.decode(String.self, forKey: .type)
             action = try container.decodeIfGiven(String.self, forKey: .action)
+            reason = try container.decodeIfGiven(String.self, forKey: .reason)
             at = try container.decodeIfGiven(String.self, forKey: .at)
         }
     }
@@ -61,6 +64,9 @@ struct ReceiptsRequest: Decodable {
     }
 
     static let maxReceipts = 100
+    /// The longest reason of a `dropped` receipt, in Unicode scalars (JSON Schema's
+    /// `maxLength`).
+    static let maxReasonLength = 200
 
     func validated() throws(HeraldError) -> [DeviceReceipt] {
         guard (1...Self.maxReceipts).contains(receipts.count) else {
@@ -82,6 +88,15 @@ struct ReceiptsRequest: Decodable {
             } else if item.action != nil {
                 throw .invalidField("\(field).action", "only with type action")
             }
+            if kind == .dropped {
+                guard let reason = item.reason, !reason.isEmpty, reason.unicodeScalars.count <= Self.maxReasonLength,
+                    !reason.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                else {
+                    throw .invalidField("\(field).reason", "why it was dropped, 1 to \(Self.maxReasonLength) characters, no control characters")
+                }
+            } else if item.reason != nil {
+                throw .invalidField("\(field).reason", "only with type dropped")
+            }
             if let id = item.id, UUID(uuidString: id) == nil { throw .invalidField("\(field).id", "must be a UUID") }
             var at = now
             if let text = item.at {
@@ -91,7 +106,7 @@ struct ReceiptsRequest: Decodable {
                 // A device's clock may be off: never in the future.
                 at = min(parsed, now)
             }
-            return DeviceReceipt(msgID: item.msgID, kind: kind, action: kind == .action ? item.action : nil, at: at)
+            return DeviceReceipt(msgID: item.msgID, kind: kind, action: item.action, reason: item.reason, at: at)
         }
     }
 }

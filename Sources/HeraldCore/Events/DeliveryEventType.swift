@@ -32,6 +32,9 @@ public enum DeliveryEventType: String, Sendable, Hashable, CaseIterable, Codable
     case dismissed
     /// The user tapped one of its category's actions (a receipt, with the action).
     case action
+    /// The device's SDK could not use the copy, or part of it (a receipt, with the reason:
+    /// a payload it could not read, a category that doesn't parse).
+    case dropped
 
     /// The types named in a comma-separated list (`types=a,b`, no spaces); nil when one isn't a type.
     public static func list(_ text: String) -> [DeliveryEventType]? {

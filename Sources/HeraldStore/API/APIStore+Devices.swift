@@ -171,6 +171,9 @@ extension APIStore {
             case .clear: try await connection.query("UPDATE devices SET language = NULL WHERE id = \(deviceID)", logger: logger)
             case .set(let tag): try await connection.query("UPDATE devices SET language = \(tag) WHERE id = \(deviceID)", logger: logger)
             }
+            if let badge = change.badge {
+                try await connection.query("UPDATE devices SET badge = \(Int32(clamping: badge)) WHERE id = \(deviceID)", logger: logger)
+            }
             try await connection.query("UPDATE devices SET updated_at = now() WHERE id = \(deviceID)", logger: logger)
 
             guard let device = try await Self.device(appID: appID, registrationID: registrationID, on: connection, sealer: sealer, logger: logger)
@@ -300,7 +303,7 @@ extension APIStore {
                 d.created_at, d.updated_at,
                 COALESCE((SELECT array_agg(t.tag ORDER BY t.tag) FROM device_tags t WHERE t.device_id = d.id), '{}'),
                 n.node_id, CASE WHEN n.node_id IS NOT NULL THEN now() ELSE s.last_seen_at END, d.mobile, d.time_zone,
-                d.mobile_sealed, d.mobile_key, d.language
+                d.mobile_sealed, d.mobile_key, d.language, d.badge
             FROM devices d
             LEFT JOIN device_sessions s ON s.device_id = d.id
             LEFT JOIN nodes n ON n.node_id = s.node_id
@@ -311,7 +314,7 @@ extension APIStore {
         for try await row in rows.decode(
             (
                 String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?, String?, String?, Data?, String?,
-                String?
+                String?, Int32
             )
             .self
         ) {
@@ -329,6 +332,7 @@ extension APIStore {
                 mobile: row.12 ?? (try? MobileSealing.open(row.14, keyID: row.15, appID: appID, sealer: sealer)) ?? nil,
                 timeZone: row.13,
                 language: row.16,
+                badge: Int(row.17),
                 createdAt: row.7,
                 updatedAt: row.8,
                 node: row.10,

@@ -18,6 +18,9 @@ public struct DeviceRecord: Sendable, Hashable {
     public var timeZone: String?
     /// The BCP 47 language the device reported, if any (localized pushes).
     public var language: String? = nil
+    /// The badge Herald keeps for the device: set by a push or reported by the app's SDK
+    /// (`setBadge`); a push's "+N" / "-N" changes it.
+    public var badge: Int = 0
     public var createdAt: Date
     public var updatedAt: Date
     /// The node that holds the device's MQTT connection, while it is connected (to a node
@@ -82,6 +85,8 @@ public struct DeviceChange: Sendable, Hashable {
     public var mobile: Update<String>?
     public var timeZone: Update<String>?
     public var language: Update<String>?
+    /// The badge the app shows now (JPush's `setBadge`), so a push's "+1" counts from it.
+    public var badge: Int?
 
     public init() {}
 

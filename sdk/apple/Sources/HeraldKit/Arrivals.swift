@@ -13,6 +13,8 @@ public protocol Presenter: Sendable {
     func register(_ categories: [NotificationConfig]) async
     /// Hands an in-app message to the app (never shown by the system).
     func deliver(_ message: HeraldEvent.Message) async
+    /// Sets the app icon's badge (0 clears it).
+    func setBadge(_ count: Int) async
 }
 
 /// Carries out what arrives, whichever way it came (the long connection, an APNs
@@ -22,49 +24,80 @@ public protocol Presenter: Sendable {
 /// - a replace re-posts under the same identifier;
 /// - categories are registered, and the persistent ones (`push_extension…`) kept
 ///   (``CategoryStore``);
-/// - an in-app message goes to the app.
+/// - an in-app message goes to the app;
+/// - what is shown gets a `displayed` receipt, and what can't be read a `dropped` one with
+///   the reason (``ReceiptQueue``).
 public struct Arrivals: Sendable {
     public let ledger: any LedgerStore
-    public let presenter: any Presenter
+    /// Nil: nothing is shown by the SDK (the app reads ``HeraldClient/events`` itself).
+    public let presenter: (any Presenter)?
     public let categories: CategoryStore?
+    public let receipts: ReceiptQueue?
     let logger: Logger
 
-    public init(ledger: any LedgerStore, presenter: any Presenter, categories: CategoryStore? = nil, logger: Logger) {
+    public init(
+        ledger: any LedgerStore,
+        presenter: (any Presenter)?,
+        categories: CategoryStore? = nil,
+        receipts: ReceiptQueue? = nil,
+        logger: Logger
+    ) {
         self.ledger = ledger
         self.presenter = presenter
         self.categories = categories
+        self.receipts = receipts
         self.logger = logger
     }
 
-    /// Carries out `events`, which arrived by `channel`. Returns the notifications shown.
+    /// Carries out a payload from the long connection (``ParsedPayload``). Returns the
+    /// events carried out.
     @discardableResult
-    public func handle(_ events: [HeraldEvent], via channel: DeliveryLedger.Channel) async -> [HeraldEvent.Notification] {
-        var shown: [HeraldEvent.Notification] = []
+    public func receive(connectionPayload bytes: some Collection<UInt8>, language: String? = nil) async -> [HeraldEvent] {
+        let parsed = ParsedPayload(bytes, language: language)
+        if let reason = parsed.dropped { drop(parsed.messageID, reason, channel: .connection) }
+        return await handle(parsed.events, via: .connection)
+    }
+
+    /// Carries out an APNs notification's `userInfo` (``HeraldEvent/fromAPNs(userInfo:dropped:)``),
+    /// in the app. Returns the events carried out.
+    @discardableResult
+    public func receive(apns userInfo: [AnyHashable: Any]) async -> [HeraldEvent] {
+        var reasons: [String] = []
+        let events = HeraldEvent.fromAPNs(userInfo: userInfo) { reasons.append($0) }
+        if let reason = reasons.first {
+            drop(((userInfo["herald"] as? [String: Any])?["msg_id"] as? String), reason, channel: .apns)
+        }
+        return await handle(events, via: .apns)
+    }
+
+    /// Carries out `events`, which arrived by `channel`. Returns those carried out: a copy
+    /// of a message already carried out is left out.
+    @discardableResult
+    public func handle(_ events: [HeraldEvent], via channel: DeliveryLedger.Channel) async -> [HeraldEvent] {
+        var done: [HeraldEvent] = []
         for event in events {
             switch event {
-            case .notification(let notification):
+            case .notification(let notification), .replace(_, let notification):
                 guard first(notification.messageID, channel) else { continue }
                 await register(notification.config)
-                await presenter.show(notification, replacing: false)
-                shown.append(notification)
-            case .replace(_, let notification):
-                guard first(notification.messageID, channel) else { continue }
-                await register(notification.config)
-                await presenter.show(notification, replacing: true)
-                shown.append(notification)
+                if let presenter {
+                    await presenter.show(notification, replacing: event.isReplace)
+                    record(Receipt(msgID: notification.messageID, kind: .displayed))
+                }
             case .recall(let identifiers):
                 // Idempotent: removing twice removes nothing more.
-                await presenter.remove(identifiers: identifiers)
+                await presenter?.remove(identifiers: identifiers)
             case .message(let message):
                 guard first(message.messageID, channel) else { continue }
-                await presenter.deliver(message)
+                await presenter?.deliver(message)
             case .categoryConfig(let config):
                 await register(config)
             case .connected, .disconnected, .stopped:
                 break
             }
+            done.append(event)
         }
-        return shown
+        return done
     }
 
     /// Whether `msgID` arrives for the first time; a ledger that can't be read or written
@@ -78,6 +111,22 @@ public struct Arrivals: Sendable {
         }
     }
 
+    private func drop(_ msgID: String?, _ reason: String, channel: DeliveryLedger.Channel) {
+        logger.warning(
+            "dropped what arrived",
+            metadata: ["herald.msg_id": "\(msgID ?? "-")", "herald.channel": "\(channel.rawValue)", "reason": "\(reason)"]
+        )
+        if let msgID, !msgID.isEmpty { record(Receipt(msgID: msgID, kind: .dropped, reason: reason)) }
+    }
+
+    private func record(_ receipt: Receipt) {
+        do {
+            try receipts?.add(receipt)
+        } catch {
+            logger.warning("cannot queue a receipt", metadata: ["herald.msg_id": "\(receipt.msgID)", "error": "\(error)"])
+        }
+    }
+
     private func register(_ config: NotificationConfig?) async {
         guard let config else { return }
         do {
@@ -85,6 +134,13 @@ public struct Arrivals: Sendable {
         } catch {
             logger.warning("cannot keep a category", metadata: ["herald.category": "\(config.identifier)", "error": "\(error)"])
         }
-        await presenter.register([config])
+        await presenter?.register([config])
+    }
+}
+
+extension HeraldEvent {
+    var isReplace: Bool {
+        if case .replace = self { return true }
+        return false
     }
 }

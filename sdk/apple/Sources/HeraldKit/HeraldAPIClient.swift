@@ -1,6 +1,7 @@
 import Foundation
 
-/// The few HTTP calls a device makes: register, set its alias, change its tags.
+/// The few HTTP calls a device makes: register, its tokens, alias, tags, mobile number,
+/// badge, language and zone, Live Activity tokens, receipts.
 ///
 /// On Apple platforms through `URLSession`; on Linux through ``HTTPExchange`` (SwiftNIO),
 /// as FoundationNetworking's `URLSession` can deadlock there.
@@ -86,6 +87,74 @@ public struct HeraldAPIClient: Sendable {
         )
     }
 
+    /// Sets the device's mobile number, for SMS fallback (JPush's `setMobileNumber`; `""`
+    /// clears it).
+    public func setMobile(_ mobile: String, credentials: DeviceCredentials) async throws {
+        _ = try await send("POST", "/v3/devices/\(credentials.registrationID)", body: ["mobile": mobile], credentials: credentials)
+    }
+
+    /// Tells Herald the badge the app shows now (JPush's `setBadge`; 0 is `resetBadge`), so
+    /// a push's "+1" counts from it. The app sets its icon's badge itself (the presenter's
+    /// ``Presenter/setBadge(_:)``).
+    public func setBadge(_ badge: Int, credentials: DeviceCredentials) async throws {
+        struct Body: Encodable { var badge: Int }
+        _ = try await send("POST", "/v3/devices/\(credentials.registrationID)", body: Body(badge: max(0, badge)), credentials: credentials)
+    }
+
+    /// Sets the device's APNs token (a new one after `didRegisterForRemoteNotifications`),
+    /// as the bytes iOS gives; `environment` is `sandbox` for a development build.
+    public func setAPNsToken(_ token: some Sequence<UInt8>, environment: String? = nil, credentials: DeviceCredentials) async throws {
+        var body = ["apns_token": Self.hex(token)]
+        body["apns_environment"] = environment
+        _ = try await send("POST", "/v3/devices/\(credentials.registrationID)", body: body, credentials: credentials)
+    }
+
+    /// Sets the device's PushKit VoIP token.
+    public func setVoIPToken(_ token: some Sequence<UInt8>, credentials: DeviceCredentials) async throws {
+        _ = try await send("POST", "/v3/devices/\(credentials.registrationID)", body: ["voip_token": Self.hex(token)], credentials: credentials)
+    }
+
+    /// Sets the push-to-start token of a Live Activity attributes type (ActivityKit's
+    /// `pushToStartTokenUpdates`): a `live_activity` start push goes to it.
+    public func setLiveActivityPushToStartToken(
+        _ token: some Sequence<UInt8>,
+        attributesType: String,
+        credentials: DeviceCredentials
+    ) async throws {
+        let path = "/v3/devices/\(credentials.registrationID)/live_activities/push_to_start/\(Self.pathSegment(attributesType))"
+        _ = try await send("PUT", path, body: ["token": Self.hex(token)], credentials: credentials)
+    }
+
+    /// Sets the update token of a running Live Activity (its `pushTokenUpdates`), under the
+    /// id the app's server names it by (`audience.live_activity_id`); nil removes it when
+    /// the activity ends.
+    public func setLiveActivityToken(_ token: [UInt8]?, activityID: String, credentials: DeviceCredentials) async throws {
+        let path = "/v3/devices/\(credentials.registrationID)/live_activities/\(Self.pathSegment(activityID))"
+        if let token {
+            _ = try await send("PUT", path, body: ["token": Self.hex(token)], credentials: credentials)
+        } else {
+            _ = try await send("DELETE", path, body: [String: String](), credentials: credentials)
+        }
+    }
+
+    /// A token as Herald takes it: lowercase hex.
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `text` as one path segment: everything but unreserved characters percent-encoded.
+    static func pathSegment(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
     /// Reports receipts (``ReceiptQueue/flush(_:)`` calls this): at most 100 at a time.
     /// Returns how many named a message this device was sent.
     @discardableResult
@@ -102,7 +171,10 @@ public struct HeraldAPIClient: Sendable {
     }
 
     private func send(_ method: String, _ path: String, body: some Encodable, credentials: DeviceCredentials?) async throws -> Data {
-        let url = baseURL.appendingPathComponent(path)
+        // `path` is already escaped (``pathSegment(_:)``): appended as it is.
+        var base = baseURL.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        guard let url = URL(string: base + path) else { throw HeraldClientError("not a URL: \(base + path)") }
         var headers = [("Content-Type", "application/json")]
         if let credentials {
             let basic = Data("\(credentials.registrationID):\(credentials.deviceSecret)".utf8).base64EncodedString()

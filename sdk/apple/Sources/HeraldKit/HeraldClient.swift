@@ -86,17 +86,19 @@ public final class HeraldClient: Sendable {
     private let configuration: Configuration
     private let credentials: DeviceCredentials
     private let logger: Logger
-    /// What arrived, by msg_id, over this connection and through APNs alike.
-    public let ledger: any LedgerStore
+    /// Carries out what arrives over the connection: each message once, whichever copy
+    /// (this connection's, APNs') came first, shown by its presenter, receipts queued.
+    public let arrivals: Arrivals
     /// The MQTT connection's writer, and the reports not yet acknowledged; a writer is set
     /// only once no report waits, so reports reach the server in the order made.
     private let reports = NIOLockedValueBox<(writer: NIOAsyncChannelOutboundWriter<MQTTPacket>?, queue: ReportQueue)>((nil, ReportQueue()))
 
-    /// - Parameter ledger: the record of what arrived, shared with the APNs path (and, on
-    ///   iOS, the Notification Service Extension through an App Group file), so each
-    ///   message is shown once whichever copy comes first.
-    public init(configuration: Configuration, credentials: DeviceCredentials, ledger: any LedgerStore = InMemoryLedgerStore(), logger: Logger) {
-        self.ledger = ledger
+    /// - Parameter arrivals: what carries out what arrives; its ledger is shared with the
+    ///   APNs path (and, on iOS, the Notification Service Extension through an App Group
+    ///   file), so each message is shown once whichever copy comes first. By default
+    ///   nothing is shown: the app reads ``events``.
+    public init(configuration: Configuration, credentials: DeviceCredentials, arrivals: Arrivals? = nil, logger: Logger) {
+        self.arrivals = arrivals ?? Arrivals(ledger: InMemoryLedgerStore(), presenter: nil, logger: logger)
         (events, continuation) = AsyncStream.makeStream(of: HeraldEvent.self, bufferingPolicy: .bufferingNewest(10_000))
         self.configuration = configuration
         self.credentials = credentials
@@ -286,21 +288,9 @@ public final class HeraldClient: Sendable {
     }
 
     private func received(_ publish: MQTTPacket.Publish, outbound: NIOAsyncChannelOutboundWriter<MQTTPacket>) async throws {
-        if let payload = try? JSONDecoder().decode(PushPayload.self, from: Data(publish.payload.readableBytesView)) {
-            let first: Bool
-            do {
-                first = try ledger.arrived(payload.msgID, via: .connection)
-            } catch {
-                // Better shown twice than never: the ledger couldn't be read or written.
-                logger.warning("cannot record an arrival; showing it", metadata: ["error": "\(error)"])
-                first = true
-            }
-            if first {
-                for event in payload.events(language: Locale.preferredLanguages.first) { continuation.yield(event) }
-            }
-        } else {
-            logger.warning("ignoring a message that is not Herald JSON", metadata: ["herald.topic": "\(publish.topic)"])
-        }
+        // Carried out before it is acknowledged: a copy lost in between comes again.
+        let events = await arrivals.receive(connectionPayload: publish.payload.readableBytesView, language: Locale.preferredLanguages.first)
+        for event in events { continuation.yield(event) }
         if let id = publish.packetID { try await outbound.write(.pubAck(packetID: id)) }
     }
 }

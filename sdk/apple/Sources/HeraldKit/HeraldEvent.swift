@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 
 /// What the SDK hands the app.
 public enum HeraldEvent: Sendable, Hashable {
@@ -69,10 +68,28 @@ struct PushPayload: Decodable {
         /// A copy kept in the inbox carries every language: the SDK chooses.
         var localizations: [String: LocalizedAlert]?
 
+        /// Why `notification_config` was left out (it doesn't parse): the notification
+        /// shows without its category.
+        var configProblem: String?
+
         enum CodingKeys: String, CodingKey {
             case alert, title, subtitle, badge, sound, category, extras, localizations
             case mediaURL = "media_url"
             case notificationConfig = "notification_config"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            alert = try container.decodeIfPresent(String.self, forKey: .alert)
+            title = try container.decodeIfPresent(String.self, forKey: .title)
+            subtitle = try container.decodeIfPresent(String.self, forKey: .subtitle)
+            badge = try container.decodeIfPresent(Int.self, forKey: .badge)
+            sound = try container.decodeIfPresent(Sound.self, forKey: .sound)
+            category = try container.decodeIfPresent(String.self, forKey: .category)
+            extras = try container.decodeIfPresent(Extras.self, forKey: .extras)
+            mediaURL = try container.decodeIfPresent(String.self, forKey: .mediaURL)
+            localizations = try container.decodeIfPresent([String: LocalizedAlert].self, forKey: .localizations)
+            (notificationConfig, configProblem) = NotificationConfig.lenient(container, .notificationConfig)
         }
 
         /// The body for a device of `language`: the alert of its language, if the push has one.
@@ -107,11 +124,25 @@ struct PushPayload: Decodable {
     var notification: NotificationBody?
     var message: MessageBody?
     var notificationConfig: NotificationConfig?
+    /// Why a `notification_config` (the payload's or its notification's) was left out.
+    var configProblem: String?
 
     enum CodingKeys: String, CodingKey {
         case type, identifier, identifiers, notification, message
         case msgID = "msg_id"
         case notificationConfig = "notification_config"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(String.self, forKey: .type)
+        msgID = try container.decode(String.self, forKey: .msgID)
+        identifier = try container.decodeIfPresent(String.self, forKey: .identifier)
+        identifiers = try container.decodeIfPresent([String].self, forKey: .identifiers)
+        notification = try container.decodeIfPresent(NotificationBody.self, forKey: .notification)
+        message = try container.decodeIfPresent(MessageBody.self, forKey: .message)
+        (notificationConfig, configProblem) = NotificationConfig.lenient(container, .notificationConfig)
+        configProblem = configProblem ?? notification?.configProblem
     }
 
     /// The events this payload means: a notification (or a replace), an in-app message,

@@ -106,6 +106,19 @@ public struct NotificationConfig: Sendable, Hashable, Codable {
         actions = try container.decodeIfPresent([Action].self, forKey: .actions) ?? []
     }
 
+    /// The configuration under `key`, or why it was left out: a broken category doesn't
+    /// take the notification carrying it down with it. Given as one object or, as the
+    /// design documents give it, an array (the first is taken).
+    static func lenient<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, _ key: Key) -> (NotificationConfig?, String?) {
+        guard container.contains(key), (try? container.decodeNil(forKey: key)) != true else { return (nil, nil) }
+        do {
+            return (try container.decode(NotificationConfig.self, forKey: key), nil)
+        } catch {
+            if let list = try? container.decode([NotificationConfig].self, forKey: key), let first = list.first { return (first, nil) }
+            return (nil, ParsedPayload.describe(error))
+        }
+    }
+
     /// The prefix of the categories kept across launches (``CategoryStore``).
     public static let persistentPrefix = "push_extension"
 

@@ -4,10 +4,11 @@ import NIOConcurrencyHelpers
 /// What the device tells Herald about a message after it arrived: that the Notification
 /// Service Extension ran (`delivered`: the device got it, not just APNs), that it was
 /// shown, dismissed (a category with `customDismissAction`), opened, or that one of its
-/// actions was tapped.
+/// actions was tapped; or that the SDK dropped what arrived, and why (a payload it could
+/// not read, a category that doesn't parse).
 public struct Receipt: Sendable, Hashable, Codable {
     public enum Kind: String, Sendable, Hashable, Codable {
-        case delivered, displayed, dismissed, opened, action
+        case delivered, displayed, dismissed, opened, action, dropped
     }
 
     /// Names this receipt, so a receipt sent twice (its answer lost) counts once.
@@ -16,20 +17,40 @@ public struct Receipt: Sendable, Hashable, Codable {
     public var kind: Kind
     /// The action's identifier, for `action`.
     public var action: String?
+    /// Why it was dropped, for `dropped` (at most ``maxReasonLength`` Unicode scalars).
+    public var reason: String?
     public var at: Date
 
-    public init(msgID: String, kind: Kind, action: String? = nil, at: Date = Date(), id: UUID = UUID()) {
+    /// The longest reason Herald takes, in Unicode scalars.
+    public static let maxReasonLength = 200
+
+    public init(msgID: String, kind: Kind, action: String? = nil, reason: String? = nil, at: Date = Date(), id: UUID = UUID()) {
         self.id = id
         self.msgID = msgID
         self.kind = kind
         self.action = action
+        self.reason = reason.map { Self.truncated($0) }
         self.at = at
+    }
+
+    /// `text` cut to ``maxReasonLength`` Unicode scalars, on a character's boundary, its
+    /// control characters (a reason may quote what arrived) as spaces.
+    static func truncated(_ text: String) -> String {
+        var result = ""
+        var scalars = 0
+        for character in text {
+            let clean = character.unicodeScalars.contains { $0.properties.generalCategory == .control } ? " " : character
+            scalars += clean.unicodeScalars.count
+            guard scalars <= maxReasonLength else { break }
+            result.append(clean)
+        }
+        return result
     }
 
     enum CodingKeys: String, CodingKey {
         case id
         case kind = "type"
-        case action, at
+        case action, reason, at
         case msgID = "msg_id"
     }
 }

@@ -27,6 +27,7 @@ struct ArrivalsTests {
 
         func register(_ categories: [NotificationConfig]) { registered += categories.map(\.identifier) }
         func deliver(_ message: HeraldEvent.Message) { messages.append(message.messageID) }
+        func setBadge(_ count: Int) {}
     }
 
     func arrivals(_ recorder: Recorder) -> Arrivals {
@@ -157,22 +158,62 @@ struct ArrivalsTests {
         }
     }
 
-    @Test func hostileConnectionPayloadsAreRefusedByTheParser() {
-        let cases = [
-            #"{"type": "notification", "msg_id": 5}"#,
-            #"{"type": ["x"], "msg_id": "1"}"#,
-            #"{"type": "notification", "msg_id": "1", "notification": {"badge": "many"}}"#,
-            #"{"type": "notification", "msg_id": "1", "notification": {"alert": "x", "notification_config": {"identifier": 3}}}"#,
-            "[1, 2, 3]",
-            String(repeating: "[", count: 100_000),
+    @Test func hostileConnectionPayloadsAreDroppedWithAReceiptSayingWhyNeverACrash() async throws {
+        let cases: [(payload: String, msgID: String?, reason: String)] = [
+            (#"{"type": "notification", "msg_id": 5}"#, nil, "msg_id: not a string"),
+            (#"{"type": ["x"], "msg_id": "1"}"#, "1", "type: not a string"),
+            (#"{"type": "notification", "msg_id": "2", "notification": {"badge": "many"}}"#, "2", "notification.badge: not an integer"),
+            ("[1, 2, 3]", nil, "the payload: not a"),
+            (String(repeating: "[", count: 60_000), nil, "the payload: "),
+            (#"{"type": "notification", "msg_id": "3", "notification": {"alert": "x"}"#, nil, "the payload: "),
+            (#"{"type": "hologram", "msg_id": "4"}"#, "4", "nothing this SDK knows in a payload of type hologram"),
+            (String(repeating: " ", count: ParsedPayload.maxBytes + 1), nil, "a payload of 65537 bytes, over 65536"),
         ]
-        for json in cases {
-            #expect(throws: (any Error).self, "\(json.prefix(80))") { try JSONDecoder().decode(PushPayload.self, from: Data(json.utf8)) }
+        for (payload, msgID, reason) in cases {
+            let parsed = ParsedPayload(Array(payload.utf8))
+            #expect(parsed.events.isEmpty, "\(payload.prefix(80))")
+            #expect(parsed.messageID == msgID, "\(payload.prefix(80))")
+            #expect(parsed.dropped?.hasPrefix(reason) == true, "\(payload.prefix(80)): \(parsed.dropped ?? "-")")
         }
-        // Unknown fields are ignored; unknown types give nothing to show.
-        let future = #"{"type": "notification", "msg_id": "1", "future": {"x": 1}, "notification": {"alert": "x", "colour": "red"}}"#
-        #expect((try? JSONDecoder().decode(PushPayload.self, from: Data(future.utf8)).events().count) == 1)
-        let unknown = #"{"type": "hologram", "msg_id": "1"}"#
-        #expect((try? JSONDecoder().decode(PushPayload.self, from: Data(unknown.utf8)).events()) == [])
+        // A broken category: the notification shows without it, and the receipt says why.
+        let receipts = ReceiptQueue(url: nil)
+        let recorder = Recorder()
+        let arrivals = Arrivals(ledger: InMemoryLedgerStore(), presenter: recorder, receipts: receipts, logger: Logger(label: "test"))
+        let broken = #"{"type": "notification", "msg_id": "5", "notification": {"alert": "x", "notification_config": {"identifier": 3}}}"#
+        #expect(await arrivals.receive(connectionPayload: Array(broken.utf8)).count == 1)
+        await arrivals.receive(connectionPayload: Array(#"{"type": "notification", "msg_id": "6", "notification": []}"#.utf8))
+        let sent = try receipts.pending().map { "\($0.msgID) \($0.kind.rawValue) \($0.reason ?? "")" }
+        #expect(
+            sent == [
+                "5 dropped notification_config: notification.notification_config.identifier: not a string", "5 displayed ",
+                "6 dropped notification: not an object",
+            ],
+            "\(sent)"
+        )
+        #expect(await recorder.posts.map(\.identifier) == ["5"])
+        // Unknown fields are ignored.
+        let future = #"{"type": "notification", "msg_id": "7", "future": {"x": 1}, "notification": {"alert": "x", "colour": "red"}}"#
+        let parsed = ParsedPayload(Array(future.utf8))
+        #expect(parsed.events.count == 1 && parsed.dropped == nil)
+    }
+
+    @Test func aDroppedAPNsNotificationQueuesItsReason() async throws {
+        let receipts = ReceiptQueue(url: nil)
+        let arrivals = Arrivals(ledger: InMemoryLedgerStore(), presenter: Recorder(), receipts: receipts, logger: Logger(label: "test"))
+        await arrivals.receive(apns: ["aps": ["alert": 42], "herald": ["msg_id": "8"]])
+        #expect(try receipts.pending().map(\.reason) == ["aps.alert is neither text nor an object of texts"])
+    }
+
+    @Test func whatIsShownGetsADisplayedReceiptOnceWhicheverCopyCameFirst() async throws {
+        let receipts = ReceiptQueue(url: nil)
+        let arrivals = Arrivals(ledger: InMemoryLedgerStore(), presenter: Recorder(), receipts: receipts, logger: Logger(label: "test"))
+        await arrivals.receive(apns: Self.apns(msgID: "9", identifier: "nine", body: "b"))
+        await arrivals.receive(connectionPayload: Array(#"{"type": "notification", "msg_id": "9", "notification": {"alert": "b"}}"#.utf8))
+        #expect(try receipts.pending().map { "\($0.msgID) \($0.kind)" } == ["9 displayed"])
+        // Without a presenter nothing is shown, so nothing is displayed.
+        let quiet = ReceiptQueue(url: nil)
+        let reader = Arrivals(ledger: InMemoryLedgerStore(), presenter: nil, receipts: quiet, logger: Logger(label: "test"))
+        #expect(await reader.receive(apns: Self.apns(msgID: "10", identifier: "ten", body: "b")).count == 1)
+        #expect(try quiet.pending().isEmpty)
     }
 }
