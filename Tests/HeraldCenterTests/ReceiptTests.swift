@@ -44,6 +44,15 @@ import Testing
             #expect(received["ios_apns_received"].int == 1, "\(received)")
             #expect(try await test.count("deliveries WHERE received_at IS NOT NULL AND displayed_at IS NOT NULL AND opened_at IS NOT NULL") == 1)
             #expect(try await test.count("delivery_actions WHERE action = 'see'") == 1)
+            // Herald's report, and JPush's detail view: what the device reported.
+            let report = try await test.settledReport(sent.msgID)
+            #expect(report["device"]["delivered"].int == 1 && report["device"]["displayed"].int == 1, "\(report)")
+            #expect(report["device"]["dismissed"].int == 0 && report["device"]["dropped"].int == 0)
+            #expect(report["device"]["actions"][0]["action"].string == "see" && report["device"]["actions"][0]["count"].int == 1)
+            #expect(report["opened"].int == 1)
+            let detail = try await test.call("GET", "/v3/messages/detail?msg_ids=\(sent.msgID)").json[0]["details"]["notification"]
+            #expect(detail["display"].int == 1 && detail["sub_ios"]["apns"]["display"].int == 1, "\(detail)")
+            #expect(detail["sub_android"]["jg_android"]["display"].isNull)
         }
     }
 

@@ -66,7 +66,8 @@ extension DeliveryBreakdown {
 /// `GET /v3/messages/detail`: `{"msg_id", "details": {"notification": {...}, "message": {...}}}`,
 /// each view with its totals and `sub_android.jg_android`, `sub_ios.jg_ios`, `sub_ios.apns`.
 struct MessageDetailEntry: Encodable {
-    /// One channel's (or one view's) numbers; `display` is never known (`null`).
+    /// One channel's (or one view's) numbers; `display` counts what devices' SDKs reported
+    /// shown (HeraldKit's `displayed` receipts), `null` while none did (unknown, not 0).
     struct Stats: Encodable {
         var counts: DeliveryBreakdown.Counts
         /// Opens count in the notification view when there is one.
@@ -79,7 +80,11 @@ struct MessageDetailEntry: Encodable {
             try container.encode(counts.target, forKey: .target)
             try container.encode(counts.sent, forKey: .sent)
             try container.encode(counts.received, forKey: .received)
-            try container.encodeNil(forKey: .display)
+            if counts.displayed > 0 {
+                try container.encode(counts.displayed, forKey: .display)
+            } else {
+                try container.encodeNil(forKey: .display)
+            }
             try container.encode(clicks ? counts.opened : 0, forKey: .click)
         }
     }

@@ -83,11 +83,34 @@ struct ReportResponse: Encodable {
     /// SMS of `sms_message` sent, and failed.
     var smsSent: Int
     var smsFailed: Int
+    /// What the devices' SDKs reported (receipts).
+    var device: Receipts
+
+    struct Receipts: Encodable {
+        struct Action: Encodable {
+            var action: String
+            var count: Int
+        }
+
+        var delivered: Int
+        var displayed: Int
+        var dismissed: Int
+        var dropped: Int
+        var actions: [Action]
+
+        init(_ receipts: DeviceReceipts) {
+            delivered = receipts.delivered
+            displayed = receipts.displayed
+            dismissed = receipts.dismissed
+            dropped = receipts.dropped
+            actions = receipts.actions.sorted { $0.key < $1.key }.map { Action(action: $0.key, count: $0.value) }
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case msgID = "msg_id"
         case targeted, tcpDelivered, apnsSent, apnsFailed, apnsFailures, waiting, opened, recalled, replaced, expired, pending, done
-        case spread, held, dropped, smsSent, smsFailed
+        case spread, held, dropped, smsSent, smsFailed, device
     }
 
     init(_ report: MessageReport) {
@@ -109,6 +132,7 @@ struct ReportResponse: Encodable {
         dropped = report.dropped
         smsSent = report.smsSent
         smsFailed = report.smsFailed
+        device = Receipts(report.device)
     }
 }
 

@@ -20,7 +20,8 @@ extension APIStore {
               count(*) FILTER (WHERE dl.state = 'tcp' OR dl.received_at IS NOT NULL
                                      OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq
                                          AND dl.state NOT IN ('recalled', 'replaced', 'expired'))),
-              count(*) FILTER (WHERE dl.opened_at IS NOT NULL)
+              count(*) FILTER (WHERE dl.opened_at IS NOT NULL),
+              count(*) FILTER (WHERE dl.displayed_at IS NOT NULL)
             FROM messages m
             LEFT JOIN deliveries dl ON dl.message_id = m.id
             LEFT JOIN devices d ON d.id = dl.device_id
@@ -31,18 +32,19 @@ extension APIStore {
             logger: logger
         )
         var breakdowns: [String: DeliveryBreakdown] = [:]
-        for try await row in rows.decode((String, Bool, Bool, String?, Bool, Int64, Int64, Int64, Int64).self) {
-            let (msgID, hasNotification, hasMessage, platform, viaAPNs, target, apnsSent, received, opened) = row
+        for try await row in rows.decode((String, Bool, Bool, String?, Bool, Int64, Int64, Int64, Int64, Int64).self) {
+            let (msgID, hasNotification, hasMessage, platform, viaAPNs, target, apnsSent, received, opened, displayed) = row
             var breakdown = breakdowns[msgID] ?? DeliveryBreakdown(msgID: msgID, hasNotification: hasNotification, hasMessage: hasMessage)
             if target > 0 {
                 if viaAPNs {
                     breakdown.apns =
                         breakdown.apns
-                        + .init(target: Int(target), sent: Int(apnsSent), received: Int(received), opened: Int(opened))
+                        + .init(target: Int(target), sent: Int(apnsSent), received: Int(received), opened: Int(opened), displayed: Int(displayed))
                 } else {
                     let family = DeliveryBreakdown.Family(platform)
                     breakdown.connection[family] =
-                        breakdown.connection(family) + .init(target: Int(target), sent: Int(received), received: Int(received), opened: Int(opened))
+                        breakdown.connection(family)
+                        + .init(target: Int(target), sent: Int(received), received: Int(received), opened: Int(opened), displayed: Int(displayed))
                 }
             }
             breakdowns[msgID] = breakdown

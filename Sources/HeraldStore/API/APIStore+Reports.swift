@@ -27,7 +27,11 @@ extension APIStore {
               (SELECT j.available_at FROM push_jobs j WHERE j.message_id = m.id AND j.kind = 'push' AND j.spread_total IS NOT NULL),
               m.fanned_out_at IS NOT NULL,
               count(*) FILTER (WHERE dl.state = 'held'),
-              count(*) FILTER (WHERE dl.state = 'dropped')
+              count(*) FILTER (WHERE dl.state = 'dropped'),
+              count(*) FILTER (WHERE dl.received_at IS NOT NULL),
+              count(*) FILTER (WHERE dl.displayed_at IS NOT NULL),
+              count(*) FILTER (WHERE dl.dismissed_at IS NOT NULL),
+              count(*) FILTER (WHERE dl.dropped_at IS NOT NULL)
             FROM messages m
             LEFT JOIN deliveries dl ON dl.message_id = m.id
             LEFT JOIN device_acks a ON a.device_id = dl.device_id
@@ -66,6 +70,21 @@ extension APIStore {
                 held: try count(16),
                 dropped: try count(17)
             )
+            reports[msgID]?.device.delivered = try count(18)
+            reports[msgID]?.device.displayed = try count(19)
+            reports[msgID]?.device.dismissed = try count(20)
+            reports[msgID]?.device.dropped = try count(21)
+        }
+        let actions = try await client.query(
+            """
+            SELECT m.msg_id, a.action, count(*) FROM messages m JOIN delivery_actions a ON a.message_id = m.id
+            WHERE m.app_id = \(appID) AND m.msg_id = ANY(\(msgIDs))
+            GROUP BY m.msg_id, a.action
+            """,
+            logger: logger
+        )
+        for try await (msgID, action, count) in actions.decode((String, String, Int64).self) {
+            reports[msgID]?.device.actions[action] = Int(count)
         }
         let failures = try await client.query(
             """

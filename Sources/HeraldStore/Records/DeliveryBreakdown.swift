@@ -37,16 +37,25 @@ public struct DeliveryBreakdown: Sendable, Hashable {
         public var received = 0
         /// Copies the device reported opened or clicked.
         public var opened = 0
+        /// Copies the device's SDK reported shown (a `displayed` receipt).
+        public var displayed = 0
 
-        public init(target: Int = 0, sent: Int = 0, received: Int = 0, opened: Int = 0) {
+        public init(target: Int = 0, sent: Int = 0, received: Int = 0, opened: Int = 0, displayed: Int = 0) {
             self.target = target
             self.sent = sent
             self.received = received
             self.opened = opened
+            self.displayed = displayed
         }
 
         static func + (lhs: Counts, rhs: Counts) -> Counts {
-            Counts(target: lhs.target + rhs.target, sent: lhs.sent + rhs.sent, received: lhs.received + rhs.received, opened: lhs.opened + rhs.opened)
+            Counts(
+                target: lhs.target + rhs.target,
+                sent: lhs.sent + rhs.sent,
+                received: lhs.received + rhs.received,
+                opened: lhs.opened + rhs.opened,
+                displayed: lhs.displayed + rhs.displayed
+            )
         }
     }
 

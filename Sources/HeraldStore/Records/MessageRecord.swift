@@ -116,6 +116,23 @@ public struct MessageReport: Sendable, Hashable, Codable {
     /// attempt (migration 0023).
     public var smsSent = 0
     public var smsFailed = 0
+    /// What the devices' SDKs reported (HeraldKit's receipts).
+    public var device = DeviceReceipts()
+}
+
+/// A message's copies as the devices' SDKs reported them, each copy counted once per kind.
+public struct DeviceReceipts: Sendable, Hashable, Codable {
+    /// The Notification Service Extension ran: the device got the APNs copy.
+    public var delivered = 0
+    public var displayed = 0
+    /// Dismissed by the user (a category with customDismissAction).
+    public var dismissed = 0
+    /// The SDK could not use the copy, or a part of it.
+    public var dropped = 0
+    /// Copies on which each action was tapped, by the action's identifier.
+    public var actions: [String: Int] = [:]
+
+    public init() {}
 }
 
 /// How far a push spread over time has gone out.
