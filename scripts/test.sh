@@ -16,6 +16,9 @@ scripts/check-deploy.sh
 echo "==> the device SDK's package alone (scripts/check-sdk.sh)"
 scripts/check-sdk.sh
 
+echo "==> HeraldKit's payload parsers under libFuzzer, from a fixed seed (scripts/fuzz-payload.sh)"
+scripts/fuzz-payload.sh --runs 30000
+
 echo "==> swift build --build-tests"
 swift build --build-tests
 

@@ -84,32 +84,3 @@ public struct Interactions: Sendable {
         return Opening(notification: notification, response: response, route: route)
     }
 }
-
-extension HeraldEvent.Notification {
-    /// The notification as an APNs `userInfo` carries it (``HeraldEvent/fromAPNs(userInfo:dropped:)``
-    /// reads it back as it is): what the SDK puts in the local notification it posts for a
-    /// copy from the connection, so a tap on it resolves as a tap on the APNs copy does.
-    public var userInfo: [String: Any] {
-        var alert: [String: Any] = [:]
-        alert["title"] = title
-        alert["subtitle"] = subtitle
-        alert["body"] = self.alert
-        var aps: [String: Any] = [:]
-        aps["alert"] = alert.isEmpty ? nil : alert
-        aps["badge"] = badge
-        aps["sound"] = sound
-        aps["category"] = category
-        var herald: [String: Any] = ["msg_id": messageID, "identifier": identifier]
-        herald["media_url"] = mediaURL
-        var userInfo: [String: Any] = [:]
-        for (key, value) in extras where !["aps", "herald", "herald-recall", "notification_config"].contains(key) {
-            userInfo[key] = value
-        }
-        userInfo["aps"] = aps
-        userInfo["herald"] = herald
-        if let config, let data = try? JSONEncoder().encode(config), let object = try? JSONSerialization.jsonObject(with: data) {
-            userInfo["notification_config"] = object
-        }
-        return userInfo
-    }
-}
