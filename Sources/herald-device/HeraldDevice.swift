@@ -22,6 +22,16 @@ struct HeraldDevice: AsyncParsableCommand {
     @Option(help: "The device's IANA time zone, reported at registration (default: the system's).") var timeZone: String?
     @Option(help: "The device's BCP 47 language, reported at registration (default: the user's first preferred language).")
     var language: String?
+    @Option(help: "Register as an iOS device with this APNs token (hex), so Herald reaches it through APNs while it is offline.")
+    var apnsToken: String?
+    @Option(
+        help: """
+            Carry out an APNs notification (its JSON as APNs delivered it; - reads standard input) as the app's \
+            Notification Service Extension would, send the receipts, and exit.
+            """
+    )
+    var apns: String?
+    @Option(help: "Seconds to wait before sending receipts (spread over a random delay up to this).") var receiptSpread = 30
 
     func run() async throws {
         var logger = Logger(label: "herald-device")
@@ -34,29 +44,73 @@ struct HeraldDevice: AsyncParsableCommand {
             credentials = saved
         } else {
             credentials = try await http.register(
-                platform: platform,
+                platform: apnsToken == nil ? platform : "ios",
+                apnsToken: apnsToken,
+                apnsEnvironment: apnsToken == nil ? nil : "sandbox",
                 timeZone: timeZone ?? TimeZone.current.identifier,
                 language: language ?? Locale.preferredLanguages.first
             )
             try store.save(credentials)
         }
         FileHandle.standardOutput.write(Data("registration_id \(credentials.registrationID)\n".utf8))
+        // What the app and its extension share (an App Group on iOS): the ledger of what
+        // arrived, the receipts on their way, the categories kept.
+        let arrivals = Arrivals(
+            ledger: FileLedgerStore(url: URL(fileURLWithPath: state + ".ledger.json")),
+            presenter: PrintingPresenter(),
+            categories: CategoryStore(directory: URL(fileURLWithPath: state + ".categories")),
+            receipts: ReceiptQueue(url: URL(fileURLWithPath: state + ".receipts.json")),
+            logger: logger
+        )
+        let receipts = ReceiptSender(
+            queue: arrivals.receipts!,
+            api: http,
+            credentials: credentials,
+            spread: .seconds(receiptSpread),
+            logger: logger
+        )
+        if let apns {
+            try await receiveAPNs(apns, arrivals: arrivals, receipts: receipts)
+            return
+        }
         if let alias { try await http.setAlias(alias, credentials: credentials) }
         if !tags.isEmpty { try await http.updateTags(add: tags, credentials: credentials) }
         if let timeZone { try await http.setTimeZone(timeZone, credentials: credentials) }
         if let language { try await http.setLanguage(language, credentials: credentials) }
 
-        let client = HeraldClient(configuration: .init(host: host, port: port, appKey: appKey), credentials: credentials, logger: logger)
-        // The client shows each message once already: the arrivals' own ledger lets through
-        // what the client hands over.
-        let arrivals = Arrivals(ledger: InMemoryLedgerStore(), presenter: PrintingPresenter(), logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let client = HeraldClient(
+            configuration: .init(host: host, port: port, appKey: appKey),
+            credentials: credentials,
+            arrivals: arrivals,
+            logger: logger
+        )
+        await withTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
+            group.addTask { await receipts.run() }
             for await event in client.events {
                 FileHandle.standardOutput.write(Data((Self.describe(event) + "\n").utf8))
-                await arrivals.handle([event], via: .connection)
+                if case .connected = event { receipts.nudge() }
             }
+            group.cancelAll()
         }
+    }
+
+    /// An APNs notification, as the Notification Service Extension gets it: carried out
+    /// (shown once, whichever copy came first), a `delivered` receipt queued, receipts sent.
+    private func receiveAPNs(_ path: String, arrivals: Arrivals, receipts: ReceiptSender) async throws {
+        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
+        guard let userInfo = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ValidationError("--apns: not a JSON object")
+        }
+        // The extension ran: the device got it, whatever it then shows.
+        if let msgID = (userInfo["herald"] as? [String: Any])?["msg_id"] as? String {
+            try arrivals.receipts?.add(Receipt(msgID: msgID, kind: .delivered))
+        }
+        for event in await arrivals.receive(apns: userInfo) {
+            FileHandle.standardOutput.write(Data(("apns " + Self.describe(event) + "\n").utf8))
+        }
+        let sent = try await receipts.flush()
+        FileHandle.standardOutput.write(Data("receipts sent \(sent)\n".utf8))
     }
 
     static func describe(_ event: HeraldEvent) -> String {
@@ -113,6 +167,6 @@ struct PrintingPresenter: Presenter {
     }
 
     func setBadge(_ count: Int) async {
-        print("iphone: badge \(count)")
+        print("badge \(count)")
     }
 }

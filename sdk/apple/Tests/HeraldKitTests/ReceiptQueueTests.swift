@@ -66,4 +66,47 @@ struct ReceiptQueueTests {
         #expect(delays.allSatisfy { $0 >= .zero && $0 <= .seconds(30) })
         #expect(Set(delays).count > 100)
     }
+
+    /// The sender: a nudge (a connection came up) sends at once, well inside the spread; a
+    /// failed send is tried again later and each receipt reaches Herald once.
+    @Test func theSenderSendsAtOnceWhenNudgedAndAgainAfterAFailure() async throws {
+        let queue = ReceiptQueue(url: nil)
+        let calls = Calls()
+        let sender = ReceiptSender(
+            queue: queue,
+            spread: .seconds(3600),
+            backoff: Backoff(base: .milliseconds(50), cap: .milliseconds(100)),
+            logger: .init(label: "test")
+        ) { batch in
+            try await calls.take(batch)
+        }
+        let running = Task { await sender.run() }
+        defer { running.cancel() }
+        try queue.add(Receipt(msgID: "1", kind: .displayed))
+        sender.nudge()
+        try await calls.wait(for: 2)
+        running.cancel()
+        #expect(await calls.sent.map(\.msgID) == ["1"])
+        #expect(try queue.pending().isEmpty)
+    }
+
+    /// Herald as the sender sees it: the first call fails, the next ones take what they get.
+    actor Calls {
+        var count = 0
+        var sent: [Receipt] = []
+
+        func take(_ batch: [Receipt]) throws {
+            count += 1
+            if count == 1 { throw Lost() }
+            sent += batch
+        }
+
+        func wait(for calls: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while count < calls {
+                guard ContinuousClock.now < deadline else { throw Lost() }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
 }
