@@ -16,3 +16,6 @@ for pin in $resolved; do
     esac
 done
 swift test
+# The Apple glue (HeraldKitApple, empty here): type-checked against shims of the Apple
+# symbols it uses, and the HeraldKit just built.
+HERALD_SDK_BUILT=1 ../../scripts/check-apple-glue.sh

@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "HeraldKit", targets: ["HeraldKit"]),
         .library(name: "HeraldMQTT", targets: ["HeraldMQTT"]),
+        .library(name: "HeraldKitApple", targets: ["HeraldKitApple"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -48,6 +49,18 @@ let package = Package(
                     package: "swift-nio-transport-services",
                     condition: .when(platforms: [.iOS, .macOS, .tvOS, .watchOS, .visionOS])
                 ),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The thin Apple glue over HeraldKit: UserNotifications, PushKit, the Keychain,
+        // Network.framework and UIKit. Empty where those don't exist; type-checked on Linux
+        // against shims of Apple's symbols (scripts/check-apple-glue.sh, AppleShims/).
+        .target(
+            name: "HeraldKitApple",
+            dependencies: [
+                "HeraldKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
