@@ -72,6 +72,8 @@ public func buildRouter(
     EventRoutes(store: store, events: eventLog, auth: auth, body: body).register(on: &routes)
     WebhookRoutes(store: store, events: eventLog, auth: auth, body: body, rule: configuration.outbound, outbound: outbound)
         .register(on: &routes)
+    // API keys: an app's scoped keys, the admin API's (issue #30).
+    KeyRoutes(store: store, auth: auth, body: body).register(on: &routes)
     // Notification categories (issue #20).
     CategoryRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     table.set(routes.table)

@@ -22,6 +22,8 @@ public enum Caller: Sendable {
     case basic(String, String)
     /// The admin token.
     case admin
+    /// `Authorization: Bearer <token>` (an API key, an admin key).
+    case bearer(String)
     case anonymous
 }
 
@@ -33,6 +35,7 @@ extension TestNode {
         case .app: headers["Authorization"] = Self.basic(appKey, masterSecret)
         case .basic(let user, let password): headers["Authorization"] = Self.basic(user, password)
         case .admin: headers["Authorization"] = "Bearer \(Self.adminToken)"
+        case .bearer(let token): headers["Authorization"] = "Bearer \(token)"
         case .anonymous: break
         }
         var data: Data?

@@ -34,14 +34,14 @@ struct RateLimitMiddleware<Context: RequestContext>: RouterMiddleware {
             // Every answer to an app that has a limit carries the headers, as JPush's do;
             // only the push endpoints spend from it.
             var response = try await next(request, context)
-            if request.headers[.authorization]?.hasPrefix("Basic ") == true, let app = try? await auth.requireApp(request),
+            if request.headers[.authorization] != nil, let app = await auth.identifyApp(request),
                 let headers = limiter.headers(app)
             {
                 response.headers.setRateLimit(headers)
             }
             return response
         }
-        guard let app = try? await auth.requireApp(request) else {
+        guard let app = await auth.identifyApp(request) else {
             return try await next(request, context)
         }
         switch await limiter.admit(app) {

@@ -14,18 +14,18 @@ struct AdminRoutes {
     let defaultRateLimit: Int
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/admin/v1/apps", use: createApp)
-        routes.on(.get, "/admin/v1/apps", use: listApps)
-        routes.on(.get, "/admin/v1/apps/{app_key}", use: getApp)
-        routes.on(.patch, "/admin/v1/apps/{app_key}", use: updateApp)
-        routes.on(.delete, "/admin/v1/apps/{app_key}", use: deleteApp)
-        routes.on(.put, "/admin/v1/apps/{app_key}/apns", use: setAPNs)
-        routes.on(.get, "/admin/v1/apps/{app_key}/apns", use: getAPNs)
-        routes.on(.delete, "/admin/v1/apps/{app_key}/apns", use: deleteAPNs)
+        routes.on(.post, "/admin/v1/apps", access: .admin, use: createApp)
+        routes.on(.get, "/admin/v1/apps", access: .admin, use: listApps)
+        routes.on(.get, "/admin/v1/apps/{app_key}", access: .admin, use: getApp)
+        routes.on(.patch, "/admin/v1/apps/{app_key}", access: .admin, use: updateApp)
+        routes.on(.delete, "/admin/v1/apps/{app_key}", access: .admin, use: deleteApp)
+        routes.on(.put, "/admin/v1/apps/{app_key}/apns", access: .admin, use: setAPNs)
+        routes.on(.get, "/admin/v1/apps/{app_key}/apns", access: .admin, use: getAPNs)
+        routes.on(.delete, "/admin/v1/apps/{app_key}/apns", access: .admin, use: deleteAPNs)
     }
 
     @Sendable func createApp(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<AppCreatedResponse> {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let input = try await body.decode(CreateAppRequest.self, from: request)
         let name = try Validation.appName(input.name)
         let credentials = try input.credentials()
@@ -38,14 +38,14 @@ struct AdminRoutes {
     }
 
     @Sendable func listApps(_ request: Request, context: HeraldRequestContext) async throws -> AppsResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         return AppsResponse(
             apps: try await store.listApps().map { AppResponse($0, destination: apnsDestination, defaultRateLimit: defaultRateLimit) }
         )
     }
 
     @Sendable func getApp(_ request: Request, context: HeraldRequestContext) async throws -> AppResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         return AppResponse(try await app(context), destination: apnsDestination, defaultRateLimit: defaultRateLimit)
     }
 
@@ -53,7 +53,7 @@ struct AdminRoutes {
     /// within the few seconds they keep verified credentials (``AppCredentialCache``); the
     /// message center reads the controls from the app at each fan-out.
     @Sendable func updateApp(_ request: Request, context: HeraldRequestContext) async throws -> AppResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let appKey = try await app(context).appKey
         let change = try await body.decode(UpdateAppRequest.self, from: request).change
         let updated = change == AppSettingsChange() ? try await store.app(appKey: appKey) : try await store.updateApp(appKey: appKey, change)
@@ -63,7 +63,7 @@ struct AdminRoutes {
     }
 
     @Sendable func deleteApp(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let appKey = try context.parameter("app_key")
         guard try await store.deleteApp(appKey: appKey) else { throw Self.appNotFound }
         context.logger.info("app deleted", metadata: ["herald.app_key": "\(appKey)"])
@@ -71,7 +71,7 @@ struct AdminRoutes {
     }
 
     @Sendable func setAPNs(_ request: Request, context: HeraldRequestContext) async throws -> APNsStatusResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let appKey = try await app(context).appKey
         let credentials = try await body.decode(SetAPNsCredentialsRequest.self, from: request).validated()
         guard let app = try await store.setAPNsCredentials(credentials, appKey: appKey),
@@ -84,13 +84,13 @@ struct AdminRoutes {
     }
 
     @Sendable func getAPNs(_ request: Request, context: HeraldRequestContext) async throws -> APNsStatusResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         guard let status = APNsStatusResponse(try await app(context), destination: apnsDestination) else { throw Self.noCredentials }
         return status
     }
 
     @Sendable func deleteAPNs(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let appKey = try await app(context).appKey
         guard try await store.deleteAPNsCredentials(appKey: appKey) else { throw Self.noCredentials }
         return .noContent

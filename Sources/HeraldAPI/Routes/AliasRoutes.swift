@@ -10,9 +10,9 @@ struct AliasRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/v3/aliases/{alias}", use: getAlias)
-        routes.on(.post, "/v3/aliases/{alias}", use: removeDevices)
-        routes.on(.delete, "/v3/aliases/{alias}", use: deleteAlias)
+        routes.on(.get, "/v3/aliases/{alias}", access: .app(.devicesRead), use: getAlias)
+        routes.on(.post, "/v3/aliases/{alias}", access: .app(.devicesWrite), use: removeDevices)
+        routes.on(.delete, "/v3/aliases/{alias}", access: .app(.devicesWrite), use: deleteAlias)
     }
 
     /// `{"registration_ids": {"remove": [...]}}`: these devices lose the alias. JPush's

@@ -14,20 +14,20 @@ struct AppSMSRoutes {
     let outbound: OutboundAddressRule
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/admin/v1/apps/{app_key}/sms", use: show)
-        routes.on(.put, "/admin/v1/apps/{app_key}/sms", use: set)
-        routes.on(.delete, "/admin/v1/apps/{app_key}/sms", use: delete)
+        routes.on(.get, "/admin/v1/apps/{app_key}/sms", access: .admin, use: show)
+        routes.on(.put, "/admin/v1/apps/{app_key}/sms", access: .admin, use: set)
+        routes.on(.delete, "/admin/v1/apps/{app_key}/sms", access: .admin, use: delete)
     }
 
     @Sendable func show(_ request: Request, context: HeraldRequestContext) async throws -> SMSProviderSummary {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let appKey = try await appKey(context)
         guard let (provider, updatedAt) = try await store.smsProvider(appKey: appKey) else { throw Self.noProvider }
         return SMSProviderSummary(provider, updatedAt: updatedAt)
     }
 
     @Sendable func set(_ request: Request, context: HeraldRequestContext) async throws -> SMSProviderSummary {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let appKey = try await appKey(context)
         let provider = try await body.decode(SMSHTTPProviderConfiguration.self, from: request).validated()
         try outbound.check(url: provider.url, field: "url")
@@ -38,7 +38,7 @@ struct AppSMSRoutes {
     }
 
     @Sendable func delete(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         guard try await store.deleteSMSProvider(appKey: try await appKey(context)) else { throw Self.noProvider }
         return .noContent
     }

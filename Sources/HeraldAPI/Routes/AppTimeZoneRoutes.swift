@@ -12,12 +12,12 @@ struct AppTimeZoneRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/admin/v1/apps/{app_key}/time_zone", use: show)
-        routes.on(.put, "/admin/v1/apps/{app_key}/time_zone", use: set)
+        routes.on(.get, "/admin/v1/apps/{app_key}/time_zone", access: .admin, use: show)
+        routes.on(.put, "/admin/v1/apps/{app_key}/time_zone", access: .admin, use: set)
     }
 
     @Sendable func show(_ request: Request, context: HeraldRequestContext) async throws -> AppTimeZoneBody {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let app = try await app(context)
         guard let zone = try await store.appTimeZone(appID: app.id) else { throw AdminRoutes.appNotFound }
         return AppTimeZoneBody(timeZone: zone)
@@ -26,7 +26,7 @@ struct AppTimeZoneRoutes {
     /// Sets the zone; the app's schedules without a zone of their own are evaluated afresh
     /// from now in it.
     @Sendable func set(_ request: Request, context: HeraldRequestContext) async throws -> AppTimeZoneBody {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let app = try await app(context)
         let input = try await body.decode(AppTimeZoneBody.self, from: request)
         let zone = try Validation.timeZone(input.timeZone, field: "time_zone").identifier

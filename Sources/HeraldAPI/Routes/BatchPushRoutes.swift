@@ -20,10 +20,10 @@ struct BatchPushRoutes {
     let outbound: OutboundAddressRule
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v3/push/batch/regid/single") { request, context in
+        routes.on(.post, "/v3/push/batch/regid/single", access: .app(.send)) { request, context in
             try await batch(request, context: context, target: .registrationID)
         }
-        routes.on(.post, "/v3/push/batch/alias/single") { request, context in
+        routes.on(.post, "/v3/push/batch/alias/single", access: .app(.send)) { request, context in
             try await batch(request, context: context, target: .alias)
         }
     }

@@ -17,13 +17,13 @@ struct CategoryRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v3/categories", use: create)
-        routes.on(.get, "/v3/categories", use: list)
-        routes.on(.get, "/v3/categories/{category_id}", use: show)
-        routes.on(.put, "/v3/categories/{category_id}", use: update)
-        routes.on(.delete, "/v3/categories/{category_id}", use: delete)
-        routes.on(.post, "/v3/categories/{category_id}/deliver", use: deliver)
-        routes.on(.get, "/v3/categories/{category_id}/devices", use: devices)
+        routes.on(.post, "/v3/categories", access: .app(.categories), use: create)
+        routes.on(.get, "/v3/categories", access: .app(.categories), use: list)
+        routes.on(.get, "/v3/categories/{category_id}", access: .app(.categories), use: show)
+        routes.on(.put, "/v3/categories/{category_id}", access: .app(.categories), use: update)
+        routes.on(.delete, "/v3/categories/{category_id}", access: .app(.categories), use: delete)
+        routes.on(.post, "/v3/categories/{category_id}/deliver", access: .app(.send), use: deliver)
+        routes.on(.get, "/v3/categories/{category_id}/devices", access: .app(.categories), use: devices)
     }
 
     /// The category as stored, version 1. An identifier the app has already is a conflict.

@@ -27,7 +27,7 @@ struct DeviceImportRoutes {
     let batchSize: Int
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, Self.path, use: importDevices)
+        routes.on(.post, Self.path, access: .admin, use: importDevices)
     }
 
     /// Whether a request head is an import: its body gets a deadline per chunk, not for
@@ -39,7 +39,7 @@ struct DeviceImportRoutes {
     }
 
     @Sendable func importDevices(_ request: Request, context: HeraldRequestContext) async throws -> DeviceImportResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         guard let app = try await store.app(appKey: try context.parameter("app_key")) else { throw AdminRoutes.appNotFound }
         guard let contentType = request.headers[.contentType], let format = DeviceImportFormat(contentType: contentType) else {
             throw HeraldError(.unsupportedMediaType, "Content-Type: expected application/x-ndjson or text/csv")

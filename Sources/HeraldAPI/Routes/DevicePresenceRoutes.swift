@@ -15,7 +15,7 @@ struct DevicePresenceRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v3/devices/status", use: status)
+        routes.on(.post, "/v3/devices/status", access: .app(.devicesRead), use: status)
     }
 
     @Sendable func status(

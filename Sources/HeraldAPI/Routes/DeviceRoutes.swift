@@ -11,10 +11,10 @@ struct DeviceRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v3/devices", use: registerDevice)
-        routes.on(.get, "/v3/devices/{registration_id}", use: getDevice)
-        routes.on(.post, "/v3/devices/{registration_id}", use: updateDevice)
-        routes.on(.delete, "/v3/devices/{registration_id}", use: deleteDevice)
+        routes.on(.post, "/v3/devices", access: .open, use: registerDevice)
+        routes.on(.get, "/v3/devices/{registration_id}", access: .appOrDevice(.devicesRead), use: getDevice)
+        routes.on(.post, "/v3/devices/{registration_id}", access: .appOrDevice(.devicesWrite), use: updateDevice)
+        routes.on(.delete, "/v3/devices/{registration_id}", access: .appOrDevice(.devicesWrite), use: deleteDevice)
     }
 
     @Sendable func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<RegisteredDeviceResponse> {

@@ -11,7 +11,7 @@ struct DiagnosisRoutes {
     let apnsDestination: APNsDestination
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/v3/devices/{registration_id}/diagnosis", use: diagnose)
+        routes.on(.get, "/v3/devices/{registration_id}/diagnosis", access: .app(.reportsRead), use: diagnose)
     }
 
     @Sendable func diagnose(_ request: Request, context: HeraldRequestContext) async throws -> DiagnosisResponse {

@@ -20,10 +20,10 @@ struct EventRoutes {
     var pollInterval: Duration = .milliseconds(200)
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/v3/events", use: stream)
-        routes.on(.get, "/v3/messages/{msg_id}/devices/{registration_id}", use: timeline)
-        routes.on(.get, "/admin/v1/apps/{app_key}/events", use: settings)
-        routes.on(.put, "/admin/v1/apps/{app_key}/events", use: changeSettings)
+        routes.on(.get, "/v3/events", access: .app(.events), use: stream)
+        routes.on(.get, "/v3/messages/{msg_id}/devices/{registration_id}", access: .app(.reportsRead), use: timeline)
+        routes.on(.get, "/admin/v1/apps/{app_key}/events", access: .admin, use: settings)
+        routes.on(.put, "/admin/v1/apps/{app_key}/events", access: .admin, use: changeSettings)
     }
 
     /// The longest `wait`, in seconds.
@@ -112,13 +112,13 @@ struct EventRoutes {
     }
 
     @Sendable func settings(_ request: Request, context: HeraldRequestContext) async throws -> EventSettingsResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         guard let settings = try await store.eventsEnabled(appKey: try context.parameter("app_key")) else { throw AdminRoutes.appNotFound }
         return EventSettingsResponse(enabled: settings.enabled, webhooks: settings.webhooks)
     }
 
     @Sendable func changeSettings(_ request: Request, context: HeraldRequestContext) async throws -> EventSettingsResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let appKey = try context.parameter("app_key")
         let input = try await body.decode(EventSettingsRequest.self, from: request)
         guard try await store.setEventsEnabled(appKey: appKey, input.enabled),

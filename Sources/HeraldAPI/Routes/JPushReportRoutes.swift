@@ -16,11 +16,11 @@ struct JPushReportRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/v3/received", use: received)
-        routes.on(.get, "/v3/received/detail", use: receivedDetail)
-        routes.on(.post, "/v3/status/message", use: status)
-        routes.on(.get, "/v3/messages/detail", use: messagesDetail)
-        routes.on(.get, "/v3/messages", use: messages)
+        routes.on(.get, "/v3/received", access: .app(.reportsRead), use: received)
+        routes.on(.get, "/v3/received/detail", access: .app(.reportsRead), use: receivedDetail)
+        routes.on(.post, "/v3/status/message", access: .app(.reportsRead), use: status)
+        routes.on(.get, "/v3/messages/detail", access: .app(.reportsRead), use: messagesDetail)
+        routes.on(.get, "/v3/messages", access: .app(.reportsRead), use: messages)
     }
 
     @Sendable func received(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<[ReceivedEntry]> {

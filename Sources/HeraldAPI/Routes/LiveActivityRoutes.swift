@@ -18,11 +18,26 @@ struct LiveActivityRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/v3/devices/{registration_id}/live_activities", use: list)
-        routes.on(.put, "/v3/devices/{registration_id}/live_activities/push_to_start/{attributes_type}", use: setPushToStart)
-        routes.on(.delete, "/v3/devices/{registration_id}/live_activities/push_to_start/{attributes_type}", use: deletePushToStart)
-        routes.on(.put, "/v3/devices/{registration_id}/live_activities/{live_activity_id}", use: setActivity)
-        routes.on(.delete, "/v3/devices/{registration_id}/live_activities/{live_activity_id}", use: deleteActivity)
+        routes.on(.get, "/v3/devices/{registration_id}/live_activities", access: .appOrDevice(.devicesRead), use: list)
+        routes.on(
+            .put,
+            "/v3/devices/{registration_id}/live_activities/push_to_start/{attributes_type}",
+            access: .appOrDevice(.devicesWrite),
+            use: setPushToStart
+        )
+        routes.on(
+            .delete,
+            "/v3/devices/{registration_id}/live_activities/push_to_start/{attributes_type}",
+            access: .appOrDevice(.devicesWrite),
+            use: deletePushToStart
+        )
+        routes.on(.put, "/v3/devices/{registration_id}/live_activities/{live_activity_id}", access: .appOrDevice(.devicesWrite), use: setActivity)
+        routes.on(
+            .delete,
+            "/v3/devices/{registration_id}/live_activities/{live_activity_id}",
+            access: .appOrDevice(.devicesWrite),
+            use: deleteActivity
+        )
     }
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> LiveActivityTokensResponse {

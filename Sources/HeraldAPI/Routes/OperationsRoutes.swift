@@ -13,10 +13,10 @@ struct OperationsRoutes {
     let draining: @Sendable () -> Bool
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/healthz", use: health)
-        routes.on(.get, "/readyz", use: ready)
-        routes.on(.get, "/metrics", use: metrics)
-        routes.on(.get, "/openapi.yaml", use: openAPI)
+        routes.on(.get, "/healthz", access: .open, use: health)
+        routes.on(.get, "/readyz", access: .open, use: ready)
+        routes.on(.get, "/metrics", access: .open, use: metrics)
+        routes.on(.get, "/openapi.yaml", access: .open, use: openAPI)
     }
 
     @Sendable func health(_ request: Request, context: HeraldRequestContext) async throws -> StatusResponse {

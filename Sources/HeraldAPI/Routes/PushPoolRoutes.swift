@@ -18,8 +18,8 @@ struct PushPoolRoutes {
     static let maxCIDs = 1000
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/v3/push/cid", use: cids)
-        routes.on(.get, "/v3/push/quota", use: quota)
+        routes.on(.get, "/v3/push/cid", access: .app(.send), use: cids)
+        routes.on(.get, "/v3/push/quota", access: .app(.send), use: quota)
     }
 
     @Sendable func cids(_ request: Request, context: HeraldRequestContext) async throws -> CIDListResponse {

@@ -13,10 +13,10 @@ struct PushRoutes {
     let outbound: OutboundAddressRule
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v3/push", use: push)
-        routes.on(.post, "/v3/push/validate", use: validate)
-        routes.on(.post, "/v3/push/recall", use: recallByIdentifier)
-        routes.on(.delete, "/v3/push/{msg_id}", use: recall)
+        routes.on(.post, "/v3/push", access: .app(.send), use: push)
+        routes.on(.post, "/v3/push/validate", access: .app(.send), use: validate)
+        routes.on(.post, "/v3/push/recall", access: .app(.recall), use: recallByIdentifier)
+        routes.on(.delete, "/v3/push/{msg_id}", access: .app(.recall), use: recall)
     }
 
     /// Accepted means durable: the message and its job are committed before the answer

@@ -13,7 +13,7 @@ struct ReceiptRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v3/devices/{registration_id}/receipts", use: record)
+        routes.on(.post, "/v3/devices/{registration_id}/receipts", access: .appOrDevice(.devicesWrite), use: record)
     }
 
     @Sendable func record(_ request: Request, context: HeraldRequestContext) async throws -> ReceiptsAnswer {

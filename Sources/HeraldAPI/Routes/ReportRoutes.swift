@@ -10,8 +10,8 @@ struct ReportRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/v3/report/received", use: received)
-        routes.on(.post, "/v3/report/status/message", use: status)
+        routes.on(.get, "/v3/report/received", access: .app(.reportsRead), use: received)
+        routes.on(.post, "/v3/report/status/message", access: .app(.reportsRead), use: status)
     }
 
     /// Counts per message: targeted, delivered over TCP, sent to APNs, failed (by reason),

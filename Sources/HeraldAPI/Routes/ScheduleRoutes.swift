@@ -22,12 +22,12 @@ struct ScheduleRoutes {
     static let maxPage = 1_000_000
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v3/schedules", use: create)
-        routes.on(.get, "/v3/schedules", use: list)
-        routes.on(.get, "/v3/schedules/{schedule_id}", use: show)
-        routes.on(.put, "/v3/schedules/{schedule_id}", use: update)
-        routes.on(.delete, "/v3/schedules/{schedule_id}", use: delete)
-        routes.on(.get, "/v3/schedules/{schedule_id}/msg_ids", use: msgIDs)
+        routes.on(.post, "/v3/schedules", access: .app(.schedules), use: create)
+        routes.on(.get, "/v3/schedules", access: .app(.schedules), use: list)
+        routes.on(.get, "/v3/schedules/{schedule_id}", access: .app(.schedules), use: show)
+        routes.on(.put, "/v3/schedules/{schedule_id}", access: .app(.schedules), use: update)
+        routes.on(.delete, "/v3/schedules/{schedule_id}", access: .app(.schedules), use: delete)
+        routes.on(.get, "/v3/schedules/{schedule_id}/msg_ids", access: .app(.schedules), use: msgIDs)
     }
 
     /// `{"schedule_id", "name"}`, as JPush answers; a cid given before answers the schedule

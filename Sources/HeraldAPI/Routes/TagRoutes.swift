@@ -9,10 +9,10 @@ struct TagRoutes {
     let body: JSONBody
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/v3/tags", use: listTags)
-        routes.on(.post, "/v3/tags/{tag}", use: changeMembers)
-        routes.on(.delete, "/v3/tags/{tag}", use: deleteTag)
-        routes.on(.get, "/v3/tags/{tag}/registration_ids/{registration_id}", use: membership)
+        routes.on(.get, "/v3/tags", access: .app(.devicesRead), use: listTags)
+        routes.on(.post, "/v3/tags/{tag}", access: .app(.devicesWrite), use: changeMembers)
+        routes.on(.delete, "/v3/tags/{tag}", access: .app(.devicesWrite), use: deleteTag)
+        routes.on(.get, "/v3/tags/{tag}/registration_ids/{registration_id}", access: .app(.devicesRead), use: membership)
     }
 
     @Sendable func listTags(_ request: Request, context: HeraldRequestContext) async throws -> TagsResponse {

@@ -22,16 +22,16 @@ struct WebhookRoutes {
     let outbound: (any OutboundPosting)?
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/admin/v1/apps/{app_key}/webhooks", use: create)
-        routes.on(.get, "/admin/v1/apps/{app_key}/webhooks", use: list)
-        routes.on(.get, "/admin/v1/apps/{app_key}/webhooks/{webhook_id}", use: get)
-        routes.on(.delete, "/admin/v1/apps/{app_key}/webhooks/{webhook_id}", use: delete)
-        routes.on(.post, "/admin/v1/apps/{app_key}/webhooks/{webhook_id}/test", use: test)
-        routes.on(.get, "/admin/v1/apps/{app_key}/webhooks/{webhook_id}/failures", use: failures)
+        routes.on(.post, "/admin/v1/apps/{app_key}/webhooks", access: .admin, use: create)
+        routes.on(.get, "/admin/v1/apps/{app_key}/webhooks", access: .admin, use: list)
+        routes.on(.get, "/admin/v1/apps/{app_key}/webhooks/{webhook_id}", access: .admin, use: get)
+        routes.on(.delete, "/admin/v1/apps/{app_key}/webhooks/{webhook_id}", access: .admin, use: delete)
+        routes.on(.post, "/admin/v1/apps/{app_key}/webhooks/{webhook_id}/test", access: .admin, use: test)
+        routes.on(.get, "/admin/v1/apps/{app_key}/webhooks/{webhook_id}/failures", access: .admin, use: failures)
     }
 
     @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<WebhookCreatedResponse> {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let appKey = try context.parameter("app_key")
         let input = try await body.decode(CreateWebhookRequest.self, from: request)
         guard PushCallback.isHTTPURL(input.url), input.url.utf8.count <= 2048 else {
@@ -57,21 +57,21 @@ struct WebhookRoutes {
     }
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> WebhooksResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let appKey = try context.parameter("app_key")
         guard try await store.app(appKey: appKey) != nil else { throw AdminRoutes.appNotFound }
         return WebhooksResponse(webhooks: try await events.webhooks(appKey: appKey).map(WebhookResponse.init))
     }
 
     @Sendable func get(_ request: Request, context: HeraldRequestContext) async throws -> WebhookResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let (appKey, id) = try await ids(context)
         guard let webhook = try await events.webhook(appKey: appKey, id: id) else { throw Self.notFound }
         return WebhookResponse(webhook)
     }
 
     @Sendable func delete(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let (appKey, id) = try await ids(context)
         guard try await events.deleteWebhook(appKey: appKey, id: id) else { throw Self.notFound }
         context.logger.info("webhook removed", metadata: ["herald.app_key": "\(appKey)", "herald.webhook_id": "\(id)"])
@@ -82,7 +82,7 @@ struct WebhookRoutes {
     /// (`{"events": [{"type": "test", ...}]}`), and answers what the endpoint answered.
     /// Nothing is recorded: the endpoint's cursor and state don't change.
     @Sendable func test(_ request: Request, context: HeraldRequestContext) async throws -> WebhookTestResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let (appKey, id) = try await ids(context)
         guard let endpoint = try await events.webhookSecret(appKey: appKey, id: id) else { throw Self.notFound }
         let at = Date()
@@ -108,7 +108,7 @@ struct WebhookRoutes {
     }
 
     @Sendable func failures(_ request: Request, context: HeraldRequestContext) async throws -> WebhookFailuresResponse {
-        try auth.requireAdmin(request)
+        try await auth.requireAdmin(request)
         let (appKey, id) = try await ids(context)
         guard let failures = try await events.webhookFailures(appKey: appKey, webhookID: id) else { throw Self.notFound }
         return WebhookFailuresResponse(failures: failures.map(WebhookFailureResponse.init))

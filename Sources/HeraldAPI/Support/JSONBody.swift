@@ -33,9 +33,21 @@ struct JSONBody: Sendable {
         }
     }
 
+    /// Decodes a body that may be left out: nil when the request has none.
+    func decodeIfPresent<Value: Decodable>(_ type: Value.Type, from request: Request) async throws -> Value? {
+        let buffer = try await bytes(of: request, allowingEmpty: true)
+        guard buffer.readableBytes > 0 else { return nil }
+        try StoredText.checkNoNUL(buffer.readableBytesView)
+        do {
+            return try JSONDecoder().decode(Value.self, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw Self.translate(error)
+        }
+    }
+
     /// The body, checked to be JSON by its media type (application/json, or JPush's form
     /// type), within the size limit and not empty; not parsed.
-    func bytes(of request: Request) async throws -> ByteBuffer {
+    func bytes(of request: Request, allowingEmpty: Bool = false) async throws -> ByteBuffer {
         // A request already answered 503 (``DatabaseWaitResponder``) leaves its body to the
         // connection, which reads it on to the next request.
         try Task.checkCancellation()
@@ -57,7 +69,7 @@ struct JSONBody: Sendable {
         } catch is NIOTooManyBytesError {
             throw HeraldError(.payloadTooLarge, "body: over the limit of \(maxSize) bytes")
         }
-        guard buffer.readableBytes > 0 else {
+        guard buffer.readableBytes > 0 || allowingEmpty else {
             throw HeraldError(.invalidJSON, "body: expected a JSON object")
         }
         return buffer

@@ -8,13 +8,19 @@ struct RouteRegistrar {
     let router: Router<HeraldRequestContext>
     var table: RouteTable
 
+    /// Registers a route with who may call it: the handler runs with
+    /// ``RouteAccess/serving`` set, which ``Authentication`` checks credentials against.
     mutating func on<Output: ResponseGenerator>(
         _ method: HTTPRequest.Method,
         _ path: String,
+        access: RouteAccess,
         use handler: @escaping @Sendable (Request, HeraldRequestContext) async throws -> Output
     ) {
-        table.add(method, path)
-        router.on(RouterPath(path), method: method, use: handler)
+        table.add(method, path, access: access)
+        router.on(RouterPath(path), method: method) { request, context in
+            let serving = RouteAccess.Serving(access: access, remoteAddress: context.remoteAddress.flatMap(\.ipAddress).flatMap(IPAddress.init))
+            return try await RouteAccess.$serving.withValue(serving) { try await handler(request, context) }
+        }
     }
 }
 

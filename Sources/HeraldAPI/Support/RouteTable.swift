@@ -15,12 +15,14 @@ public struct RouteTable: Sendable {
         public var method: HTTPRequest.Method
         /// The path with `{name}` parameters, as in OpenAPI.
         public var path: String
+        /// Who may call it.
+        public var access: RouteAccess
     }
 
     public private(set) var routes: [Route] = []
 
-    mutating func add(_ method: HTTPRequest.Method, _ path: String) {
-        routes.append(Route(method: method, path: path))
+    mutating func add(_ method: HTTPRequest.Method, _ path: String, access: RouteAccess) {
+        routes.append(Route(method: method, path: path, access: access))
     }
 
     /// Whether `path` matches a route registered for some other method.

@@ -114,6 +114,8 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         case categoryNotFound = 9106
         /// The app has no SMS provider of its own.
         case smsProviderNotFound = 9107
+        /// No API key with that id (in this app, or among the admin keys).
+        case keyNotFound = 9108
 
         // 92xx: the request meets the current state.
 
@@ -136,7 +138,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .unauthorized: 401
             case .forbidden: 403
             case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound,
-                .webhookNotFound, .smsProviderNotFound:
+                .webhookNotFound, .smsProviderNotFound, .keyNotFound:
                 404
             case .categoryNotFound: 404
             case .methodNotAllowed: 405
@@ -178,6 +180,7 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .webhookNotFound: "webhook_not_found"
             case .categoryNotFound: "category_not_found"
             case .smsProviderNotFound: "sms_provider_not_found"
+            case .keyNotFound: "key_not_found"
             case .conflict: "conflict"
             case .recallWindowClosed: "recall_window_closed"
             case .invalidAPNsCredentials: "invalid_apns_credentials"

@@ -60,12 +60,13 @@ extension APIStore {
         return try await client.query("DELETE FROM apps WHERE app_key = \(appKey) RETURNING id", logger: logger).count() > 0
     }
 
-    /// The app whose key and master secret these are, or nil.
+    /// The app whose key and master secret these are, or nil (also when the app has
+    /// switched its master secret off: ``setMasterSecretEnabled(_:appID:)``).
     public func authenticateApp(appKey: String, masterSecret: String) async throws -> AppRecord? {
         guard Identifiers.isAppKey(appKey) else { return nil }
         let rows = try await client.query(
             """
-            SELECT \(unescaped: Self.appColumns), master_secret_hash FROM apps WHERE app_key = \(appKey)
+            SELECT \(unescaped: Self.appColumns), master_secret_hash FROM apps WHERE app_key = \(appKey) AND master_secret_enabled
             """,
             logger: logger
         )

@@ -1,0 +1,45 @@
+import HeraldCore
+
+/// Who may call a route: declared where the route is registered
+/// (``RouteRegistrar/on(_:_:access:use:)``), so every route has one, and kept in the
+/// ``RouteTable``. ``Authentication`` reads the access of the route being served and
+/// refuses credentials it doesn't admit: a key without the scope, device credentials on an
+/// app-only route, anything on a route that declared none (fail closed).
+public enum RouteAccess: Sendable, Hashable, CustomStringConvertible {
+    /// No credentials: health, metrics, the OpenAPI document, and a device's registration
+    /// (its app key in the body).
+    case open
+    /// The admin API: the admin token, or an admin key.
+    case admin
+    /// The app's master secret (while enabled), or one of its keys holding the scope.
+    case app(Scope)
+    /// As ``app(_:)``, or the device itself (`registration_id:device_secret`) acting on
+    /// its own registration.
+    case appOrDevice(Scope)
+
+    /// The scope an app key needs, if the route admits app keys.
+    public var scope: Scope? {
+        switch self {
+        case .open, .admin: nil
+        case .app(let scope), .appOrDevice(let scope): scope
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .open: "open"
+        case .admin: "admin"
+        case .app(let scope): "app \(scope.rawValue)"
+        case .appOrDevice(let scope): "app \(scope.rawValue) or the device"
+        }
+    }
+
+    /// The route being served: its access and the client's address.
+    struct Serving: Sendable {
+        var access: RouteAccess
+        var remoteAddress: IPAddress?
+    }
+
+    /// Set by ``RouteRegistrar`` around each handler; nil outside one (a middleware).
+    @TaskLocal static var serving: Serving?
+}

@@ -1,0 +1,26 @@
+/// What an API key may do. Every route declares the one it needs (``RouteAccess`` in
+/// HeraldAPI); the app's master secret, while it is enabled, holds them all.
+public enum Scope: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
+    /// Push, validate, batch push, and category deliveries.
+    case send
+    /// Recall and replace what was sent.
+    case recall
+    /// Read devices, aliases, tags and their presence.
+    case devicesRead = "devices:read"
+    /// Change and delete devices, aliases and tags; import devices.
+    case devicesWrite = "devices:write"
+    case schedules
+    case categories
+    /// Delivery reports, message history, timelines and diagnoses.
+    case reportsRead = "reports:read"
+    /// The event stream.
+    case events
+    /// The app's own settings.
+    case settings
+    /// Create, rotate and revoke the app's keys (never a scope the creating key lacks).
+    case keys
+
+    public static func < (lhs: Scope, rhs: Scope) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
