@@ -38,6 +38,7 @@ struct HeraldCtl: AsyncParsableCommand {
             ReportCommand.self,
             EventsCommand.self,
             WebhooksCommand.self,
+            KeysCommand.self,
             ConfigCommand.self,
             APNsToolCommand.self,
             DoctorCommand.self,
