@@ -32,6 +32,57 @@ import Testing
         return routes
     }
 
+    /// Each operation's `security` names, by "METHOD path" (empty: open).
+    static func specifiedSecurity() -> [String: Set<String>] {
+        var security: [String: Set<String>] = [:]
+        var inPaths = false
+        var currentPath: String?
+        var operation: String?
+        var inSecurity = false
+        for line in EmbeddedDocuments.openAPI.split(separator: "\n", omittingEmptySubsequences: false) {
+            if !line.hasPrefix(" "), !line.isEmpty {
+                inPaths = line.hasPrefix("paths:")
+                continue
+            }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), !line.hasPrefix("   ") {
+                currentPath = String(line.dropFirst(2).dropLast())
+                operation = nil
+            } else if line.hasPrefix("    "), !line.hasPrefix("     "), let currentPath {
+                let key = line.dropFirst(4).split(separator: ":").first.map(String.init) ?? ""
+                operation = ["get", "put", "post", "delete", "patch"].contains(key) ? "\(key.uppercased()) \(currentPath)" : nil
+                if let operation { security[operation] = [] }
+            } else if operation != nil, line.hasPrefix("      "), !line.hasPrefix("       ") {
+                inSecurity = line.hasPrefix("      security:")
+            } else if inSecurity, let operation, line.hasPrefix("        - ") {
+                let name = line.dropFirst(10).split(separator: ":").first.map(String.init) ?? ""
+                security[operation, default: []].insert(name)
+            }
+        }
+        return security
+    }
+
+    /// What openapi.yaml says of each route's credentials is what the route declares
+    /// (``RouteAccess``): admin routes the admin token, app routes the app's Basic
+    /// credentials (its keys too), device routes the device's as well, open routes none.
+    @Test func everyRoutesSecurityIsTheAccessItDeclares() throws {
+        let url = try DatabaseURL("postgres://unused@127.0.0.1:1/unused")
+        let (stores, _) = TestDatabase.makeStores(url, maximumConnections: 1)
+        let (_, table) = buildRouter(configuration: APIConfiguration(adminToken: "x"), store: stores.api, registry: PrometheusCollectorRegistry())
+        let specified = Self.specifiedSecurity()
+        for route in table.routes {
+            let name = "\(route.method.rawValue) \(route.path)"
+            let security = specified[name] ?? ["(not specified)"]
+            switch route.access {
+            // Open: none, or none as one choice (`{}`: a registration may prove it holds one).
+            case .open: #expect(security.isEmpty || security.contains("{}"), "\(name): \(security)")
+            case .admin: #expect(security == ["adminToken"], "\(name): \(security)")
+            case .app: #expect(security.contains("appBasic") && !security.contains("deviceBasic"), "\(name): \(security)")
+            case .appOrDevice: #expect(security.isSuperset(of: ["appBasic", "deviceBasic"]), "\(name): \(security)")
+            }
+        }
+    }
+
     @Test func everyRouteIsSpecifiedAndEverySpecifiedRouteExists() throws {
         let url = try DatabaseURL("postgres://unused@127.0.0.1:1/unused")
         let (stores, _) = TestDatabase.makeStores(url, maximumConnections: 1)
