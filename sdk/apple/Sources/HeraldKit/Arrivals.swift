@@ -75,10 +75,18 @@ public struct Arrivals: Sendable {
     @discardableResult
     public func handle(_ events: [HeraldEvent], via channel: DeliveryLedger.Channel) async -> [HeraldEvent] {
         var done: [HeraldEvent] = []
+        // A message's notification and in-app message arrive together: one arrival.
+        var decided: [String: Bool] = [:]
+        func first(_ msgID: String) -> Bool {
+            if let known = decided[msgID] { return known }
+            let first = self.first(msgID, channel)
+            decided[msgID] = first
+            return first
+        }
         for event in events {
             switch event {
             case .notification(let notification), .replace(_, let notification):
-                guard first(notification.messageID, channel) else { continue }
+                guard first(notification.messageID) else { continue }
                 await register(notification.config)
                 if let presenter {
                     await presenter.show(notification, replacing: event.isReplace)
@@ -88,7 +96,7 @@ public struct Arrivals: Sendable {
                 // Idempotent: removing twice removes nothing more.
                 await presenter?.remove(identifiers: identifiers)
             case .message(let message):
-                guard first(message.messageID, channel) else { continue }
+                guard first(message.messageID) else { continue }
                 await presenter?.deliver(message)
             case .categoryConfig(let config):
                 await register(config)

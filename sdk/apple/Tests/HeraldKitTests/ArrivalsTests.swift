@@ -63,6 +63,17 @@ struct ArrivalsTests {
         #expect(await recorder.posts.map(\.identifier) == ["sale", "two"])
     }
 
+    /// A push with a notification and an in-app message is one arrival: both are carried
+    /// out, and neither again when the message's other copy comes.
+    @Test func aNotificationAndItsInAppMessageArriveTogether() async throws {
+        let recorder = Recorder()
+        let arrivals = arrivals(recorder)
+        let both = #"{"type": "notification", "msg_id": "3", "notification": {"alert": "x"}, "message": {"msg_content": "m"}}"#
+        #expect(await arrivals.receive(connectionPayload: Array(both.utf8)).count == 2)
+        #expect(await recorder.messages == ["3"])
+        #expect(await arrivals.receive(connectionPayload: Array(both.utf8)).isEmpty)
+    }
+
     @Test func everyFieldOfAnAPNsNotificationArrives() throws {
         var userInfo = Self.apns(msgID: "7", identifier: "order-7", body: "Shipped")
         userInfo["aps"] =
