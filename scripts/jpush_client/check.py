@@ -17,6 +17,7 @@ import time
 import jpush
 from devices import DeviceChecks
 from harness import CheckFailed, Checks, Recorder, Setup, expect, expect_failure, is_msg_id, point_client_at
+from keys import KeyChecks
 from reports import ReportChecks
 
 class PushChecks:
@@ -177,6 +178,8 @@ def main():
     pushes.run()
     DeviceChecks(setup, client, checks).run()
     ReportChecks(setup, client, checks, pushes.msg_ids).run()
+    # Last: it switches the master secret off for a while.
+    KeyChecks(setup, client, checks).run()
     return checks.summary(jpush.__version__)
 
 
