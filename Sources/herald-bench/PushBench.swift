@@ -1,5 +1,7 @@
 import Foundation
+import HeraldCore
 import HeraldGateway
+import HeraldStore
 import NIOCore
 
 /// One run of the push benchmark against a running Herald: seeds, connects the devices,
@@ -16,6 +18,7 @@ struct PushBench: Sendable {
         var singleDuration: Duration
         var tagPushes: Int
         var audience: PushBenchCommand.Audience
+        var credentials: PushBenchCommand.Credentials = .master
         var drainTimeout: Duration
         var phases: Set<PushBenchCommand.Phase>
     }
@@ -49,7 +52,7 @@ struct PushBench: Sendable {
             port: herald.apiPort,
             count: options.httpConnections,
             appKey: app.appKey,
-            masterSecret: app.masterSecret
+            masterSecret: try await secret(for: app, options.credentials, herald)
         )
         let meter = CPUMeter(postmasterPIDFile: herald.postmasterPIDFile, loadPIDs: fleet.processes.map(\.pid))
         let bench = PushBench(herald: herald, app: app, fleet: fleet, load: load, options: options, meter: meter)
@@ -227,5 +230,18 @@ struct PushBench: Sendable {
         try await Task.sleep(for: .milliseconds(300))
         _ = try await fleet.report()
         return pending
+    }
+}
+
+extension PushBench {
+    /// The password of the pushes' Basic credentials: the master secret, or a new key's.
+    static func secret(for app: SeededApp, _ credentials: PushBenchCommand.Credentials, _ herald: HeraldInProcess) async throws -> String {
+        switch credentials {
+        case .master:
+            return app.masterSecret
+        case .key:
+            let spec = APIKeySpec(name: "herald-bench", scopes: [.send, .reportsRead])
+            return try await herald.store.createKey(appID: app.appID, spec).secret
+        }
     }
 }

@@ -24,6 +24,14 @@ struct PushBenchCommand: AsyncParsableCommand {
         case alias
     }
 
+    /// What the pushes authenticate with.
+    enum Credentials: String, ExpressibleByArgument, CaseIterable, Sendable {
+        /// `app_key:master_secret`.
+        case master
+        /// `app_key:<key>`, a key scoped to `send` and `reports:read` (issue #30).
+        case key
+    }
+
     enum Phase: String, ExpressibleByArgument, CaseIterable, Sendable {
         case latency
         case flatOut = "flat-out"
@@ -49,6 +57,7 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds flat out to a single device.") var singleDuration = 5.0
     @Option(help: "(c) Tag pushes, one after another.") var tagPushes = 3
     @Option(help: "Unicast audience.") var audience = Audience.registrationID
+    @Option(help: "What the pushes authenticate with: the master secret, or an API key scoped to send.") var credentials = Credentials.master
     @Option(help: "Seconds to wait for outstanding deliveries before a phase gives up on them.") var drainTimeout = 120.0
     @Option(parsing: .upToNextOption, help: "Phases to run (controls only when named).") var phases: [Phase] = Phase.allCases.filter {
         $0 != .controls
@@ -76,6 +85,7 @@ struct PushBenchCommand: AsyncParsableCommand {
             singleDuration: .seconds(singleDuration),
             tagPushes: tagPushes,
             audience: audience,
+            credentials: credentials,
             drainTimeout: .seconds(drainTimeout),
             phases: Set(phases)
         )
@@ -83,7 +93,8 @@ struct PushBenchCommand: AsyncParsableCommand {
         let setup = """
             \(build) build, \(devices) devices over \(loadProcesses) load processes, \(httpConnections) HTTP connections, \
             PostgreSQL pool \(poolSize) (durable, embedded), \(workers) center workers, fan-out batches of \(batchSize), \
-            database wait \(databaseWait > 0 ? "\(databaseWait) s" : "off"), \(ProcessInfo.processInfo.activeProcessorCount) cores
+            database wait \(databaseWait > 0 ? "\(databaseWait) s" : "off"), pushes with the \(credentials == .key ? "API key" : "master secret"), \
+            \(ProcessInfo.processInfo.activeProcessorCount) cores
             """
         say("herald-bench push: \(setup)")
         let results = try await HeraldInProcess.run(
