@@ -35,6 +35,9 @@ public struct APIConfiguration: Sendable {
     /// The addresses webhook, callback and SMS provider URLs may name
     /// (``NodeConfiguration/outbound``): a literal address outside them is refused.
     public var outbound = OutboundAddressRule()
+    /// Whether changes through the API are written to the audit log (always, in `herald
+    /// serve`; a benchmark turns it off to measure what it costs).
+    public var audit = true
 
     public init(
         host: String = "0.0.0.0",

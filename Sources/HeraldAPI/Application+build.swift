@@ -18,7 +18,7 @@ public func buildRouter(
     draining: @escaping @Sendable () -> Bool = { false }
 ) -> (router: Router<HeraldRequestContext>, routes: RouteTable) {
     let router = Router(context: HeraldRequestContext.self)
-    var routes = RouteRegistrar(router: router, table: RouteTable())
+    var routes = RouteRegistrar(router: router, table: RouteTable(), audit: configuration.audit ? AuditRecorder(store: store) : nil)
     let verified = VerifiedCredentials()
     let auth = Authentication(store: store, adminToken: configuration.adminToken, verified: verified)
     let body = JSONBody(maxSize: configuration.maxBodySize)
@@ -74,6 +74,7 @@ public func buildRouter(
         .register(on: &routes)
     // API keys: an app's scoped keys, the admin API's (issue #30).
     KeyRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    AuditRoutes(store: store, auth: auth).register(on: &routes)
     // Notification categories (issue #20).
     CategoryRoutes(store: store, acceptor: acceptor, auth: auth, body: body).register(on: &routes)
     table.set(routes.table)

@@ -46,3 +46,31 @@ import Testing
         }
     }
 }
+
+/// `heraldctl audit`: the log listed, and a row altered in PostgreSQL named by `verify`.
+@Suite struct AuditCommandTests {
+    @Test func verifyNamesARowAlteredBehindHeraldsBack() async throws {
+        try await CtlTest.run { test in
+            let app = try await test.createApp()
+            let asApp = ["HERALD_APP_KEY": app.app.appKey, "HERALD_MASTER_SECRET": app.masterSecret]
+            for name in ["one", "two", "three"] {
+                let created = try await test.heraldctl(["keys", "create", "--name", name, "--scope", "send"], environment: asApp)
+                #expect(created.status == 0, "\(created)")
+            }
+            let admin = ["HERALD_ADMIN_TOKEN": CtlTest.adminToken]
+            let listed = try await test.heraldctl(["audit", "list", "--app", app.app.appKey], environment: admin)
+            #expect(listed.status == 0 && listed.stdout.components(separatedBy: "POST /v3/keys").count == 4, "\(listed)")
+            let intact = try await test.heraldctl(["audit", "verify"], environment: admin)
+            #expect(intact.status == 0 && intact.stdout.hasPrefix("intact:"), "\(intact)")
+
+            let rows = try await test.store.sql.query("SELECT id FROM audit_log WHERE action = 'POST /v3/keys' ORDER BY id")
+            var ids: [Int64] = []
+            for try await id in rows.decode(Int64.self) { ids.append(id) }
+            try await test.store.sql.query("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only")
+            try await test.store.sql.query("UPDATE audit_log SET status = 200 WHERE id = \(ids[1])")
+            try await test.store.sql.query("ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
+            let broken = try await test.heraldctl(["audit", "verify"], environment: admin)
+            #expect(broken.status == 1 && broken.stdout.contains("BROKEN at entry \(ids[1])"), "\(broken)")
+        }
+    }
+}

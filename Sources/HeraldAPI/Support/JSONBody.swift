@@ -72,6 +72,8 @@ struct JSONBody: Sendable {
         guard buffer.readableBytes > 0 || allowingEmpty else {
             throw HeraldError(.invalidJSON, "body: expected a JSON object")
         }
+        // What the audit log keeps of it: its digest.
+        if buffer.readableBytes > 0 { RouteAccess.serving?.audit.body(buffer.readableBytesView) }
         return buffer
     }
 

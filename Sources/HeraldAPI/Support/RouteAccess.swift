@@ -34,10 +34,12 @@ public enum RouteAccess: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The route being served: its access and the client's address.
+    /// The route being served: its access, the client's address, and what its audit
+    /// entry gathers.
     struct Serving: Sendable {
         var access: RouteAccess
         var remoteAddress: IPAddress?
+        var audit = RequestAudit()
     }
 
     /// Set by ``RouteRegistrar`` around each handler; nil outside one (a middleware).

@@ -1,15 +1,21 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldStore
 import Hummingbird
 
 /// Registers a route on the router and records it in the ``RouteTable``.
 struct RouteRegistrar {
     let router: Router<HeraldRequestContext>
     var table: RouteTable
+    /// Where changes go in the audit log (nil: no audit, a benchmark's choice).
+    var audit: AuditRecorder? = nil
 
     /// Registers a route with who may call it: the handler runs with
     /// ``RouteAccess/serving`` set, which ``Authentication`` checks credentials against.
+    /// A change (any method but GET) through a route that takes credentials is written to
+    /// the audit log before it is answered, refused or not, as is a refused GET that
+    /// carried credentials; a device acting on its own registration is not.
     mutating func on<Output: ResponseGenerator>(
         _ method: HTTPRequest.Method,
         _ path: String,
@@ -17,10 +23,50 @@ struct RouteRegistrar {
         use handler: @escaping @Sendable (Request, HeraldRequestContext) async throws -> Output
     ) {
         table.add(method, path, access: access)
-        router.on(RouterPath(path), method: method) { request, context in
-            let serving = RouteAccess.Serving(access: access, remoteAddress: context.remoteAddress.flatMap(\.ipAddress).flatMap(IPAddress.init))
-            return try await RouteAccess.$serving.withValue(serving) { try await handler(request, context) }
+        let audit = access == .open ? nil : audit
+        router.on(RouterPath(path), method: method) { request, context -> Response in
+            let address = context.remoteAddress.flatMap(\.ipAddress).flatMap(IPAddress.init)
+            let serving = RouteAccess.Serving(access: access, remoteAddress: address)
+            let response: Response
+            do {
+                response = try await RouteAccess.$serving.withValue(serving) {
+                    try await handler(request, context).response(from: request, context: context)
+                }
+            } catch {
+                let status = (error as? HeraldError)?.code.httpStatus ?? (error as? any HTTPResponseError)?.status.code ?? 500
+                try await Self.audit(audit, serving, request, context, method: method, path: path, status: status)
+                throw error
+            }
+            try await Self.audit(audit, serving, request, context, method: method, path: path, status: response.status.code)
+            return response
         }
+    }
+
+    private static func audit(
+        _ recorder: AuditRecorder?,
+        _ serving: RouteAccess.Serving,
+        _ request: Request,
+        _ context: HeraldRequestContext,
+        method: HTTPRequest.Method,
+        path: String,
+        status: Int
+    ) async throws {
+        guard let recorder else { return }
+        let gathered = serving.audit.gathered
+        let refused = status == 401 || status == 403
+        guard !gathered.isDevice, method != .get || (refused && request.headers[.authorization] != nil) else { return }
+        try await recorder.record(
+            AuditEntry(
+                appID: gathered.appID,
+                actor: gathered.actor,
+                action: "\(method.rawValue) \(path)",
+                target: request.uri.path,
+                status: status,
+                address: serving.remoteAddress?.description,
+                requestID: context.id,
+                bodyDigest: gathered.bodyDigest
+            )
+        )
     }
 }
 

@@ -19,6 +19,8 @@ public enum Scope: String, Sendable, Hashable, CaseIterable, Codable, Comparable
     case settings
     /// Create, rotate and revoke the app's keys (never a scope the creating key lacks).
     case keys
+    /// Read the app's audit log.
+    case auditRead = "audit:read"
 
     public static func < (lhs: Scope, rhs: Scope) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!

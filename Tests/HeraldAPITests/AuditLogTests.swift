@@ -1,0 +1,83 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import PostgresNIO
+import Testing
+
+/// The audit log (issue #30): every change through the API and every refused key, with who,
+/// from where and the body's digest; append-only; a row altered behind Herald's back is
+/// named by the chain's verification.
+@Suite struct AuditLogTests {
+    static func entries(_ api: APITest, _ auth: Auth, query: String = "") async throws -> [[String: Any]] {
+        let reply = try await api.send(.get, "/v3/audit\(query)", auth: auth)
+        #expect(reply.status == 200, "\(reply.body)")
+        return try reply.json["entries"] as? [[String: Any]] ?? []
+    }
+
+    @Test func changesAndRefusalsAreLoggedWithWhoAndTheBodysDigest() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let device = try await api.registerDevice(app, apnsToken: randomAPNsToken())
+            let key = try await APIKeyTests.key(api, app, ["send", "audit:read"])
+            let keyID = String(key.prefix(15))
+            let push = #"{"platform": "all", "audience": {"registration_id": ["\#(device.registrationID)"]}, "notification": {"alert": "x"}}"#
+            #expect(try await api.send(.post, "/v3/push", auth: .basic(app.appKey, key), json: push).status == 200)
+            // Refused for its scope: logged too.
+            #expect(try await api.send(.delete, "/v3/push/1810000000000000001", auth: .basic(app.appKey, key)).status == 403)
+            // A read is not logged; a device acting on itself is not.
+            #expect(try await api.send(.get, "/v3/keys", auth: app.auth).status == 200)
+            #expect(try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: device.auth, json: #"{"alias": "me"}"#).status == 200)
+
+            let entries = try await Self.entries(api, .basic(app.appKey, key))
+            let lines = entries.map { "\($0["actor"] as? String ?? "") \($0["action"] as? String ?? "") \($0["status"] as? Int ?? 0)" }
+            #expect(
+                lines == [
+                    "master_secret POST /v3/keys 201", "key:\(keyID) POST /v3/push 200", "key:\(keyID) DELETE /v3/push/{msg_id} 403",
+                ],
+                "\(lines)"
+            )
+            let pushed = try #require(entries.first { $0["action"] as? String == "POST /v3/push" })
+            let digest = SecretHash.digest(push).map { String(format: "%02x", $0) }.joined()
+            #expect(pushed["body_digest"] as? String == digest)
+            #expect(pushed["app_key"] as? String == app.appKey)
+            #expect(pushed["target"] as? String == "/v3/push")
+            #expect((pushed["request_id"] as? String)?.isEmpty == false)
+            // Filters.
+            #expect(try await Self.entries(api, .basic(app.appKey, key), query: "?actor=master_secret").count == 1)
+            #expect(try await Self.entries(api, .basic(app.appKey, key), query: "?action=POST%20/v3/push").count == 1)
+            // Another app sees none of them; the administrator sees them all.
+            let other = try await api.createApp("Other")
+            let otherKey = try await APIKeyTests.key(api, other, ["audit:read"])
+            #expect(try await Self.entries(api, .basic(other.appKey, otherKey)).map { $0["action"] as? String } == ["POST /v3/keys"])
+            let all = try await api.send(.get, "/admin/v1/audit?app_key=\(app.appKey)", auth: .admin)
+            #expect((try all.json["entries"] as? [Any])?.count == 3, "\(all.body)")
+        }
+    }
+
+    @Test func theLogIsAppendOnlyAndATamperedRowIsNamed() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            for index in 0..<5 {
+                _ = try await api.send(.post, "/v3/keys", auth: app.auth, json: #"{"name": "k\#(index)", "scopes": ["send"]}"#)
+            }
+            let intact = try await api.send(.get, "/admin/v1/audit/verify", auth: .admin)
+            #expect(intact.body.contains(#""intact":true"#) && intact.body.contains(#""checked":6"#), "\(intact.body)")
+            // Herald's own statements can't change it.
+            await #expect(throws: (any Error).self) {
+                try await api.store.sql.query("UPDATE audit_log SET status = 200 WHERE id = 3")
+            }
+            await #expect(throws: (any Error).self) { try await api.store.sql.query("DELETE FROM audit_log WHERE id = 3") }
+            // Someone with the database's owner rights can: the chain names the row.
+            let rows = try await api.store.sql.query("SELECT id FROM audit_log ORDER BY id")
+            var ids: [Int64] = []
+            for try await id in rows.decode(Int64.self) { ids.append(id) }
+            let victim = ids[3]
+            try await api.store.sql.query("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only")
+            try await api.store.sql.query("UPDATE audit_log SET actor = 'someone else' WHERE id = \(victim)")
+            try await api.store.sql.query("ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
+            let broken = try await api.send(.get, "/admin/v1/audit/verify", auth: .admin)
+            #expect(broken.body.contains(#""intact":false"#) && broken.body.contains(#""first_broken_id":\#(victim)"#), "\(broken.body)")
+        }
+    }
+}
