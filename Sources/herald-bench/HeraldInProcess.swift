@@ -28,6 +28,8 @@ struct HeraldInProcess: Sendable {
         /// How long a request waits before the database is checked (`database.wait`);
         /// nil: never checked, as before herald serve bounded the wait.
         var databaseWait: Duration? = .seconds(5)
+        /// Whether the API writes its audit log (always in `herald serve`).
+        var audit = true
     }
 
     /// The API's store, to seed apps and devices.
@@ -69,6 +71,7 @@ struct HeraldInProcess: Sendable {
             gateway: GatewayConfiguration(host: "127.0.0.1", port: 0),
             center: center
         )
+        node.api.audit = configuration.audit
         node.node.nodeID = "bench-1"
         // The benchmark's webhook receiver listens on this machine.
         node.node.outbound = OutboundAddressRule(allowed: [IPRange("127.0.0.0/8")!, IPRange("::1")!])

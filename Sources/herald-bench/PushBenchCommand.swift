@@ -58,6 +58,7 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Option(help: "(c) Tag pushes, one after another.") var tagPushes = 3
     @Option(help: "Unicast audience.") var audience = Audience.registrationID
     @Option(help: "What the pushes authenticate with: the master secret, or an API key scoped to send.") var credentials = Credentials.master
+    @Flag(help: "Write no audit log (herald serve always writes it): to measure what it costs.") var noAudit = false
     @Option(help: "Seconds to wait for outstanding deliveries before a phase gives up on them.") var drainTimeout = 120.0
     @Option(parsing: .upToNextOption, help: "Phases to run (controls only when named).") var phases: [Phase] = Phase.allCases.filter {
         $0 != .controls
@@ -93,12 +94,18 @@ struct PushBenchCommand: AsyncParsableCommand {
         let setup = """
             \(build) build, \(devices) devices over \(loadProcesses) load processes, \(httpConnections) HTTP connections, \
             PostgreSQL pool \(poolSize) (durable, embedded), \(workers) center workers, fan-out batches of \(batchSize), \
-            database wait \(databaseWait > 0 ? "\(databaseWait) s" : "off"), pushes with the \(credentials == .key ? "API key" : "master secret"), \
+            database wait \(databaseWait > 0 ? "\(databaseWait) s" : "off"), pushes with the \(credentials == .key ? "API key" : "master secret"), audit log \(noAudit ? "off" : "on"), \
             \(ProcessInfo.processInfo.activeProcessorCount) cores
             """
         say("herald-bench push: \(setup)")
         let results = try await HeraldInProcess.run(
-            .init(poolSize: poolSize, workers: workers, batchSize: batchSize, databaseWait: databaseWait > 0 ? .seconds(databaseWait) : nil),
+            .init(
+                poolSize: poolSize,
+                workers: workers,
+                batchSize: batchSize,
+                databaseWait: databaseWait > 0 ? .seconds(databaseWait) : nil,
+                audit: !noAudit
+            ),
             cleanup: cleanup,
             logger: logger
         ) { herald in
