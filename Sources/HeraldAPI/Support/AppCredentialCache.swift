@@ -22,7 +22,14 @@ final class AppCredentialCache: Sendable {
         var expires: ContinuousClock.Instant
     }
 
-    private let entries = NIOLockedValueBox<[[UInt8]: Entry]>([:])
+    private struct State {
+        var entries: [[UInt8]: Entry] = [:]
+        /// Grows with every ``forget(keyID:)`` / ``forgetMasterSecret(appID:)``: a caller
+        /// resolved before one (it may have read a key just revoked) is not cached.
+        var generation = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
     private let lifetime: Duration
     private let capacity: Int
     /// Told of every verification (not of the cache's hits).
@@ -39,23 +46,32 @@ final class AppCredentialCache: Sendable {
     func caller(authorization: String, resolve: () async throws -> AppCaller?) async throws -> (caller: AppCaller, fresh: Bool)? {
         let key = SecretHash.digest(authorization)
         let now = ContinuousClock.now
-        if let entry = entries.withLockedValue({ $0[key] }), entry.expires > now { return (entry.caller, false) }
+        let (cached, generation) = state.withLockedValue { ($0.entries[key], $0.generation) }
+        if let cached, cached.expires > now { return (cached.caller, false) }
         guard let caller = try await resolve() else { return nil }
         verified?.record(digest: key)
-        entries.withLockedValue { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = Entry(caller: caller, expires: now + lifetime)
+        state.withLockedValue { state in
+            // A revocation since the read: what was read may be what was revoked.
+            guard state.generation == generation else { return }
+            if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
+            state.entries[key] = Entry(caller: caller, expires: now + lifetime)
         }
         return (caller, true)
     }
 
     /// Drops every cached use of a key (it was revoked).
     func forget(keyID: String) {
-        entries.withLockedValue { entries in entries = entries.filter { $0.value.caller.key?.keyID != keyID } }
+        state.withLockedValue { state in
+            state.generation += 1
+            state.entries = state.entries.filter { $0.value.caller.key?.keyID != keyID }
+        }
     }
 
     /// Drops every cached use of an app's master secret (it was switched off).
     func forgetMasterSecret(appID: Int64) {
-        entries.withLockedValue { entries in entries = entries.filter { $0.value.caller.key != nil || $0.value.caller.app.id != appID } }
+        state.withLockedValue { state in
+            state.generation += 1
+            state.entries = state.entries.filter { $0.value.caller.key != nil || $0.value.caller.app.id != appID }
+        }
     }
 }

@@ -41,57 +41,27 @@ final class RequestAudit: Sendable {
     }
 }
 
-/// Writes audit entries with group commit: a request's entry is in PostgreSQL before the
-/// request is answered, and the entries of requests that arrive meanwhile go in the same
-/// transaction (one lock of the chain, one commit), so the log costs a busy API one
-/// commit per batch rather than per request.
+/// Writes audit entries with group commit (``GroupCommit``): a request's entry is in
+/// PostgreSQL before the request is answered, and the entries of requests that arrive
+/// while a write is in flight go in the next one (one lock of the chain, one commit).
 final class AuditRecorder: Sendable {
-    private struct Waiting {
-        var entry: AuditEntry
-        var continuation: CheckedContinuation<Void, any Error>
+    private let commits: GroupCommit<AuditEntry, Result<Void, any Error>>
+
+    init(store: APIStore) {
+        let logger = Logger(label: "herald.api.audit")
+        commits = GroupCommit(maxBatch: 500, maxConcurrentCommits: 1) { entries in
+            do {
+                try await store.appendAudit(entries)
+                return entries.map { _ in .success(()) }
+            } catch {
+                logger.error("cannot write the audit log", metadata: ["error": "\(error)", "herald.entries": "\(entries.count)"])
+                return entries.map { _ in .failure(error) }
+            }
+        }
     }
-
-    private struct State {
-        var waiting: [Waiting] = []
-        var writing = false
-    }
-
-    private let store: APIStore
-    private let state = NIOLockedValueBox(State())
-    private let logger = Logger(label: "herald.api.audit")
-
-    init(store: APIStore) { self.store = store }
 
     /// Returns once `entry` is committed; throws what the write threw.
     func record(_ entry: AuditEntry) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let lead = state.withLockedValue { state -> Bool in
-                state.waiting.append(Waiting(entry: entry, continuation: continuation))
-                guard !state.writing else { return false }
-                state.writing = true
-                return true
-            }
-            // The first waiter with no write under way writes every batch until none waits.
-            if lead { Task { await self.drain() } }
-        }
-    }
-
-    private func drain() async {
-        while true {
-            let batch = state.withLockedValue { state -> [Waiting] in
-                let batch = state.waiting
-                state.waiting.removeAll()
-                if batch.isEmpty { state.writing = false }
-                return batch
-            }
-            guard !batch.isEmpty else { return }
-            do {
-                try await store.appendAudit(batch.map(\.entry))
-                for waiting in batch { waiting.continuation.resume() }
-            } catch {
-                logger.error("cannot write the audit log", metadata: ["error": "\(error)", "herald.entries": "\(batch.count)"])
-                for waiting in batch { waiting.continuation.resume(throwing: error) }
-            }
-        }
+        try await commits.submit(entry).get()
     }
 }
