@@ -51,6 +51,33 @@ import Testing
         }
     }
 
+    /// A device holds the copy, but its acknowledgement isn't recorded yet (it is written in
+    /// batches, or was lost on the way): a recall now still sends it the command. Before,
+    /// the copy was taken for undelivered, cancelled, and the device never told.
+    @Test func aRecallReachesADeviceWhoseAcknowledgementIsNotRecordedYet() async throws {
+        try await TestNode.run { test in
+            let device = try await test.register(platform: "linux", alias: "holder")
+            let mqtt = try await test.rawConnection(device)
+            let sent = try await test.push([
+                "audience": ["alias": ["holder"]], "notification": ["alert": "wrong price"], "options": ["identifier": "promo-8"],
+            ])
+            // Received, never acknowledged.
+            let held = try #require(try await mqtt.nextPublish(acknowledge: false))
+            #expect(String(buffer: held.payload).contains(sent.msgID))
+            let recalled = try await test.call("DELETE", "/v3/push/\(sent.msgID)")
+            #expect(recalled.status == 200)
+            var command: [String: Any]?
+            let deadline = ContinuousClock.now + .seconds(20)
+            while command == nil, ContinuousClock.now < deadline {
+                guard let publish = try await mqtt.nextPublish(timeout: .seconds(2)) else { continue }
+                let object = try JSONSerialization.jsonObject(with: Data(buffer: publish.payload)) as? [String: Any]
+                if object?["type"] as? String == "recall" { command = object }
+            }
+            #expect(command?["identifiers"] as? [String] == ["promo-8"], "no recall command")
+            await mqtt.close()
+        }
+    }
+
     @Test func anIOSDeviceThatGotItOverAPNsGetsASilentRecallWithEveryPendingIdentifier() async throws {
         try await TestNode.run { test in
             let token = TestNode.token(20)

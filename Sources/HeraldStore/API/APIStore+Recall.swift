@@ -6,8 +6,9 @@ extension APIStore {
     /// Recalls messages by msg id or by identifier, within `window` of their acceptance.
     ///
     /// In one transaction: the messages are marked recalled, copies not delivered yet are
-    /// cancelled (removed from inboxes, never sent later), each device that got one is
-    /// noted as pending recall of the identifier, and a recall job is queued per message
+    /// cancelled (removed from inboxes, never sent later), each device that got one, or may
+    /// hold one whose acknowledgement isn't recorded yet, is noted as pending recall of the
+    /// identifier, and a recall job is queued per message
     /// to send the commands. Recalling again is harmless. Returns the recalled msg ids.
     public func recall(
         appID: Int64,
@@ -52,7 +53,13 @@ extension APIStore {
                     SELECT dl.device_id, \(message.identifier), \(now) FROM deliveries dl JOIN devices d ON d.id = dl.device_id
                          LEFT JOIN device_acks a ON a.device_id = dl.device_id
                     WHERE dl.message_id = \(message.id)
-                      AND (dl.state IN ('tcp', 'apns') OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq))
+                      AND (dl.state IN ('tcp', 'apns') OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq)
+                           -- In the inbox of a device connected since the message was sent: it
+                           -- may hold the copy, its acknowledgement not recorded yet (written in
+                           -- batches, or lost). A command for a copy it never got removes nothing.
+                           OR (dl.inbox_seq IS NOT NULL AND EXISTS (
+                                SELECT 1 FROM device_sessions s WHERE s.device_id = dl.device_id
+                                  AND (s.node_id IS NOT NULL OR s.last_seen_at >= \(message.createdAt)))))
                     ON CONFLICT (device_id, identifier) DO UPDATE SET recalled_at = EXCLUDED.recalled_at
                     """,
                     logger: logger
