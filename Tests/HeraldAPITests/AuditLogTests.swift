@@ -38,7 +38,7 @@ import Testing
                 "\(lines)"
             )
             let pushed = try #require(entries.first { $0["action"] as? String == "POST /v3/push" })
-            let digest = SecretHash.digest(push).map { String(format: "%02x", $0) }.joined()
+            let digest = Hex.encode(SecretHash.digest(push))
             #expect(pushed["body_digest"] as? String == digest)
             #expect(pushed["app_key"] as? String == app.appKey)
             #expect(pushed["target"] as? String == "/v3/push")

@@ -82,6 +82,8 @@ import Testing
             let device = try await test.register(token: token, alias: "dropped")
             let sent = try await test.push(["audience": ["alias": ["dropped"]], "notification": ["alert": "Hi"]])
             #expect(try await test.waitForAPNs(token).count == 1)
+            // The copy's own events first (written in batches): receipts come after them.
+            _ = try await test.timeline(sent.msgID, device.registrationID, until: "sent_apns")
             let queue = ReceiptQueue(url: nil)
             try queue.add(Receipt(msgID: sent.msgID, kind: .dropped, reason: "notification_config: actions[0].title: missing\u{7}"))
             try queue.add(Receipt(msgID: sent.msgID, kind: .displayed))

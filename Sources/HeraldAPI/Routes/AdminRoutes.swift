@@ -97,7 +97,12 @@ struct AdminRoutes {
     }
 
     private func app(_ context: HeraldRequestContext) async throws -> AppRecord {
-        guard let app = try await store.app(appKey: try context.parameter("app_key")) else { throw Self.appNotFound }
+        try await Self.app(context, in: store)
+    }
+
+    /// The app the path's `{app_key}` names, or `appNotFound`.
+    static func app(_ context: HeraldRequestContext, in store: APIStore) async throws -> AppRecord {
+        guard let app = try await store.app(appKey: try context.parameter("app_key")) else { throw appNotFound }
         return app
     }
 

@@ -95,7 +95,7 @@ struct AuditPage: ResponseEncodable {
             address = stored.entry.address
             requestId = stored.entry.requestID
             bodyDigest = stored.entry.bodyDigest
-            hash = stored.hash.map { String(format: "%02x", $0) }.joined()
+            hash = Hex.encode(stored.hash)
         }
 
         enum CodingKeys: String, CodingKey {

@@ -81,11 +81,7 @@ struct KeyRoutes {
         let caller = try await auth.requireAppCaller(request)
         // The master secret holds every scope: only a holder of every scope may switch it.
         try Self.mayGrant(Scope.allCases, caller)
-        let input = try await body.decode(MasterSecretBody.self, from: request)
-        _ = try await store.setMasterSecretEnabled(input.enabled, appID: caller.app.id)
-        if !input.enabled { auth.apps.forgetMasterSecret(appID: caller.app.id) }
-        context.logger.notice("master secret \(input.enabled ? "enabled" : "disabled")", metadata: ["herald.app_key": "\(caller.app.appKey)"])
-        return input
+        return try await switchMasterSecret(of: caller.app, request, context)
     }
 
     // MARK: The admin API's keys
@@ -122,13 +118,13 @@ struct KeyRoutes {
 
     @Sendable func listForApp(_ request: Request, context: HeraldRequestContext) async throws -> KeyList {
         try await auth.requireAdmin(request)
-        let app = try await app(context)
+        let app = try await AdminRoutes.app(context, in: store)
         return KeyList(keys: try await store.keys(appID: app.id).map(KeyBody.init))
     }
 
     @Sendable func createForApp(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<CreatedKeyBody> {
         try await auth.requireAdmin(request)
-        let app = try await app(context)
+        let app = try await AdminRoutes.app(context, in: store)
         let spec = try await body.decode(KeyRequest.self, from: request).validated(admin: false)
         let created = try await store.createKey(appID: app.id, spec)
         Self.log(context, "key created", created.key, app: app)
@@ -137,7 +133,7 @@ struct KeyRoutes {
 
     @Sendable func revokeForApp(_ request: Request, context: HeraldRequestContext) async throws -> KeyBody {
         try await auth.requireAdmin(request)
-        let app = try await app(context)
+        let app = try await AdminRoutes.app(context, in: store)
         let key = try await revoked(appID: app.id, context, admin: false)
         Self.log(context, "key revoked", key, app: app)
         return KeyBody(key)
@@ -145,15 +141,21 @@ struct KeyRoutes {
 
     @Sendable func setMasterSecretForApp(_ request: Request, context: HeraldRequestContext) async throws -> MasterSecretBody {
         try await auth.requireAdmin(request)
-        let app = try await app(context)
+        let app = try await AdminRoutes.app(context, in: store)
+        return try await switchMasterSecret(of: app, request, context)
+    }
+
+    // MARK: Shared
+
+    /// Switches `app`'s master secret as the body says; switched off, it stops
+    /// authenticating at once on this node.
+    private func switchMasterSecret(of app: AppRecord, _ request: Request, _ context: HeraldRequestContext) async throws -> MasterSecretBody {
         let input = try await body.decode(MasterSecretBody.self, from: request)
         _ = try await store.setMasterSecretEnabled(input.enabled, appID: app.id)
         if !input.enabled { auth.apps.forgetMasterSecret(appID: app.id) }
         context.logger.notice("master secret \(input.enabled ? "enabled" : "disabled")", metadata: ["herald.app_key": "\(app.appKey)"])
         return input
     }
-
-    // MARK: Shared
 
     /// A key may grant only scopes it holds itself (the master secret holds all).
     static func mayGrant(_ scopes: [Scope], _ caller: AppCaller) throws {
@@ -187,11 +189,6 @@ struct KeyRoutes {
         let expiresAt = try input?.validatedExpiry()
         let spec = APIKeySpec(name: old.name, scopes: old.scopes, allowedRanges: old.allowedRanges, expiresAt: expiresAt)
         return try await store.createKey(appID: appID, spec, rotatedFrom: old.keyID)
-    }
-
-    private func app(_ context: HeraldRequestContext) async throws -> AppRecord {
-        guard let app = try await store.app(appKey: try context.parameter("app_key")) else { throw AdminRoutes.appNotFound }
-        return app
     }
 
     static func notFound(_ keyID: String) -> HeraldError {

@@ -36,7 +36,7 @@ final class RequestAudit: Sendable {
     }
 
     func body(_ bytes: some Sequence<UInt8>) {
-        let digest = SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.encode(SHA256.hash(data: Array(bytes)))
         state.withLockedValue { $0.bodyDigest = digest }
     }
 }

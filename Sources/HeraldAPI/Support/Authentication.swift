@@ -41,7 +41,7 @@ struct Authentication: Sendable {
         }
         let token = String(header.dropFirst("Bearer ".count))
         if SecretHash.matches(token, stored: SecretHash.digest(adminToken)) {
-            serving.audit.identify(actor: "admin_token", appID: nil)
+            serving.audit?.identify(actor: "admin_token", appID: nil)
             verified.record(header)
             return nil
         }
@@ -50,7 +50,7 @@ struct Authentication: Sendable {
         else {
             throw HeraldError(.unauthorized, "Authorization: wrong admin token")
         }
-        serving.audit.identify(actor: "admin_key:\(key.keyID)", appID: nil)
+        serving.audit?.identify(actor: "admin_key:\(key.keyID)", appID: nil)
         try Self.check(key, scope: nil, serving)
         verified.record(header)
         try? await store.touchKey(key.keyID, from: serving.remoteAddress?.description)
@@ -82,7 +82,7 @@ struct Authentication: Sendable {
                 throw HeraldError(.unauthorized, "Authorization: wrong registration_id or device_secret")
             }
             verified.record(header)
-            serving.audit.device(appID: principal.appID)
+            serving.audit?.device(appID: principal.appID)
             guard credentials.user == registrationID else {
                 throw HeraldError(.forbidden, "a device may only act on its own registration")
             }
@@ -105,7 +105,7 @@ struct Authentication: Sendable {
         guard let (caller, fresh) = try await apps.caller(authorization: header, resolve: { try await resolve(header) }) else {
             throw HeraldError(.unauthorized, "Authorization: wrong app_key or master_secret")
         }
-        serving.audit.identify(actor: caller.key.map { "key:\($0.keyID)" } ?? "master_secret", appID: caller.app.id)
+        serving.audit?.identify(actor: caller.key.map { "key:\($0.keyID)" } ?? "master_secret", appID: caller.app.id)
         if let key = caller.key {
             try Self.check(key, scope: serving.access.scope, serving)
             if fresh { try? await store.touchKey(key.keyID, from: serving.remoteAddress?.description) }

@@ -73,7 +73,7 @@ struct JSONBody: Sendable {
             throw HeraldError(.invalidJSON, "body: expected a JSON object")
         }
         // What the audit log keeps of it: its digest.
-        if buffer.readableBytes > 0 { RouteAccess.serving?.audit.body(buffer.readableBytesView) }
+        if buffer.readableBytes > 0 { RouteAccess.serving?.audit?.body(buffer.readableBytesView) }
         return buffer
     }
 

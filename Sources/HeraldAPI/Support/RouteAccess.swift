@@ -35,11 +35,11 @@ public enum RouteAccess: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The route being served: its access, the client's address, and what its audit
-    /// entry gathers.
+    /// entry gathers (nil when the request is not audited: nothing is gathered).
     struct Serving: Sendable {
         var access: RouteAccess
         var remoteAddress: IPAddress?
-        var audit = RequestAudit()
+        var audit: RequestAudit?
     }
 
     /// Set by ``RouteRegistrar`` around each handler; nil outside one (a middleware).

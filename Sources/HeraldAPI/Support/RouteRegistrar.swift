@@ -26,7 +26,7 @@ struct RouteRegistrar {
         let audit = access == .open ? nil : audit
         router.on(RouterPath(path), method: method) { request, context -> Response in
             let address = context.remoteAddress.flatMap(\.ipAddress).flatMap(IPAddress.init)
-            let serving = RouteAccess.Serving(access: access, remoteAddress: address)
+            let serving = RouteAccess.Serving(access: access, remoteAddress: address, audit: audit.map { _ in RequestAudit() })
             let response: Response
             do {
                 response = try await RouteAccess.$serving.withValue(serving) {
@@ -51,8 +51,7 @@ struct RouteRegistrar {
         path: String,
         status: Int
     ) async throws {
-        guard let recorder else { return }
-        let gathered = serving.audit.gathered
+        guard let recorder, let gathered = serving.audit?.gathered else { return }
         let refused = status == 401 || status == 403
         guard !gathered.isDevice, method != .get || (refused && request.headers[.authorization] != nil) else { return }
         try await recorder.record(

@@ -17,7 +17,7 @@ extension APIStore {
             var hashes: [String] = []
             for entry in entries {
                 previous = AuditChain.hash(previous: previous, entry)
-                hashes.append(previous.map { String(format: "%02x", $0) }.joined())
+                hashes.append(Hex.encode(previous))
             }
             try await connection.query(
                 """
