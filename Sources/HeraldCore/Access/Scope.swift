@@ -3,6 +3,9 @@
 public enum Scope: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
     /// Push, validate, batch push, and category deliveries.
     case send
+    /// Compose a push for another person's approval, and validate it (the two-person
+    /// rule: an author's role, or a key that drafts what people approve).
+    case compose
     /// Recall and replace what was sent.
     case recall
     /// Read devices, aliases, tags and their presence.
@@ -24,5 +27,13 @@ public enum Scope: String, Sendable, Hashable, CaseIterable, Codable, Comparable
 
     public static func < (lhs: Scope, rhs: Scope) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+extension Set<Scope> {
+    /// Whether these scopes admit what `scope` allows: the scope itself, or one that holds
+    /// it (`send` holds `compose`: who may send may compose what they send).
+    public func grants(_ scope: Scope) -> Bool {
+        contains(scope) || (scope == .compose && contains(.send))
     }
 }

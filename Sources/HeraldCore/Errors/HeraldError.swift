@@ -116,6 +116,10 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         case smsProviderNotFound = 9107
         /// No API key with that id (in this app, or among the admin keys).
         case keyNotFound = 9108
+        /// No console user with that email or id.
+        case userNotFound = 9109
+        /// No push waiting for approval with that id in this app.
+        case approvalNotFound = 9110
 
         // 92xx: the request meets the current state.
 
@@ -123,6 +127,9 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         case conflict = 9201
         /// The message is older than the recall window and can no longer be recalled.
         case recallWindowClosed = 9202
+        /// A person's destructive action needs the password again (the session's last
+        /// confirmation is too old): `POST /auth/v1/session/confirm`, then retry.
+        case confirmationRequired = 9203
 
         // 93xx: APNs credentials.
 
@@ -136,11 +143,11 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .missingField, .invalidField, .unsupportedKey, .noAudienceMatch, .invalidSchedule: 400
             case .invalidJSON, .limitExceeded, .malformedRequest: 400
             case .unauthorized: 401
-            case .forbidden: 403
+            case .forbidden, .confirmationRequired: 403
             case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound,
                 .webhookNotFound, .smsProviderNotFound, .keyNotFound:
                 404
-            case .categoryNotFound: 404
+            case .categoryNotFound, .userNotFound, .approvalNotFound: 404
             case .methodNotAllowed: 405
             case .conflict: 409
             case .recallWindowClosed: 410
@@ -181,8 +188,11 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .categoryNotFound: "category_not_found"
             case .smsProviderNotFound: "sms_provider_not_found"
             case .keyNotFound: "key_not_found"
+            case .userNotFound: "user_not_found"
+            case .approvalNotFound: "approval_not_found"
             case .conflict: "conflict"
             case .recallWindowClosed: "recall_window_closed"
+            case .confirmationRequired: "confirmation_required"
             case .invalidAPNsCredentials: "invalid_apns_credentials"
             }
         }

@@ -41,3 +41,8 @@ extension APIStore {
     /// Which apps record delivery events (shared by the node's facades).
     public var eventApps: EventApps { core.eventApps }
 }
+
+extension APIStore {
+    /// People: console users, their roles and sessions, and the two-person rule.
+    public var people: PeopleStore { PeopleStore(core: core) }
+}

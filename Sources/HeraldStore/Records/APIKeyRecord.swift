@@ -55,21 +55,31 @@ public struct APIKeySpec: Sendable, Hashable {
 }
 
 /// The text of a key's secret: `<key id>_<random>`, so the key is found by its id and
-/// checked by its hash. App keys start `hk_`, admin keys `hka_`.
+/// checked by its hash. App keys start `hk_`, admin keys `hka_`, people's sessions `hks_`.
 public enum APIKeyText {
     public static let appPrefix = "hk_"
     public static let adminPrefix = "hka_"
+    public static let sessionPrefix = "hks_"
 
     /// A new key id and its secret.
     public static func make(admin: Bool) -> (keyID: String, secret: String) {
-        let keyID = (admin ? adminPrefix : appPrefix) + RandomToken.hex(byteCount: 6)
+        make(prefix: admin ? adminPrefix : appPrefix)
+    }
+
+    /// A new id with `prefix` and its secret.
+    public static func make(prefix: String) -> (keyID: String, secret: String) {
+        let keyID = prefix + RandomToken.hex(byteCount: 6)
         return (keyID, keyID + "_" + RandomToken.hex(byteCount: 24))
     }
 
     /// The key id a secret names, or nil when it is not a key's secret.
     public static func keyID(of secret: String) -> String? {
-        let prefix = secret.hasPrefix(adminPrefix) ? adminPrefix : secret.hasPrefix(appPrefix) ? appPrefix : nil
-        guard let prefix else { return nil }
+        id(of: secret, prefix: adminPrefix) ?? id(of: secret, prefix: appPrefix)
+    }
+
+    /// The id a secret with `prefix` names, or nil when it is not one.
+    public static func id(of secret: String, prefix: String) -> String? {
+        guard secret.hasPrefix(prefix) else { return nil }
         let rest = secret.utf8.dropFirst(prefix.utf8.count)
         guard rest.count == 12 + 1 + 48, rest.allSatisfy({ Self.isHex($0) || $0 == UInt8(ascii: "_") }),
             rest[rest.index(rest.startIndex, offsetBy: 12)] == UInt8(ascii: "_")
