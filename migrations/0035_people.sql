@@ -53,14 +53,18 @@ CREATE TABLE push_approvals (
     -- The /v3/push body exactly as composed: what is sent once approved.
     body                   bytea NOT NULL,
     audience_size          bigint NOT NULL,
-    composed_by            bigint NOT NULL REFERENCES users (id),
+    -- Who composed it, as the audit log names them (user:<email>, key:hk_…), and the
+    -- user when a person did: another person must approve.
+    composer               text NOT NULL,
+    composer_user          bigint REFERENCES users (id) ON DELETE SET NULL,
     composed_at            timestamptz NOT NULL DEFAULT now(),
-    -- pending, approved, rejected or expired (pending past expires_at reads as expired).
+    -- pending, approved or rejected (pending past expires_at reads as expired).
     state                  text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'approved', 'rejected')),
-    decided_by             bigint REFERENCES users (id),
+    decider                text,
     decided_at             timestamptz,
     expires_at             timestamptz NOT NULL,
-    -- The message the approval sent.
+    -- The message the approval sent (NULL while approved but not yet accepted: approving
+    -- again sends it, under the same cid).
     msg_id                 text
 );
 CREATE INDEX push_approvals_app ON push_approvals (app_id, state, id);

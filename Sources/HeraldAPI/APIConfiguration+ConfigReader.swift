@@ -22,6 +22,8 @@ extension APIConfiguration {
     /// - `auth.failureWindow` (int, seconds, default: 60, 1 to 86400): how long failures count.
     /// - `auth.capacity` (int, default: 100000, 1000 to 10000000): keys and addresses the
     ///   throttle keeps at most.
+    /// - `auth.sessionLifetime` (int, seconds, default: 43200, 300 to 2592000): how long a
+    ///   person's session lasts from their sign-in.
     /// - `api.rateLimit.perMinute` (int, default: 0, 0 or more; 0: none): push requests a
     ///   minute an app may make when it has no limit of its own
     ///   (`PATCH /admin/v1/apps/{app_key}`, `rate_limit_per_minute`); the limit is a token
@@ -53,6 +55,7 @@ extension APIConfiguration {
             requestTimeout: try http.seconds("requestTimeout", default: defaults.requestTimeout, in: 1...3600)
         )
         self.outbound = node.outbound
+        self.sessionLifetime = try ConfigSection(reader, "auth").seconds("sessionLifetime", default: defaults.sessionLifetime, in: 300...2_592_000)
         self.rateLimit = RateLimitConfiguration(
             defaultPerMinute: try rateLimit.int("perMinute", default: 0, in: 0...Int.max, problem: "must be 0 (no limit) or more")
         )

@@ -38,6 +38,8 @@ public struct APIConfiguration: Sendable {
     /// Whether changes through the API are written to the audit log (always, in `herald
     /// serve`; a benchmark turns it off to measure what it costs).
     public var audit = true
+    /// How long a person's session lasts from their sign-in.
+    public var sessionLifetime: Duration = .seconds(12 * 3600)
 
     public init(
         host: String = "0.0.0.0",

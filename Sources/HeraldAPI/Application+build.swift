@@ -47,14 +47,19 @@ public func buildRouter(
     AliasRoutes(store: store, auth: auth, body: body).register(on: &routes)
     TagRoutes(store: store, auth: auth, body: body).register(on: &routes)
     let acceptor = PushAcceptor(store: store, sink: sink)
-    PushRoutes(
+    let pushes = PushRoutes(
         store: store,
         acceptor: acceptor,
         auth: auth,
         body: body,
         recallWindow: configuration.recallWindow,
         outbound: configuration.outbound
-    ).register(on: &routes)
+    )
+    pushes.register(on: &routes)
+    // The two-person rule, and people: sessions, the admin API's users (issue #30).
+    ApprovalRoutes(store: store, pushes: pushes, auth: auth, body: body).register(on: &routes)
+    SessionRoutes(store: store, auth: auth, body: body, lifetime: configuration.sessionLifetime).register(on: &routes)
+    UserRoutes(store: store, auth: auth, body: body).register(on: &routes)
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
     // JPush's v3 routes beyond push, devices and tags.
     DevicePresenceRoutes(store: store, auth: auth, body: body).register(on: &routes)

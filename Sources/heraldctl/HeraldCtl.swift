@@ -39,6 +39,7 @@ struct HeraldCtl: AsyncParsableCommand {
             EventsCommand.self,
             WebhooksCommand.self,
             KeysCommand.self,
+            UsersCommand.self,
             AuditCommand.self,
             ConfigCommand.self,
             APNsToolCommand.self,

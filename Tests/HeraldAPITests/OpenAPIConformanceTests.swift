@@ -79,6 +79,8 @@ import Testing
             case .admin: #expect(security == ["adminToken"], "\(name): \(security)")
             case .app: #expect(security.contains("appBasic") && !security.contains("deviceBasic"), "\(name): \(security)")
             case .appOrDevice: #expect(security.isSuperset(of: ["appBasic", "deviceBasic"]), "\(name): \(security)")
+            case .person: #expect(security == ["sessionBearer"], "\(name): \(security)")
+            case .signIn: #expect(security == ["signInBasic"], "\(name): \(security)")
             }
         }
     }

@@ -18,10 +18,10 @@ struct AdminRoutes {
         routes.on(.get, "/admin/v1/apps", access: .admin, use: listApps)
         routes.on(.get, "/admin/v1/apps/{app_key}", access: .admin, use: getApp)
         routes.on(.patch, "/admin/v1/apps/{app_key}", access: .admin, use: updateApp)
-        routes.on(.delete, "/admin/v1/apps/{app_key}", access: .admin, use: deleteApp)
-        routes.on(.put, "/admin/v1/apps/{app_key}/apns", access: .admin, use: setAPNs)
+        routes.on(.delete, "/admin/v1/apps/{app_key}", access: .admin, confirm: true, use: deleteApp)
+        routes.on(.put, "/admin/v1/apps/{app_key}/apns", access: .admin, confirm: true, use: setAPNs)
         routes.on(.get, "/admin/v1/apps/{app_key}/apns", access: .admin, use: getAPNs)
-        routes.on(.delete, "/admin/v1/apps/{app_key}/apns", access: .admin, use: deleteAPNs)
+        routes.on(.delete, "/admin/v1/apps/{app_key}/apns", access: .admin, confirm: true, use: deleteAPNs)
     }
 
     @Sendable func createApp(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<AppCreatedResponse> {

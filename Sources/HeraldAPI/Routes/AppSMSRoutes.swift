@@ -15,8 +15,8 @@ struct AppSMSRoutes {
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/admin/v1/apps/{app_key}/sms", access: .admin, use: show)
-        routes.on(.put, "/admin/v1/apps/{app_key}/sms", access: .admin, use: set)
-        routes.on(.delete, "/admin/v1/apps/{app_key}/sms", access: .admin, use: delete)
+        routes.on(.put, "/admin/v1/apps/{app_key}/sms", access: .admin, confirm: true, use: set)
+        routes.on(.delete, "/admin/v1/apps/{app_key}/sms", access: .admin, confirm: true, use: delete)
     }
 
     @Sendable func show(_ request: Request, context: HeraldRequestContext) async throws -> SMSProviderSummary {

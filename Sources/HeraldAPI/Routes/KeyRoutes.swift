@@ -21,18 +21,18 @@ struct KeyRoutes {
         routes.on(.get, "/v3/keys", access: .app(.keys), use: list)
         routes.on(.post, "/v3/keys", access: .app(.keys), use: create)
         routes.on(.get, "/v3/keys/master_secret", access: .app(.keys), use: masterSecret)
-        routes.on(.put, "/v3/keys/master_secret", access: .app(.keys), use: setMasterSecret)
+        routes.on(.put, "/v3/keys/master_secret", access: .app(.keys), confirm: true, use: setMasterSecret)
         routes.on(.get, "/v3/keys/{key_id}", access: .app(.keys), use: show)
         routes.on(.post, "/v3/keys/{key_id}/rotate", access: .app(.keys), use: rotate)
-        routes.on(.delete, "/v3/keys/{key_id}", access: .app(.keys), use: revoke)
+        routes.on(.delete, "/v3/keys/{key_id}", access: .app(.keys), confirm: true, use: revoke)
         routes.on(.get, "/admin/v1/keys", access: .admin, use: listAdmin)
         routes.on(.post, "/admin/v1/keys", access: .admin, use: createAdmin)
         routes.on(.post, "/admin/v1/keys/{key_id}/rotate", access: .admin, use: rotateAdmin)
-        routes.on(.delete, "/admin/v1/keys/{key_id}", access: .admin, use: revokeAdmin)
+        routes.on(.delete, "/admin/v1/keys/{key_id}", access: .admin, confirm: true, use: revokeAdmin)
         routes.on(.get, "/admin/v1/apps/{app_key}/keys", access: .admin, use: listForApp)
         routes.on(.post, "/admin/v1/apps/{app_key}/keys", access: .admin, use: createForApp)
-        routes.on(.delete, "/admin/v1/apps/{app_key}/keys/{key_id}", access: .admin, use: revokeForApp)
-        routes.on(.put, "/admin/v1/apps/{app_key}/keys/master_secret", access: .admin, use: setMasterSecretForApp)
+        routes.on(.delete, "/admin/v1/apps/{app_key}/keys/{key_id}", access: .admin, confirm: true, use: revokeForApp)
+        routes.on(.put, "/admin/v1/apps/{app_key}/keys/master_secret", access: .admin, confirm: true, use: setMasterSecretForApp)
     }
 
     // MARK: The app's own keys
@@ -159,9 +159,9 @@ struct KeyRoutes {
 
     /// A key may grant only scopes it holds itself (the master secret holds all).
     static func mayGrant(_ scopes: [Scope], _ caller: AppCaller) throws {
-        guard let key = caller.key else { return }
-        if let missing = scopes.first(where: { !key.scopes.contains($0) }) {
-            throw HeraldError(.forbidden, "key \(key.keyID) lacks the scope \(missing.rawValue), so it cannot grant it")
+        let held = caller.scopes
+        if let missing = scopes.first(where: { !held.contains($0) }) {
+            throw HeraldError(.forbidden, "\(caller.actor) lacks the scope \(missing.rawValue), so it cannot grant it")
         }
     }
 

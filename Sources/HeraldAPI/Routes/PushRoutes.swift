@@ -13,20 +13,34 @@ struct PushRoutes {
     let outbound: OutboundAddressRule
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v3/push", access: .app(.send), use: push)
-        routes.on(.post, "/v3/push/validate", access: .app(.send), use: validate)
+        routes.on(.post, "/v3/push", access: .app(.compose), use: push)
+        routes.on(.post, "/v3/push/validate", access: .app(.compose), use: validate)
         routes.on(.post, "/v3/push/recall", access: .app(.recall), use: recallByIdentifier)
         routes.on(.delete, "/v3/push/{msg_id}", access: .app(.recall), use: recall)
     }
 
     /// Accepted means durable: the message and its job are committed before the answer
-    /// (group-committed with the pushes arriving meanwhile).
-    @Sendable func push(_ request: Request, context: HeraldRequestContext) async throws -> PushResponse {
-        let app = try await auth.requireApp(request)
+    /// (group-committed with the pushes arriving meanwhile). A push the two-person rule
+    /// holds (``ApprovalRule``) is kept for approval instead: 202 with its approval.
+    @Sendable func push(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let caller = try await auth.requireAppCaller(request)
+        let app = caller.app
         let (input, push) = try await validated(request, app: app)
+        if input.audience == .all { try Authentication.requireConfirmation(caller.signedIn) }
         if let cid = push.cid, let earlier = try await store.acceptedPush(appID: app.id, cid: cid) {
-            return PushResponse(push, msgID: earlier.msgID, cid: earlier.cid)
+            return PushResponse(push, msgID: earlier.msgID, cid: earlier.cid).response(from: request, context: context)
         }
+        if caller.signedIn != nil || !caller.scopes.contains(.send),
+            let pending = try await heldForApproval(input, push, caller)
+        {
+            return try EditedResponse(status: .accepted, response: ApprovalBody(pending)).response(from: request, context: context)
+        }
+        return try await send(input, push, app: app).response(from: request, context: context)
+    }
+
+    /// Sends a validated push: refused when it reaches no device (unless it is stored to be
+    /// checked later).
+    func send(_ input: PushRequest, _ push: Push, app: AppRecord) async throws -> PushResponse {
         if !push.path.checksAudienceWhenStored, !push.deliversNothing,
             try await store.audienceSize(appID: app.id, audience: push.audience, limit: 1) == 0
         {
@@ -34,6 +48,29 @@ struct PushRoutes {
         }
         let accepted = try await acceptor.accept(input, push: push, appID: app.id)
         return PushResponse(push, msgID: accepted.msgID, cid: accepted.cid)
+    }
+
+    /// The push kept for a second person's approval when the two-person rule holds it;
+    /// nil when it is sent now.
+    private func heldForApproval(_ input: PushRequest, _ push: Push, _ caller: AppCaller) async throws -> PushApproval? {
+        let people = store.people
+        let threshold = caller.signedIn == nil ? nil : try await people.approvalThreshold(appID: caller.app.id)
+        let holdsSend = caller.scopes.contains(.send)
+        let needsSize = !holdsSend || ApprovalRule.needsAudienceSize(isPerson: caller.signedIn != nil, threshold: threshold)
+        let size = needsSize ? Int64(try await store.audienceSize(appID: caller.app.id, audience: push.audience)) : nil
+        let decision = ApprovalRule.decide(scopes: caller.scopes, isPerson: caller.signedIn != nil, threshold: threshold, audienceSize: size)
+        guard decision == .awaitApproval else { return nil }
+        guard (size ?? 0) > 0 || push.deliversNothing else {
+            throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was kept for approval")
+        }
+        return try await people.submitForApproval(
+            appID: caller.app.id,
+            body: input.storedJSON,
+            audienceSize: size ?? 0,
+            composer: caller.actor,
+            composerUserID: caller.signedIn?.person.id,
+            lifetime: ApprovalRoutes.lifetime
+        )
     }
 
     /// The same checks as a push, and the audience size; nothing is stored or sent.
@@ -53,7 +90,17 @@ struct PushRoutes {
     /// JPush answers it). The keys Herald ignores are the first of the push's warnings.
     private func validated(_ request: Request, app: AppRecord) async throws -> (request: PushRequest, push: Push) {
         let unknownFields = UnknownFields()
-        var input = try await body.decode(PushRequest.self, from: request, unknownFields: unknownFields, fast: PushRequest.fastRead)
+        let input = try await body.decode(PushRequest.self, from: request, unknownFields: unknownFields, fast: PushRequest.fastRead)
+        return try await validated(input, app: app, unknownFields: unknownFields)
+    }
+
+    /// A decoded request's push, as ``validated(_:app:)`` makes it.
+    func validated(
+        _ input: PushRequest,
+        app: AppRecord,
+        unknownFields: UnknownFields = UnknownFields()
+    ) async throws -> (request: PushRequest, push: Push) {
+        var input = input
         if input.notification?.ios != nil { input = try await store.resolvingCategory(input, appID: app.id) }
         var push = try input.validated().controlled(by: app)
         push.warnings = unknownFields.warnings + push.warnings

@@ -3,11 +3,36 @@ import HeraldCore
 import HeraldStore
 import NIOConcurrencyHelpers
 
-/// Who an app's credentials are: the app, and the key when they are a key's (nil: the
-/// master secret).
+/// Who an app's credentials are: the app, and the key when they are a key's, or the person
+/// when they are a session's (neither: the master secret).
 struct AppCaller: Sendable {
     var app: AppRecord
     var key: APIKeyRecord?
+    var signedIn: SignedIn? = nil
+
+    /// What the caller may do on the app: the key's scopes, the person's role's, or
+    /// every scope (the master secret).
+    var scopes: Set<Scope> {
+        if let key { return Set(key.scopes) }
+        if let signedIn { return signedIn.person.role(onApp: app.appKey)?.scopes ?? [] }
+        return Set(Scope.allCases)
+    }
+
+    /// How the audit log and error messages name the caller.
+    var actor: String {
+        if let key { return "key:\(key.keyID)" }
+        if let signedIn { return signedIn.actor }
+        return "master_secret"
+    }
+}
+
+/// A person signed in: their session and who they are.
+struct SignedIn: Sendable {
+    var person: Person
+    var session: PersonSession
+
+    /// `user:<email>`, as the audit log names them.
+    var actor: String { "user:\(person.email)" }
 }
 
 /// Recently verified app credentials (a master secret or a key), so a busy operator's

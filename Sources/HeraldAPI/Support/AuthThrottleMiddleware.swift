@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldStore
 import Hummingbird
 import Metrics
 import NIOConcurrencyHelpers
@@ -68,10 +69,14 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
         return try HeraldError(.tooManyRequests, "too many failed authentications; retry in \(seconds) s").response(retryAfter: seconds)
     }
 
-    /// Whose credentials the header names: the Basic user (app key or registration id),
-    /// `admin` for a bearer token, or the empty key for anything else.
+    /// Whose credentials the header names: the Basic user (app key, registration id, or a
+    /// person's email signing in), the id of a bearer key or session (`hka_…`, `hks_…`),
+    /// `admin` for any other bearer token, or the empty key for anything else.
     static func key(_ authorization: String) -> String {
-        if authorization.hasPrefix("Bearer ") { return "admin" }
+        if authorization.hasPrefix("Bearer ") {
+            let token = String(authorization.dropFirst("Bearer ".count))
+            return APIKeyText.keyID(of: token) ?? APIKeyText.id(of: token, prefix: APIKeyText.sessionPrefix) ?? "admin"
+        }
         return BasicCredentials(authorization: authorization).map { String($0.user.prefix(64)) } ?? ""
     }
 }

@@ -13,7 +13,11 @@ import Logging
 ///   `Bearer hk_…`, holding the route's scope, unexpired, unrevoked, from an allowed
 ///   address;
 /// - a device: Basic `registration_id:device_secret`, on its own registration, where the
-///   route admits the device.
+///   route admits the device;
+/// - a person: their session's token (`hks_…`), as Basic `app_key:hks_…` on an app's
+///   routes (their role on the app holding the route's scope) and as `Bearer hks_…` on
+///   the admin API (an instance admin) and their own session's routes; on a destructive
+///   route (``RouteAccess/Serving/confirm``) only with their password confirmed lately.
 ///
 /// A route that declared no access refuses everything (fail closed).
 struct Authentication: Sendable {
@@ -40,6 +44,14 @@ struct Authentication: Sendable {
             throw HeraldError(.unauthorized, "Authorization: expected Bearer with the admin token or an admin key")
         }
         let token = String(header.dropFirst("Bearer ".count))
+        if APIKeyText.id(of: token, prefix: APIKeyText.sessionPrefix) != nil {
+            let signedIn = try await signedIn(token: token, header: header, serving)
+            guard signedIn.person.isInstanceAdmin else {
+                throw HeraldError(.forbidden, "\(signedIn.actor) is not an instance admin")
+            }
+            try Self.checkConfirmation(signedIn, serving)
+            return nil
+        }
         if SecretHash.matches(token, stored: SecretHash.digest(adminToken)) {
             serving.audit?.identify(actor: "admin_token", appID: nil)
             verified.record(header)
@@ -102,6 +114,11 @@ struct Authentication: Sendable {
     /// The app's caller, checked against the route.
     private func appCaller(_ request: Request, _ serving: RouteAccess.Serving) async throws -> AppCaller {
         let header = try basicOrBearer(request)
+        if let credentials = BasicCredentials(authorization: header),
+            APIKeyText.id(of: credentials.password, prefix: APIKeyText.sessionPrefix) != nil
+        {
+            return try await personCaller(appKey: credentials.user, token: credentials.password, header: header, serving)
+        }
         guard let (caller, fresh) = try await apps.caller(authorization: header, resolve: { try await resolve(header) }) else {
             throw HeraldError(.unauthorized, "Authorization: wrong app_key or master_secret")
         }
@@ -141,14 +158,14 @@ struct Authentication: Sendable {
         guard key.allows(serving.remoteAddress) else {
             throw HeraldError(.forbidden, "key \(key.keyID) may not be used from \(serving.remoteAddress?.description ?? "this address")")
         }
-        if let scope, !key.scopes.contains(scope) {
-            throw HeraldError(.forbidden, "key \(key.keyID) lacks the scope \(scope.rawValue)")
+        if let scope, !Set(key.scopes).grants(scope) {
+            throw HeraldError(.forbidden, "key \(key.keyID) lacks the scope \(scope.needed)")
         }
     }
 
     /// The route being served, when its access admits what is asked; a route that
     /// declared none (or is called outside a route) refuses.
-    private static func serving(admitting admits: (RouteAccess) -> Bool) throws -> RouteAccess.Serving {
+    static func serving(admitting admits: (RouteAccess) -> Bool) throws -> RouteAccess.Serving {
         guard let serving = RouteAccess.serving, admits(serving.access) else {
             throw HeraldError(.forbidden, "this route does not take these credentials")
         }

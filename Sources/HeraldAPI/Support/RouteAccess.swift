@@ -16,11 +16,17 @@ public enum RouteAccess: Sendable, Hashable, CustomStringConvertible {
     /// As ``app(_:)``, or the device itself (`registration_id:device_secret`) acting on
     /// its own registration.
     case appOrDevice(Scope)
+    /// A person's own session (`Bearer hks_…`), whatever their roles: who they are,
+    /// signing out, confirming their password.
+    case person
+    /// A person signing in (their email and password, or an OpenID Connect provider's
+    /// answer): no credentials yet, but audited, success or not.
+    case signIn
 
     /// The scope an app key needs, if the route admits app keys.
     public var scope: Scope? {
         switch self {
-        case .open, .admin: nil
+        case .open, .admin, .person, .signIn: nil
         case .app(let scope), .appOrDevice(let scope): scope
         }
     }
@@ -31,6 +37,8 @@ public enum RouteAccess: Sendable, Hashable, CustomStringConvertible {
         case .admin: "admin"
         case .app(let scope): "app \(scope.rawValue)"
         case .appOrDevice(let scope): "app \(scope.rawValue) or the device"
+        case .person: "a person's session"
+        case .signIn: "signing in"
         }
     }
 
@@ -40,6 +48,9 @@ public enum RouteAccess: Sendable, Hashable, CustomStringConvertible {
         var access: RouteAccess
         var remoteAddress: IPAddress?
         var audit: RequestAudit?
+        /// A destructive route: a person must have confirmed their password lately
+        /// (``Authentication/confirmationWindow``); keys and secrets are not asked.
+        var confirm = false
     }
 
     /// Set by ``RouteRegistrar`` around each handler; nil outside one (a middleware).

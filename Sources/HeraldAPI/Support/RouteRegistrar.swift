@@ -15,18 +15,25 @@ struct RouteRegistrar {
     /// ``RouteAccess/serving`` set, which ``Authentication`` checks credentials against.
     /// A change (any method but GET) through a route that takes credentials is written to
     /// the audit log before it is answered, refused or not, as is a refused GET that
-    /// carried credentials; a device acting on its own registration is not.
+    /// carried credentials; a device acting on its own registration is not. `confirm`: a
+    /// destructive route, which a person calls only with their password confirmed lately.
     mutating func on<Output: ResponseGenerator>(
         _ method: HTTPRequest.Method,
         _ path: String,
         access: RouteAccess,
+        confirm: Bool = false,
         use handler: @escaping @Sendable (Request, HeraldRequestContext) async throws -> Output
     ) {
-        table.add(method, path, access: access)
+        table.add(method, path, access: access, confirm: confirm)
         let audit = access == .open ? nil : audit
         router.on(RouterPath(path), method: method) { request, context -> Response in
             let address = context.remoteAddress.flatMap(\.ipAddress).flatMap(IPAddress.init)
-            let serving = RouteAccess.Serving(access: access, remoteAddress: address, audit: audit.map { _ in RequestAudit() })
+            let serving = RouteAccess.Serving(
+                access: access,
+                remoteAddress: address,
+                audit: audit.map { _ in RequestAudit() },
+                confirm: confirm
+            )
             let response: Response
             do {
                 response = try await RouteAccess.$serving.withValue(serving) {

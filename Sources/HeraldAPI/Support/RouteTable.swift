@@ -17,12 +17,14 @@ public struct RouteTable: Sendable {
         public var path: String
         /// Who may call it.
         public var access: RouteAccess
+        /// Destructive: a person calls it only with their password confirmed lately.
+        public var confirm = false
     }
 
     public private(set) var routes: [Route] = []
 
-    mutating func add(_ method: HTTPRequest.Method, _ path: String, access: RouteAccess) {
-        routes.append(Route(method: method, path: path, access: access))
+    mutating func add(_ method: HTTPRequest.Method, _ path: String, access: RouteAccess, confirm: Bool = false) {
+        routes.append(Route(method: method, path: path, access: access, confirm: confirm))
     }
 
     /// Whether `path` matches a route registered for some other method.

@@ -25,6 +25,12 @@ public enum Scope: String, Sendable, Hashable, CaseIterable, Codable, Comparable
     /// Read the app's audit log.
     case auditRead = "audit:read"
 
+    /// How a refusal names the scope a route needs: `compose` is what `POST /v3/push`
+    /// declares, but a caller lacking it is missing `send` first.
+    public var needed: String {
+        self == .compose ? "send (or compose, to draft pushes for approval)" : rawValue
+    }
+
     public static func < (lhs: Scope, rhs: Scope) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }

@@ -6,14 +6,12 @@ import PostgresNIO
 extension PeopleStore {
     static let approvalColumns =
         """
-        p.id, p.app_id, p.body, p.audience_size, c.email, p.composed_at,
+        p.id, p.app_id, p.body, p.audience_size, p.composer, p.composer_user, p.composed_at,
         CASE WHEN p.state = 'pending' AND p.expires_at <= now() THEN 'expired' ELSE p.state END,
-        d.email, p.decided_at, p.expires_at, p.msg_id
+        p.decider, p.decided_at, p.expires_at, p.msg_id
         """
 
-    static let approvalJoins = "FROM push_approvals p JOIN users c ON c.id = p.composed_by LEFT JOIN users d ON d.id = p.decided_by"
-
-    typealias ApprovalRow = (Int64, Int64, Data, Int64, String, Date, String, String?, Date?, Date, String?)
+    typealias ApprovalRow = (Int64, Int64, Data, Int64, String, Int64?, Date, String, String?, Date?, Date, String?)
 
     static func approval(_ row: ApprovalRow) -> PushApproval {
         PushApproval(
@@ -21,13 +19,14 @@ extension PeopleStore {
             appID: row.1,
             body: Array(row.2),
             audienceSize: row.3,
-            composedBy: row.4,
-            composedAt: row.5,
-            state: PushApproval.State(rawValue: row.6) ?? .pending,
-            decidedBy: row.7,
-            decidedAt: row.8,
-            expiresAt: row.9,
-            msgID: row.10
+            composer: row.4,
+            composerUserID: row.5,
+            composedAt: row.6,
+            state: PushApproval.State(rawValue: row.7) ?? .pending,
+            decider: row.8,
+            decidedAt: row.9,
+            expiresAt: row.10,
+            msgID: row.11
         )
     }
 
@@ -45,33 +44,31 @@ extension PeopleStore {
     }
 
     /// Keeps a composed push until another person decides on it, for `lifetime`.
+    /// `composer`: as the audit log names them; `composerUserID`: the person's id.
     public func submitForApproval(
         appID: Int64,
         body: [UInt8],
         audienceSize: Int64,
-        composedBy userID: Int64,
+        composer: String,
+        composerUserID: Int64?,
         lifetime: Duration
     ) async throws -> PushApproval {
-        let rows = try await client.query(
+        try await one(
             """
-            WITH p AS (
-                INSERT INTO push_approvals (app_id, body, audience_size, composed_by, expires_at)
-                VALUES (\(appID), \(Data(body)), \(audienceSize), \(userID), now() + make_interval(secs => \(Double(lifetime.components.seconds))))
-                RETURNING *
-            )
-            SELECT \(unescaped: Self.approvalColumns) \(unescaped: Self.approvalJoins.replacingOccurrences(of: "FROM push_approvals p", with: "FROM p"))
-            """,
-            logger: logger
-        )
-        for try await row in rows.decode(ApprovalRow.self) { return Self.approval(row) }
-        throw HeraldError(.internalError, "the push was not kept for approval")
+            INSERT INTO push_approvals AS p (app_id, body, audience_size, composer, composer_user, expires_at)
+            VALUES (\(appID), \(Data(body)), \(audienceSize), \(composer), \(composerUserID),
+                    now() + make_interval(secs => \(Double(lifetime.components.seconds))))
+            RETURNING \(unescaped: Self.approvalColumns)
+            """
+        ) ?? { throw HeraldError(.internalError, "the push was not kept for approval") }()
     }
 
-    /// The app's pushes waiting for approval (or, `all`, decided ones too), newest first.
+    /// The app's pushes waiting for approval (or, `all`, decided and expired ones too),
+    /// newest first.
     public func approvals(appID: Int64, all: Bool = false, limit: Int = 100) async throws -> [PushApproval] {
         let rows = try await client.query(
             """
-            SELECT \(unescaped: Self.approvalColumns) \(unescaped: Self.approvalJoins)
+            SELECT \(unescaped: Self.approvalColumns) FROM push_approvals p
             WHERE p.app_id = \(appID) AND (\(all) OR (p.state = 'pending' AND p.expires_at > now()))
             ORDER BY p.id DESC LIMIT \(limit)
             """,
@@ -84,30 +81,46 @@ extension PeopleStore {
 
     /// One of the app's approvals, or nil.
     public func approval(appID: Int64, id: Int64) async throws -> PushApproval? {
-        let rows = try await client.query(
-            "SELECT \(unescaped: Self.approvalColumns) \(unescaped: Self.approvalJoins) WHERE p.app_id = \(appID) AND p.id = \(id)",
-            logger: logger
-        )
-        for try await row in rows.decode(ApprovalRow.self) { return Self.approval(row) }
-        return nil
+        try await one("SELECT \(unescaped: Self.approvalColumns) FROM push_approvals p WHERE p.app_id = \(appID) AND p.id = \(id)")
     }
 
-    /// Records the decision on a pending approval (`msgID`: the message the approval
-    /// sent). Nil when it is no longer pending (decided by someone else meanwhile, or
-    /// expired): nothing changes.
-    public func decide(appID: Int64, id: Int64, approved: Bool, by userID: Int64, msgID: String?) async throws -> PushApproval? {
-        let rows = try await client.query(
+    /// Approves a pending push, or takes again one approved but not yet sent (a node that
+    /// stopped between the two: it is sent under the same cid, so once). Nil when it is
+    /// neither (rejected, expired, sent, or not there).
+    public func claimApproval(appID: Int64, id: Int64, by decider: String) async throws -> PushApproval? {
+        try await one(
             """
-            WITH p AS (
-                UPDATE push_approvals SET state = \(approved ? "approved" : "rejected"), decided_by = \(userID), decided_at = now(),
-                    msg_id = \(msgID)
-                WHERE app_id = \(appID) AND id = \(id) AND state = 'pending' AND expires_at > now()
-                RETURNING *
-            )
-            SELECT \(unescaped: Self.approvalColumns) \(unescaped: Self.approvalJoins.replacingOccurrences(of: "FROM push_approvals p", with: "FROM p"))
-            """,
-            logger: logger
+            UPDATE push_approvals p SET state = 'approved', decider = COALESCE(p.decider, \(decider)), decided_at = COALESCE(p.decided_at, now())
+            WHERE p.app_id = \(appID) AND p.id = \(id)
+              AND ((p.state = 'pending' AND p.expires_at > now()) OR (p.state = 'approved' AND p.msg_id IS NULL))
+            RETURNING \(unescaped: Self.approvalColumns)
+            """
         )
+    }
+
+    /// Records the message an approval sent.
+    public func recordSent(appID: Int64, id: Int64, msgID: String) async throws -> PushApproval? {
+        try await one(
+            """
+            UPDATE push_approvals p SET msg_id = \(msgID) WHERE p.app_id = \(appID) AND p.id = \(id)
+            RETURNING \(unescaped: Self.approvalColumns)
+            """
+        )
+    }
+
+    /// Rejects a pending push. Nil when it is not pending (decided, expired, not there).
+    public func reject(appID: Int64, id: Int64, by decider: String) async throws -> PushApproval? {
+        try await one(
+            """
+            UPDATE push_approvals p SET state = 'rejected', decider = \(decider), decided_at = now()
+            WHERE p.app_id = \(appID) AND p.id = \(id) AND p.state = 'pending' AND p.expires_at > now()
+            RETURNING \(unescaped: Self.approvalColumns)
+            """
+        )
+    }
+
+    private func one(_ query: PostgresQuery) async throws -> PushApproval? {
+        let rows = try await client.query(query, logger: logger)
         for try await row in rows.decode(ApprovalRow.self) { return Self.approval(row) }
         return nil
     }

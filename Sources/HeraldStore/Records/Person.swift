@@ -77,11 +77,18 @@ public struct PushApproval: Sendable, Hashable {
     /// The `/v3/push` body exactly as composed.
     public var body: [UInt8]
     public var audienceSize: Int64
-    public var composedBy: String
+    /// Who composed it, as the audit log names them.
+    public var composer: String
+    /// The person who composed it (nil: a key did).
+    public var composerUserID: Int64?
     public var composedAt: Date
     public var state: State
-    public var decidedBy: String?
+    public var decider: String?
     public var decidedAt: Date?
     public var expiresAt: Date
+    /// The message it sent, once approved and accepted.
     public var msgID: String?
+
+    /// The cid its push is accepted under: approving twice sends it once.
+    public var cid: String { "herald-approval-\(id)" }
 }
