@@ -31,7 +31,8 @@ struct UserRoutes {
         try await auth.requireAdmin(request)
         let input = try await body.decode(UserRequest.self, from: request)
         let spec = try await input.validatedNew()
-        let person = try await store.people.createUser(spec)
+        var person = try await store.people.createUser(spec)
+        if input.disabled == true, let disabled = try await store.people.updateUser(id: person.id, disabled: true) { person = disabled }
         logger.info("user created", metadata: ["herald.user": "\(person.email)"])
         return EditedResponse(status: .created, response: PersonBody(person))
     }
