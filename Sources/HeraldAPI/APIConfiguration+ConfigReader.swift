@@ -24,6 +24,8 @@ extension APIConfiguration {
     ///   throttle keeps at most.
     /// - `auth.sessionLifetime` (int, seconds, default: 43200, 300 to 2592000): how long a
     ///   person's session lasts from their sign-in.
+    /// - `oidc.*`: signing in through an OpenID Connect provider (see
+    ///   ``OIDCConfiguration/init(reader:)``).
     /// - `api.rateLimit.perMinute` (int, default: 0, 0 or more; 0: none): push requests a
     ///   minute an app may make when it has no limit of its own
     ///   (`PATCH /admin/v1/apps/{app_key}`, `rate_limit_per_minute`); the limit is a token
@@ -55,6 +57,7 @@ extension APIConfiguration {
             requestTimeout: try http.seconds("requestTimeout", default: defaults.requestTimeout, in: 1...3600)
         )
         self.outbound = node.outbound
+        self.oidc = try OIDCConfiguration(reader: reader)
         self.sessionLifetime = try ConfigSection(reader, "auth").seconds("sessionLifetime", default: defaults.sessionLifetime, in: 300...2_592_000)
         self.rateLimit = RateLimitConfiguration(
             defaultPerMinute: try rateLimit.int("perMinute", default: 0, in: 0...Int.max, problem: "must be 0 (no limit) or more")

@@ -40,6 +40,8 @@ public struct APIConfiguration: Sendable {
     public var audit = true
     /// How long a person's session lasts from their sign-in.
     public var sessionLifetime: Duration = .seconds(12 * 3600)
+    /// Signing in through an OpenID Connect provider; nil: passwords only.
+    public var oidc: OIDCConfiguration?
 
     public init(
         host: String = "0.0.0.0",

@@ -60,6 +60,8 @@ public func buildRouter(
     ApprovalRoutes(store: store, pushes: pushes, auth: auth, body: body).register(on: &routes)
     SessionRoutes(store: store, auth: auth, body: body, lifetime: configuration.sessionLifetime).register(on: &routes)
     UserRoutes(store: store, auth: auth, body: body).register(on: &routes)
+    OIDCRoutes(store: store, provider: configuration.oidc.map { OIDCProvider(configuration: $0) }, lifetime: configuration.sessionLifetime)
+        .register(on: &routes)
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
     // JPush's v3 routes beyond push, devices and tags.
     DevicePresenceRoutes(store: store, auth: auth, body: body).register(on: &routes)

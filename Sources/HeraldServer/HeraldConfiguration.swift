@@ -45,7 +45,7 @@ struct HeraldConfiguration: Sendable {
     /// The loopback ranges, reachable by outbound requests in the local setup.
     static let loopback = [IPRange("127.0.0.0/8")!, IPRange("::1")!]
 
-    static let secretVariables: Set<String> = ["HERALD_DATABASE_URL", "HERALD_ADMIN_TOKEN", "HERALD_KEY_ENCRYPTION_KEY"]
+    static let secretVariables: Set<String> = ["HERALD_DATABASE_URL", "HERALD_ADMIN_TOKEN", "HERALD_KEY_ENCRYPTION_KEY", "HERALD_OIDC_CLIENT_SECRET"]
 
     init(reader: ConfigReader) throws {
         do {

@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import HeraldCore
 import Testing
 
@@ -51,5 +53,68 @@ import Testing
             #expect(!PasswordHash.verify("x", stored: malformed), "\(malformed)")
         }
         #expect(PasswordHash.verify("pw-standard-cost", stored: try PasswordHash.standard.hash("pw-standard-cost")))
+    }
+}
+
+/// An ID token signed with ES256 (the verifier's other algorithm), and the claims it
+/// checks that the fake provider's tests don't reach.
+@Suite struct IDTokenVerifierTests {
+    static func token(_ key: P256.Signing.PrivateKey, claims: [String: Any], kid: String = "ec-1") throws -> String {
+        let header = Base64URL.encode(try JSONSerialization.data(withJSONObject: ["alg": "ES256", "kid": kid]))
+        let payload = Base64URL.encode(try JSONSerialization.data(withJSONObject: claims))
+        let signature = try key.signature(for: Data("\(header).\(payload)".utf8))
+        return "\(header).\(payload).\(Base64URL.encode(signature.rawRepresentation))"
+    }
+
+    @Test func anES256TokenVerifiesAndItsClaimsAreChecked() throws {
+        let key = P256.Signing.PrivateKey()
+        let point = key.publicKey.x963Representation
+        var jwk = JSONWebKey(kty: "EC", kid: "ec-1", alg: "ES256", use: "sig")
+        jwk.crv = "P-256"
+        jwk.x = Base64URL.encode(point[1..<33])
+        jwk.y = Base64URL.encode(point[33..<65])
+        let keys = JSONWebKeySet(keys: [jwk])
+        let now = Date(timeIntervalSince1970: 2_000_000_000)
+        let good: [String: Any] = [
+            "iss": "https://id.example.com", "aud": ["herald", "other"], "azp": "herald", "sub": "42", "exp": 2_000_000_300,
+            "iat": 2_000_000_000, "nonce": "n-1", "email": "Ops@Example.com", "email_verified": true,
+        ]
+        let claims = try IDTokenVerifier.verify(
+            try Self.token(key, claims: good),
+            keys: keys,
+            issuer: "https://id.example.com",
+            clientID: "herald",
+            nonce: "n-1",
+            now: now
+        )
+        #expect(claims.identity == "https://id.example.com 42" && claims.email == "ops@example.com" && claims.emailVerified)
+
+        func failure(_ change: (inout [String: Any]) -> Void, kid: String = "ec-1") throws -> IDTokenVerifier.Failure? {
+            var claims = good
+            change(&claims)
+            do {
+                _ = try IDTokenVerifier.verify(
+                    try Self.token(key, claims: claims, kid: kid),
+                    keys: keys,
+                    issuer: "https://id.example.com",
+                    clientID: "herald",
+                    nonce: "n-1",
+                    now: now
+                )
+                return nil
+            } catch {
+                return error as? IDTokenVerifier.Failure
+            }
+        }
+        #expect(try failure { $0["iss"] = "https://evil.example.com" } == .wrongIssuer)
+        #expect(try failure { $0["azp"] = "other" } == .wrongAudience)
+        #expect(try failure { $0["aud"] = "other" } == .wrongAudience)
+        #expect(try failure { $0["iat"] = 2_000_001_000 } == .expired)  // issued in the future
+        #expect(try failure { $0["nonce"] = nil } == .wrongNonce)
+        #expect(try failure({ _ in }, kid: "rotated") == .unknownKey("rotated"))
+        #expect(
+            throws: IDTokenVerifier.Failure.malformed,
+            performing: { try IDTokenVerifier.verify("a.b", keys: keys, issuer: "i", clientID: "c", nonce: "n", now: now) }
+        )
     }
 }

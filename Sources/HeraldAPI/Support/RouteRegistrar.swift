@@ -15,7 +15,7 @@ struct RouteRegistrar {
     /// ``RouteAccess/serving`` set, which ``Authentication`` checks credentials against.
     /// A change (any method but GET) through a route that takes credentials is written to
     /// the audit log before it is answered, refused or not, as is a refused GET that
-    /// carried credentials; a device acting on its own registration is not. `confirm`: a
+    /// carried credentials, and every sign-in; a device acting on its own registration is not. `confirm`: a
     /// destructive route, which a person calls only with their password confirmed lately.
     mutating func on<Output: ResponseGenerator>(
         _ method: HTTPRequest.Method,
@@ -60,7 +60,9 @@ struct RouteRegistrar {
     ) async throws {
         guard let recorder, let gathered = serving.audit?.gathered else { return }
         let refused = status == 401 || status == 403
-        guard !gathered.isDevice, method != .get || (refused && request.headers[.authorization] != nil) else { return }
+        // A sign-in is audited whatever its method and outcome.
+        let signIn = serving.access == .signIn
+        guard !gathered.isDevice, signIn || method != .get || (refused && request.headers[.authorization] != nil) else { return }
         try await recorder.record(
             AuditEntry(
                 appID: gathered.appID,
