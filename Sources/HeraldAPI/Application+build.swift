@@ -117,6 +117,7 @@ public func buildApplication(
     )
     var responder = AnyResponder(router.buildResponder())
     var services = services
+    if configuration.audit { services.append(AuditSealer(store: store)) }
     if let url = configuration.databaseURL {
         // The fresh connection gets as long as the pool's wait, at least 2 s: a server
         // that is up but loaded takes seconds to start a backend, a frozen one never does

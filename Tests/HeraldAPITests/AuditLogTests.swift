@@ -55,6 +55,45 @@ import Testing
         }
     }
 
+    /// A push's entry is written in the push's own commit (accepted means audited), one per
+    /// request however many pushes it makes, and chained like every other.
+    @Test func aPushesEntryIsInItsOwnCommitOncePerRequest() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let one = try await api.registerDevice(app)
+            let two = try await api.registerDevice(app)
+            func count(_ table: String, _ action: String) async throws -> Int {
+                let rows = try await api.store.sql.query("SELECT count(*) FROM \(unescaped: table) WHERE action = \(action)").collect()
+                return try rows.first?.decode(Int.self) ?? -1
+            }
+            func entries(_ action: String) async throws -> Int {
+                try await count("audit_log", action) + count("audit_pending", action)
+            }
+            let push = #"{"platform": "all", "audience": {"registration_id": ["\#(one.registrationID)"]}, "notification": {"alert": "x"}}"#
+            #expect(try await api.send(.post, "/v3/push", auth: app.auth, json: push).status == 200)
+            // In the database as the answer arrives: written by the push's commit, not after.
+            #expect(try await entries("POST /v3/push") == 1)
+            // A refused push: its entry from the route, once.
+            let nobody = #"{"platform": "all", "audience": {"registration_id": ["\#(unknownRegistrationID())"]}, "notification": {"alert": "x"}}"#
+            #expect(try await api.send(.post, "/v3/push", auth: app.auth, json: nobody).status == 400)
+            #expect(try await entries("POST /v3/push") == 2)
+            // A batch of two pushes and a bad entry: one entry for the request.
+            let batch = BatchPushTests.body([
+                "c-1": BatchPushTests.entry(one.registrationID, "a"), "c-2": BatchPushTests.entry(two.registrationID, "b"),
+                "c-3": BatchPushTests.entry(unknownRegistrationID(), "c"),
+            ])
+            #expect(try await api.send(.post, BatchPushTests.regid, auth: app.auth, json: batch).status == 200)
+            #expect(try await entries("POST /v3/push/batch/regid/single") == 1)
+            // Read, they are chained, in order, and the chain verifies.
+            let read = try await Self.entries(api, app.auth)
+            #expect(read.map { $0["status"] as? Int } == [200, 400, 200], "\(read)")
+            #expect(try await count("audit_pending", "POST /v3/push") == 0)
+            let verified = try await api.send(.get, "/admin/v1/audit/verify", auth: .admin)
+            let intact = try verified.json["intact"] as? Bool
+            #expect(verified.status == 200 && intact == true, "\(verified.body)")
+        }
+    }
+
     @Test func theLogIsAppendOnlyAndATamperedRowIsNamed() async throws {
         try await APITest.run { api in
             let app = try await api.createApp()

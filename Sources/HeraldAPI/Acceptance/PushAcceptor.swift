@@ -40,13 +40,24 @@ public final class PushAcceptor: Sendable {
         }
     }
 
-    /// Accepts a validated push: returns once its message and job are committed.
+    /// Accepts a validated push: returns once its message and job are committed, with the
+    /// audit entry of the request that sent it (if it is audited) in the same commit.
     public func accept(_ request: PushRequest, push: Push, appID: Int64, now: Date = Date()) async throws -> AcceptedPush {
         // One lookup in a set (``EventApps``): apps without events pay nothing more.
         let appRecordsEvents = await store.eventApps.recordsAll(appID)
         if push.callback != nil { store.eventApps.noteCallback(appID: appID) }
+        let audit = RouteAccess.serving?.audit
+        let entry = audit?.claimForCommit()
         if !push.path.isGroupCommitted {
-            let accepted = try await store.acceptPush(request, push: push, appID: appID, now: now, appRecordsEvents: appRecordsEvents)
+            let accepted: AcceptedPush
+            do {
+                accepted = try await store.acceptPush(request, push: push, appID: appID, now: now, appRecordsEvents: appRecordsEvents, audit: entry)
+            } catch {
+                if entry != nil { audit?.release() }
+                throw error
+            }
+            // A repeated cid stored nothing, its entry neither.
+            if accepted.repeated, entry != nil { audit?.release() }
             if !accepted.repeated { store.remember(push, msgID: accepted.msgID) }
             return accepted
         }
@@ -57,12 +68,15 @@ public final class PushAcceptor: Sendable {
             appID: appID,
             now: now,
             fansOutHere: sink != nil,
-            appRecordsEvents: appRecordsEvents
+            appRecordsEvents: appRecordsEvents,
+            audit: entry
         )
         // Before the commit: its NOTIFY can wake the center before this task resumes. (A
         // push fanned out at acceptance is handed to the center with its Push.)
         if !pending.fansOut { store.remember(push, msgID: pending.msgID) }
-        switch await commits.submit(pending) {
+        let outcome = await commits.submit(pending)
+        if case .committed = outcome {} else if entry != nil { audit?.release() }
+        switch outcome {
         case .committed: return AcceptedPush(msgID: pending.msgID, cid: nil, repeated: false)
         case .unmatched: throw HeraldError(.noAudienceMatch, "audience: no device of this app matches; nothing was sent")
         case .failed(let error): throw error
@@ -107,6 +121,8 @@ public final class PushAcceptor: Sendable {
         var grouped = push
         grouped.cid = nil
         if push.callback != nil { store.eventApps.noteCallback(appID: appID) }
+        let audit = RouteAccess.serving?.audit
+        let entry = audit?.claimForCommit()
         let pending = PendingPush(
             request,
             push: grouped,
@@ -115,10 +131,13 @@ public final class PushAcceptor: Sendable {
             appID: appID,
             now: now,
             fansOutHere: sink != nil,
-            appRecordsEvents: await store.eventApps.recordsAll(appID)
+            appRecordsEvents: await store.eventApps.recordsAll(appID),
+            audit: entry
         )
         if !pending.fansOut { store.remember(grouped, msgID: pending.msgID) }
-        switch await commits.submit(pending) {
+        let outcome = await commits.submit(pending)
+        if case .committed = outcome {} else if entry != nil { audit?.release() }
+        switch outcome {
         case .committed:
             return AcceptedPush(msgID: pending.msgID, cid: cid, repeated: false)
         case .unmatched:

@@ -6,7 +6,8 @@ import Logging
 import NIOConcurrencyHelpers
 
 /// What one request contributes to its audit entry, filled in as the request goes: who
-/// its credentials named (``Authentication``) and its body's digest (``JSONBody``).
+/// its credentials named (``Authentication``) and its body's digest (``JSONBody``). A push
+/// writes the entry in its own commit (``claimForCommit()``); the route writes it otherwise.
 final class RequestAudit: Sendable {
     struct State {
         var actor = "anonymous"
@@ -14,9 +15,23 @@ final class RequestAudit: Sendable {
         var bodyDigest: String?
         /// A device acting on its own registration: not an operator's change, not audited.
         var isDevice = false
+        /// The entry was claimed by a commit that writes it (a push's).
+        var claimed = false
     }
 
+    /// The route and request: what every entry of this request says besides the above.
+    let action: String
+    let target: String
+    let address: String?
+    let requestID: String
     private let state = NIOLockedValueBox(State())
+
+    init(action: String, target: String, address: String?, requestID: String) {
+        self.action = action
+        self.target = target
+        self.address = address
+        self.requestID = requestID
+    }
 
     /// What was gathered so far.
     var gathered: State { state.withLockedValue { $0 } }
@@ -38,6 +53,38 @@ final class RequestAudit: Sendable {
     func body(_ bytes: some Sequence<UInt8>) {
         let digest = Hex.encode(SHA256.hash(data: Array(bytes)))
         state.withLockedValue { $0.bodyDigest = digest }
+    }
+
+    /// The entry with this outcome.
+    func entry(status: Int) -> AuditEntry {
+        let state = gathered
+        return AuditEntry(
+            appID: state.appID,
+            actor: state.actor,
+            action: action,
+            target: target,
+            status: status,
+            address: address,
+            requestID: requestID,
+            bodyDigest: state.bodyDigest
+        )
+    }
+
+    /// The request's entry (status 200) for a commit that writes it with what the request
+    /// changed, once: nil when another commit of the request claimed it (a batch's other
+    /// pushes) or a device acts. ``release()`` if that commit fails.
+    func claimForCommit() -> AuditEntry? {
+        let claimed = state.withLockedValue { state -> Bool in
+            guard !state.claimed, !state.isDevice else { return false }
+            state.claimed = true
+            return true
+        }
+        return claimed ? entry(status: 200) : nil
+    }
+
+    /// The commit that claimed the entry failed: the route writes it.
+    func release() {
+        state.withLockedValue { $0.claimed = false }
     }
 }
 

@@ -31,7 +31,9 @@ struct RouteRegistrar {
             let serving = RouteAccess.Serving(
                 access: access,
                 remoteAddress: address,
-                audit: audit.map { _ in RequestAudit() },
+                audit: audit.map { _ in
+                    RequestAudit(action: "\(method.rawValue) \(path)", target: request.uri.path, address: address?.description, requestID: context.id)
+                },
                 confirm: confirm
             )
             let response: Response
@@ -58,23 +60,15 @@ struct RouteRegistrar {
         path: String,
         status: Int
     ) async throws {
-        guard let recorder, let gathered = serving.audit?.gathered else { return }
+        guard let recorder, let audit = serving.audit else { return }
+        let gathered = audit.gathered
+        // Written already, in the commit of the push it answers.
+        if gathered.claimed, status < 300 { return }
         let refused = status == 401 || status == 403
         // A sign-in is audited whatever its method and outcome.
         let signIn = serving.access == .signIn
         guard !gathered.isDevice, signIn || method != .get || (refused && request.headers[.authorization] != nil) else { return }
-        try await recorder.record(
-            AuditEntry(
-                appID: gathered.appID,
-                actor: gathered.actor,
-                action: "\(method.rawValue) \(path)",
-                target: request.uri.path,
-                status: status,
-                address: serving.remoteAddress?.description,
-                requestID: context.id,
-                bodyDigest: gathered.bodyDigest
-            )
-        )
+        try await recorder.record(audit.entry(status: status))
     }
 }
 

@@ -5,36 +5,86 @@ import PostgresNIO
 /// The audit log (migration 0034): appended in batches that chain on the last entry, read
 /// by app, actor, action and time, and verified.
 extension APIStore {
-    /// Appends `entries`, in order, to the chain: one transaction, which holds the log's
+    /// Appends `entries`, in order, to the chain, after the entries written in pushes'
+    /// commits meanwhile (``sealPendingAudit()``): one transaction, which holds the log's
     /// lock from reading the last hash to its commit, so the nodes' appends never fork it.
     public func appendAudit(_ entries: [AuditEntry]) async throws {
-        guard !entries.isEmpty else { return }
         try await transaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.auditLock))", logger: logger)
-            let last = try await connection.query("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)
-            var previous = AuditChain.genesis
-            for try await hash in last.decode(Data.self) { previous = Array(hash) }
-            var hashes: [String] = []
-            for entry in entries {
-                previous = AuditChain.hash(previous: previous, entry)
-                hashes.append(Hex.encode(previous))
-            }
+            let pending = try await Self.takePending(on: connection, logger: logger)
+            try await Self.chain(pending + entries, on: connection, logger: logger)
+        }
+    }
+
+    /// Moves the entries written in pushes' commits (`audit_pending`, migration 0036) into
+    /// the chain, in the order they were written. Returns how many it moved.
+    @discardableResult
+    public func sealPendingAudit() async throws -> Int {
+        // Nothing pending (nearly always, between pushes): no lock taken.
+        let any = try await client.query("SELECT 1 FROM audit_pending LIMIT 1", logger: logger)
+        guard try await any.count() > 0 else { return 0 }
+        return try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.auditLock))", logger: logger)
+            let pending = try await Self.takePending(on: connection, logger: logger)
+            try await Self.chain(pending, on: connection, logger: logger)
+            return pending.count
+        }
+    }
+
+    /// Writes entries to be chained later, inside the caller's transaction (a push's).
+    static func appendPendingAudit(_ entries: [AuditEntry], on connection: PostgresConnection, logger: Logger) async throws {
+        for entry in entries {
             try await connection.query(
                 """
-                INSERT INTO audit_log (at_us, app_id, actor, action, target, status, address, request_id, body_digest, hash)
-                SELECT at_us, NULLIF(app_id, 0), actor, action, target, status, NULLIF(address, ''), NULLIF(request_id, ''),
-                       NULLIF(body_digest, ''), decode(hash, 'hex')
-                FROM unnest(\(entries.map(\.atMicroseconds))::bigint[], \(entries.map { $0.appID ?? 0 })::bigint[],
-                                     \(entries.map(\.actor))::text[], \(entries.map(\.action))::text[], \(entries.map(\.target))::text[],
-                                     \(entries.map { Int32(clamping: $0.status) })::integer[], \(entries.map { $0.address ?? "" })::text[],
-                                     \(entries.map { $0.requestID ?? "" })::text[], \(entries.map { $0.bodyDigest ?? "" })::text[],
-                                     \(hashes)::text[])
-                    WITH ORDINALITY AS e(at_us, app_id, actor, action, target, status, address, request_id, body_digest, hash, n)
-                ORDER BY n
+                INSERT INTO audit_pending (at_us, app_id, actor, action, target, status, address, request_id, body_digest)
+                VALUES (\(entry.atMicroseconds), \(entry.appID), \(entry.actor), \(entry.action), \(entry.target),
+                        \(Int32(clamping: entry.status)), \(entry.address), \(entry.requestID), \(entry.bodyDigest))
                 """,
                 logger: logger
             )
         }
+    }
+
+    /// Removes the pending entries (under the log's lock), oldest first.
+    private static func takePending(on connection: PostgresConnection, logger: Logger) async throws -> [AuditEntry] {
+        let rows = try await connection.query(
+            """
+            WITH taken AS (DELETE FROM audit_pending RETURNING *)
+            SELECT id, at_us, app_id, actor, action, target, status, address, request_id, body_digest, ''::bytea FROM taken ORDER BY id
+            """,
+            logger: logger
+        )
+        var entries: [AuditEntry] = []
+        for try await row in rows { entries.append(try auditRow(row.makeRandomAccess()).entry) }
+        return entries
+    }
+
+    /// Chains `entries` after the last one, under the log's lock the caller holds.
+    private static func chain(_ entries: [AuditEntry], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !entries.isEmpty else { return }
+        let last = try await connection.query("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)
+        var previous = AuditChain.genesis
+        for try await hash in last.decode(Data.self) { previous = Array(hash) }
+        var hashes: [String] = []
+        for entry in entries {
+            previous = AuditChain.hash(previous: previous, entry)
+            hashes.append(Hex.encode(previous))
+        }
+        try await connection.query(
+            """
+            INSERT INTO audit_log (at_us, app_id, actor, action, target, status, address, request_id, body_digest, hash)
+            SELECT at_us, NULLIF(app_id, 0), actor, action, target, status, NULLIF(address, ''), NULLIF(request_id, ''),
+                   NULLIF(body_digest, ''), decode(hash, 'hex')
+            FROM unnest(\(entries.map(\.atMicroseconds))::bigint[], \(entries.map { $0.appID ?? 0 })::bigint[],
+                                 \(entries.map(\.actor))::text[], \(entries.map(\.action))::text[], \(entries.map(\.target))::text[],
+                                 \(entries.map { Int32(clamping: $0.status) })::integer[], \(entries.map { $0.address ?? "" })::text[],
+                                 \(entries.map { $0.requestID ?? "" })::text[], \(entries.map { $0.bodyDigest ?? "" })::text[],
+                                 \(hashes)::text[])
+                WITH ORDINALITY AS e(at_us, app_id, actor, action, target, status, address, request_id, body_digest, hash, n)
+            ORDER BY n
+            """,
+            logger: logger
+        )
     }
 
     /// Entries after `afterID`, oldest first: the app's (nil: every app's and the
@@ -48,6 +98,8 @@ extension APIStore {
         afterID: Int64 = 0,
         limit: Int = 100
     ) async throws -> [StoredAuditEntry] {
+        // What pushes committed is read as every other entry: chained first.
+        try await sealPendingAudit()
         let sinceUS = since.map { Int64($0.timeIntervalSince1970 * 1_000_000) }
         let untilUS = until.map { Int64($0.timeIntervalSince1970 * 1_000_000) }
         let rows = try await client.query(
@@ -73,6 +125,7 @@ extension APIStore {
     /// Walks the whole chain, `batch` entries at a time: how many entries it checked, and
     /// the id of the first whose hash is not its chain's (altered, or after a removed one).
     public func verifyAudit(batch: Int = 5_000) async throws -> (checked: Int, firstBroken: Int64?) {
+        try await sealPendingAudit()
         var previous = AuditChain.genesis
         var afterID: Int64 = 0
         var checked = 0

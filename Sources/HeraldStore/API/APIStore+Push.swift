@@ -22,7 +22,8 @@ extension APIStore {
         push: Push,
         appID: Int64,
         now: Date = Date(),
-        appRecordsEvents: Bool = false
+        appRecordsEvents: Bool = false,
+        audit: AuditEntry? = nil
     ) async throws -> AcceptedPush {
         let json = String(decoding: request.storedJSON, as: UTF8.self)
         let recordsEvents = appRecordsEvents || push.callback != nil
@@ -58,6 +59,7 @@ extension APIStore {
                         recordsEvents: recordsEvents,
                         on: connection
                     )
+                    if let audit { try await Self.appendPendingAudit([audit], on: connection, logger: logger) }
                     return AcceptedPush(msgID: msgID, cid: push.cid, repeated: false)
                 }
             } catch  where Self.sqlState(error) == "23505" && attempt < 3 {

@@ -43,6 +43,21 @@ public struct AuditEntry: Sendable, Hashable {
     }
 
     public var at: Date { Date(timeIntervalSince1970: Double(atMicroseconds) / 1_000_000) }
+
+    /// The entry as the statement that accepts pushes reads it (`json_to_record`), the
+    /// app left out (the push's own).
+    var storedJSON: String {
+        var writer = JSONObjectWriter(capacity: 256)
+        writer.field("at_us", Int(atMicroseconds))
+        writer.field("actor", actor)
+        writer.field("action", action)
+        writer.field("target", target)
+        writer.field("status", status)
+        writer.field("address", address)
+        writer.field("request_id", requestID)
+        writer.field("body_digest", bodyDigest)
+        return String(decoding: writer.finish(), as: UTF8.self)
+    }
 }
 
 /// A stored entry, with its id and hash.

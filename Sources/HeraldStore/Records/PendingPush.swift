@@ -33,6 +33,8 @@ public final class PendingPush: Sendable {
     let recordsEvents: Bool
     /// Its callback as stored (``PushCallback/storedJSON``), if it has one.
     let callbackJSON: String?
+    /// The audit entry of the request that sent it, written in its commit; "" for none.
+    let auditJSON: String
 
     /// - Parameters:
     ///   - msgID: its message id (``APIStore/newMsgID()``).
@@ -45,6 +47,7 @@ public final class PendingPush: Sendable {
     ///     acceptance.
     ///   - appRecordsEvents: whether its app records every event (``EventApps``); a push
     ///     with a callback records its own in any case.
+    ///   - audit: the audit entry of the request, committed with the push.
     public init(
         _ request: PushRequest,
         push: Push,
@@ -53,7 +56,8 @@ public final class PendingPush: Sendable {
         appID: Int64,
         now: Date,
         fansOutHere: Bool,
-        appRecordsEvents: Bool = false
+        appRecordsEvents: Bool = false,
+        audit: AuditEntry? = nil
     ) {
         self.msgID = msgID
         self.appID = appID
@@ -73,6 +77,7 @@ public final class PendingPush: Sendable {
         devicePayloads = fansOut && push.timeToLive > 0 ? PushRendering.devicePayloads(push, msgID: msgID) : nil
         recordsEvents = appRecordsEvents || push.callback != nil
         callbackJSON = push.callback?.storedJSON
+        auditJSON = audit?.storedJSON ?? ""
     }
 }
 

@@ -26,9 +26,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                                  $4::text[], $5::integer[],
                                  $6::timestamptz[], $7::timestamptz[], $8::boolean[],
                                  $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[], $19::text[], $20::text[], $21::bytea[],
-                                 $22::boolean[], $23::text[])
+                                 $22::boolean[], $23::text[], $24::text[])
                 WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
-                                     payload, notifies, cid, platforms, android_payload, events, callback, idx)
+                                     payload, notifies, cid, platforms, android_payload, events, callback, audit, idx)
         ), apps AS (
             -- Once per app, what a foreign key did per message (migration 0007): an app
             -- deleted meanwhile stores nothing, and none is deleted before this commits.
@@ -80,6 +80,14 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             SELECT s.id, i.app_id, c.url, c.params, c.type FROM stored s JOIN input i ON i.idx = s.idx
                 CROSS JOIN LATERAL json_to_record(i.callback::json) AS c(url text, params json, type integer)
             WHERE i.callback <> ''
+        ), audited AS (
+            -- The request's audit entry, in the push's commit (migration 0036).
+            INSERT INTO audit_pending (at_us, app_id, actor, action, target, status, address, request_id, body_digest)
+            SELECT a.at_us, i.app_id, a.actor, a.action, a.target, a.status, a.address, a.request_id, a.body_digest
+            FROM stored s JOIN input i ON i.idx = s.idx
+                CROSS JOIN LATERAL json_to_record(i.audit::json)
+                    AS a(at_us bigint, actor text, action text, target text, status integer, address text, request_id text, body_digest text)
+            WHERE i.audit <> '' ORDER BY s.idx
         ), notified AS (
             SELECT pg_notify('herald_jobs', count(*)::text) FROM j WHERE j.queued HAVING count(*) > 0
         ), copies AS (
@@ -150,6 +158,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         bindings.append(androidPayloads)
         bindings.append(pushes.map(\.recordsEvents))
         bindings.append(pushes.map { $0.callbackJSON ?? "" })
+        bindings.append(pushes.map(\.auditJSON))
         return bindings
     }
 
