@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import HeraldStore
@@ -52,6 +53,45 @@ import Testing
             #expect(try await Self.entries(api, .basic(other.appKey, otherKey)).map { $0["action"] as? String } == ["POST /v3/keys"])
             let all = try await api.send(.get, "/admin/v1/audit?app_key=\(app.appKey)", auth: .admin)
             #expect((try all.json["entries"] as? [Any])?.count == 3, "\(all.body)")
+        }
+    }
+
+    /// An administrator's action on an app is the app's entry too; the log is streamed as
+    /// it is written (server-sent events, resumable), as the event log is.
+    @Test func adminActionsAreTheAppsAndTheLogIsStreamed() async throws {
+        try await APITest.live { api, _ in
+            let app = try await api.createApp()
+            #expect(try await api.send(.patch, "/admin/v1/apps/\(app.appKey)", auth: .admin, json: #"{"rate_limit_per_minute": 100}"#).status == 200)
+            let own = try await Self.entries(api, app.auth)
+            #expect(own.contains { $0["action"] as? String == "PATCH /admin/v1/apps/{app_key}" && $0["actor"] as? String == "admin_token" }, "\(own)")
+
+            let port = try #require(api.client.port)
+            let client = HTTPClient()
+            defer { _ = client.shutdown() }
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/admin/v1/audit")
+            request.headers.add(name: "Authorization", value: Auth.admin.header)
+            request.headers.add(name: "Accept", value: "text/event-stream")
+            request.headers.add(name: "Last-Event-ID", value: "1")  // after the app's creation
+            let response = try await client.execute(request, timeout: .seconds(30))
+            #expect(response.headers.first(name: "content-type") == "text/event-stream")
+            var text = ""
+            var actions: [String] = []
+            for try await chunk in response.body {
+                text += String(buffer: chunk)
+                while let end = text.range(of: "\n\n") {
+                    let block = String(text[..<end.lowerBound])
+                    text = String(text[end.upperBound...])
+                    guard block.contains("event: audit"), let data = block.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else {
+                        continue
+                    }
+                    let entry = try JSONSerialization.jsonObject(with: Data(data.dropFirst(6).utf8)) as? [String: Any]
+                    actions.append(entry?["action"] as? String ?? "?")
+                    // Written while the stream is open: it arrives too.
+                    if actions.count == 1 { _ = try await APIKeyTests.key(api, app, ["send"]) }
+                }
+                if actions.count >= 2 { break }
+            }
+            #expect(actions == ["PATCH /admin/v1/apps/{app_key}", "POST /v3/keys"], "\(actions)")
         }
     }
 

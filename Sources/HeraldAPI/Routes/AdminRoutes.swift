@@ -64,7 +64,7 @@ struct AdminRoutes {
 
     @Sendable func deleteApp(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         try await auth.requireAdmin(request)
-        let appKey = try context.parameter("app_key")
+        let appKey = try await Self.app(context, in: store).appKey
         guard try await store.deleteApp(appKey: appKey) else { throw Self.appNotFound }
         context.logger.info("app deleted", metadata: ["herald.app_key": "\(appKey)"])
         return .noContent
@@ -100,9 +100,11 @@ struct AdminRoutes {
         try await Self.app(context, in: store)
     }
 
-    /// The app the path's `{app_key}` names, or `appNotFound`.
+    /// The app the path's `{app_key}` names, or `appNotFound`; the request's audit entry
+    /// is the app's.
     static func app(_ context: HeraldRequestContext, in store: APIStore) async throws -> AppRecord {
         guard let app = try await store.app(appKey: try context.parameter("app_key")) else { throw appNotFound }
+        RouteAccess.serving?.audit?.concerning(appID: app.id)
         return app
     }
 

@@ -44,8 +44,7 @@ struct AppSMSRoutes {
     }
 
     private func appKey(_ context: HeraldRequestContext) async throws -> String {
-        guard let app = try await store.app(appKey: try context.parameter("app_key")) else { throw AdminRoutes.appNotFound }
-        return app.appKey
+        try await AdminRoutes.app(context, in: store).appKey
     }
 
     static let noProvider = HeraldError(.smsProviderNotFound, "the app has no SMS provider of its own")

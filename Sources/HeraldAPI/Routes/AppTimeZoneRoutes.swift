@@ -36,8 +36,7 @@ struct AppTimeZoneRoutes {
     }
 
     private func app(_ context: HeraldRequestContext) async throws -> AppRecord {
-        guard let app = try await store.app(appKey: try context.parameter("app_key")) else { throw AdminRoutes.appNotFound }
-        return app
+        try await AdminRoutes.app(context, in: store)
     }
 }
 

@@ -40,7 +40,7 @@ struct DeviceImportRoutes {
 
     @Sendable func importDevices(_ request: Request, context: HeraldRequestContext) async throws -> DeviceImportResponse {
         try await auth.requireAdmin(request)
-        guard let app = try await store.app(appKey: try context.parameter("app_key")) else { throw AdminRoutes.appNotFound }
+        let app = try await AdminRoutes.app(context, in: store)
         guard let contentType = request.headers[.contentType], let format = DeviceImportFormat(contentType: contentType) else {
             throw HeraldError(.unsupportedMediaType, "Content-Type: expected application/x-ndjson or text/csv")
         }

@@ -43,6 +43,12 @@ final class RequestAudit: Sendable {
         }
     }
 
+    /// The app an admin request acts on (its entry is the app's too, as an app's own
+    /// request's is), the actor unchanged.
+    func concerning(appID: Int64) {
+        state.withLockedValue { $0.appID = appID }
+    }
+
     func device(appID: Int64) {
         state.withLockedValue {
             $0.isDevice = true
