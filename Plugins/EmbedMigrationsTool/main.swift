@@ -2,6 +2,7 @@ import Foundation
 
 // Usage: herald-embed migrations OUTPUT.swift MIGRATIONS-DIRECTORY
 //        herald-embed openapi OUTPUT.swift openapi.yaml
+//        herald-embed console OUTPUT.swift CONSOLE-DIRECTORY
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 2 else {
     FileHandle.standardError.write(Data("usage: herald-embed migrations|openapi OUTPUT FILE...\n".utf8))
@@ -58,6 +59,43 @@ case "openapi":
         public enum EmbeddedDocuments {
             /// `openapi.yaml`: the API description served at `/openapi.yaml`.
             public static let openAPI: String = \(literal(yaml))
+        }
+
+        """
+case "console":
+    // console/templates/*.mustache and console/assets/*: the web console's pages and the
+    // files they load, served from the binary.
+    guard let directory = inputs.first else { exit(2) }
+    func files(_ folder: String, _ keep: (URL) -> Bool) throws -> [(String, String)] {
+        let url = URL(fileURLWithPath: directory).appendingPathComponent(folder)
+        return try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
+            .filter(keep)
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+            .map { ($0.lastPathComponent, try String(contentsOf: $0, encoding: .utf8)) }
+    }
+    let templates = try files("templates") { $0.pathExtension == "mustache" }
+    let assets = try files("assets") { !$0.lastPathComponent.hasPrefix(".") }
+    guard !templates.isEmpty else {
+        FileHandle.standardError.write(Data("error: no templates in \(directory)/templates\n".utf8))
+        exit(1)
+    }
+    func dictionary(_ entries: [(String, String)], dropExtension: Bool) -> String {
+        entries.map { name, text in
+            let key = dropExtension ? String(name.dropLast(".mustache".count)) : name
+            return "        \(String(reflecting: key)): \(literal(text)),"
+        }.joined(separator: "\n")
+    }
+    source += """
+        /// The web console's files carried in the binary (`console/`).
+        enum EmbeddedConsole {
+            /// `console/templates/NAME.mustache`, by NAME.
+            static let templates: [String: String] = [
+        \(dictionary(templates, dropExtension: true))
+            ]
+            /// `console/assets/FILE`, by FILE.
+            static let assets: [String: String] = [
+        \(dictionary(assets, dropExtension: false))
+            ]
         }
 
         """

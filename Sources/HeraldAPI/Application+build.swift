@@ -28,7 +28,8 @@ public func buildRouter(
     let table = RouteTableBox()
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
-    router.add(middleware: AuthThrottleMiddleware(configuration: configuration.authFailures, verified: verified))
+    let throttle = AuthThrottleMiddleware<HeraldRequestContext>(configuration: configuration.authFailures, verified: verified)
+    router.add(middleware: throttle)
     let limiter = RateLimiter(store: store, configuration: configuration.rateLimit, logger: Logger(label: "herald.api.rate-limit"))
     router.add(middleware: RateLimitMiddleware(limiter: limiter, auth: auth))
     router.add(middleware: ErrorMiddleware(routes: table))
@@ -62,6 +63,15 @@ public func buildRouter(
     UserRoutes(store: store, auth: auth, body: body).register(on: &routes)
     OIDCRoutes(store: store, provider: configuration.oidc.map { OIDCProvider(configuration: $0) }, lifetime: configuration.sessionLifetime)
         .register(on: &routes)
+    // The web console (issue #31).
+    ConsoleRoutes(
+        store: store,
+        auth: auth,
+        pages: ConsolePages(),
+        throttle: throttle,
+        lifetime: configuration.sessionLifetime,
+        oidcName: configuration.oidc?.name
+    ).register(on: &routes)
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
     // JPush's v3 routes beyond push, devices and tags.
     DevicePresenceRoutes(store: store, auth: auth, body: body).register(on: &routes)

@@ -67,7 +67,9 @@ import Testing
         let (stores, _) = TestDatabase.makeStores(url, maximumConnections: 1)
         let (_, table) = buildRouter(configuration: APIConfiguration(adminToken: "x"), store: stores.api, registry: PrometheusCollectorRegistry())
         #expect(
-            table.routes.filter { $0.access == .open }.map(\.path).sorted() == ["/healthz", "/metrics", "/openapi.yaml", "/readyz", "/v3/devices"]
+            table.routes.filter { $0.access == .open }.map(\.path).sorted() == [
+                "/console/assets/{file}", "/console/sign-in", "/healthz", "/metrics", "/openapi.yaml", "/readyz", "/v3/devices",
+            ]
         )
         try await APITest.run { api in
             let app = try await api.createApp()
@@ -90,6 +92,10 @@ import Testing
                 switch route.access {
                 case .open, .signIn:
                     continue
+                case .console:
+                    // A page without the session's cookie sends to sign in, whatever else.
+                    let reply = try await api.send(route.method, path, auth: .bearer(secrets[.send]!))
+                    #expect(reply.status == 303, "\(route.method) \(route.path): \(reply.status) \(reply.body)")
                 case .person:
                     let reply = try await api.send(route.method, path, auth: .bearer(secrets[.send]!), json: json)
                     #expect(reply.status == 401, "\(route.method) \(route.path): \(reply.status) \(reply.body)")

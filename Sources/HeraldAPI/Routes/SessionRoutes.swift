@@ -62,14 +62,8 @@ struct SessionRoutes {
         return SessionBody(session, signedIn.person)
     }
 
-    /// The enabled person whose password this is; 401 otherwise, after as long a check.
     private func verifiedPassword(email: String, password: String) async throws -> Person {
-        let stored = try await store.people.passwordHash(email: email)
-        let matches = try await PasswordHashing.verify(password, stored: stored?.hash)
-        guard matches, let stored, let person = try await store.people.user(id: stored.userID) else {
-            throw HeraldError(.unauthorized, "wrong email or password")
-        }
-        return person
+        try await auth.person(email: email, password: password)
     }
 }
 

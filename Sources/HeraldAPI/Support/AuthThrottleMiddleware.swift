@@ -63,6 +63,25 @@ struct AuthThrottleMiddleware<Context: RequestContext & RemoteAddressRequestCont
         return response
     }
 
+    /// A sign-in that carries its credentials in a form (the console's), counted as a
+    /// header's are: the time to wait when `key` (an email) may not try from `address`
+    /// now, else nil.
+    func admitSignIn(key: String, address: String) -> Duration? {
+        guard case .refuse(let wait) = throttle.withLockedValue({ $0.admit(key: key, address: address, now: clock()) }) else { return nil }
+        throttled.increment()
+        return wait
+    }
+
+    /// The form's credentials were wrong: counted; the time to wait when that spent a
+    /// budget, else nil.
+    func signInFailed(key: String, address: String, credentials: Int) -> Duration? {
+        failures.increment()
+        guard case .refuse(let wait) = throttle.withLockedValue({ $0.failed(key: key, address: address, credentials: credentials, now: clock()) })
+        else { return nil }
+        throttled.increment()
+        return wait
+    }
+
     private func refusal(_ wait: Duration) throws -> Response {
         throttled.increment()
         let seconds = max(1, Int(wait.timeInterval.rounded(.up)))

@@ -10,6 +10,29 @@ extension Authentication {
     /// How long a confirmation of the password lets a person take destructive actions.
     static let confirmationWindow: TimeInterval = 5 * 60
 
+    /// The enabled person whose password this is; 401 otherwise, after as long a check (an
+    /// unknown email costs the same scrypt).
+    func person(email: String, password: String) async throws -> Person {
+        let stored = try await store.people.passwordHash(email: email)
+        let matches = try await PasswordHashing.verify(password, stored: stored?.hash)
+        guard matches, let stored, let person = try await store.people.user(id: stored.userID) else {
+            throw HeraldError(.unauthorized, "wrong email or password")
+        }
+        return person
+    }
+
+    /// The console's signed-in person, from the session cookie; nil when there is none or
+    /// it ended (the page sends them to sign in).
+    func consoleSession(_ request: Request) async throws -> ConsoleSession? {
+        let serving = try Self.serving(admitting: { $0 == .console })
+        guard let token = ConsoleSession.token(in: request), APIKeyText.id(of: token, prefix: APIKeyText.sessionPrefix) != nil,
+            let (session, person) = try await store.people.authenticateSession(token: token)
+        else { return nil }
+        let signedIn = SignedIn(person: person, session: session)
+        serving.audit?.identify(actor: signedIn.actor, appID: nil)
+        return ConsoleSession(signedIn: signedIn, token: token)
+    }
+
     /// Requires a person's own session (`Bearer hks_…`), on a route for people.
     func requirePerson(_ request: Request) async throws -> SignedIn {
         let serving = try Self.serving(admitting: { $0 == .person })

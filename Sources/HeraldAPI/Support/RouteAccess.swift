@@ -22,11 +22,14 @@ public enum RouteAccess: Sendable, Hashable, CustomStringConvertible {
     /// A person signing in (their email and password, or an OpenID Connect provider's
     /// answer): no credentials yet, but audited, success or not.
     case signIn
+    /// The web console's pages: a person's session from its cookie (without one, the page
+    /// sends them to sign in); their role on an app decides what it shows.
+    case console
 
     /// The scope an app key needs, if the route admits app keys.
     public var scope: Scope? {
         switch self {
-        case .open, .admin, .person, .signIn: nil
+        case .open, .admin, .person, .signIn, .console: nil
         case .app(let scope), .appOrDevice(let scope): scope
         }
     }
@@ -39,6 +42,7 @@ public enum RouteAccess: Sendable, Hashable, CustomStringConvertible {
         case .appOrDevice(let scope): "app \(scope.rawValue) or the device"
         case .person: "a person's session"
         case .signIn: "signing in"
+        case .console: "the console's session"
         }
     }
 

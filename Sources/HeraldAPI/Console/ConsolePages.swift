@@ -1,0 +1,104 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldStore
+import Hummingbird
+import Mustache
+
+/// The web console's pages and files, from the binary (`console/`, embedded at build
+/// time): templates rendered with Mustache (escaped by default), assets served under names
+/// that carry their content's hash so they are cached for good, and every answer with the
+/// console's security headers.
+struct ConsolePages: Sendable {
+    /// An asset as served: its bytes, type, and hashed name.
+    struct Asset: Sendable {
+        var name: String
+        var contentType: String
+        var bytes: [UInt8]
+    }
+
+    let library: MustacheLibrary
+    /// Templates that didn't parse (a build's defect, which `ConsoleTests` catches): their
+    /// pages answer a plain error instead.
+    let problems: [String]
+    /// By hashed name (`console.3f9a0c1d.css`).
+    let assets: [String: Asset]
+    /// Original name (`console.css`) → its path (`/console/assets/console.3f9a0c1d.css`).
+    let assetPaths: [String: String]
+
+    /// Every page and answer of the console carries these: no script but Herald's own, no
+    /// framing, no sniffing, nothing kept by caches.
+    static let securityHeaders: HTTPFields = [
+        .contentSecurityPolicy:
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            + "frame-ancestors 'none'; form-action 'self'; base-uri 'none'; object-src 'none'",
+        HTTPField.Name("X-Frame-Options")!: "DENY",
+        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+        HTTPField.Name("Referrer-Policy")!: "same-origin",
+    ]
+
+    init() {
+        var library = MustacheLibrary()
+        var problems: [String] = []
+        for (name, text) in EmbeddedConsole.templates {
+            do { try library.register(text, named: name) } catch { problems.append("\(name): \(error)") }
+        }
+        self.library = library
+        self.problems = problems
+        var assets: [String: Asset] = [:]
+        var paths: [String: String] = [:]
+        for (name, text) in EmbeddedConsole.assets {
+            let bytes = Array(text.utf8)
+            let hash = Hex.encode(SHA256.hash(data: bytes).prefix(6))
+            let dot = name.lastIndex(of: ".") ?? name.endIndex
+            let hashed = "\(name[..<dot]).\(hash)\(name[dot...])"
+            let type =
+                name.hasSuffix(".css")
+                ? "text/css; charset=utf-8" : name.hasSuffix(".js") ? "text/javascript; charset=utf-8" : "application/octet-stream"
+            assets[hashed] = Asset(name: hashed, contentType: type, bytes: bytes)
+            paths[name] = "/console/assets/\(hashed)"
+        }
+        self.assets = assets
+        self.assetPaths = paths
+    }
+
+    /// A page: `template` rendered with `values` (and the layout's own: the assets, the
+    /// signed-in person and their CSRF token).
+    func page(
+        _ template: String,
+        title: String,
+        _ values: [String: Any] = [:],
+        person: ConsoleSession? = nil,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
+        var context = values
+        context["title"] = title
+        context["assets"] = ["css": assetPaths["console.css"] ?? "", "js": assetPaths["console.js"] ?? ""]
+        if let person { context["person"] = ["email": person.signedIn.person.email, "csrf": person.csrf] }
+        let html = library.render(context, withTemplate: template) ?? "<!DOCTYPE html><title>Herald</title><p>Missing page.</p>"
+        var headers = Self.securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// A redirect after a form (303: the browser GETs the target).
+    static func redirect(to location: String, cookie: String? = nil) -> Response {
+        var headers = securityHeaders
+        headers[.location] = location
+        headers[.cacheControl] = "no-store"
+        if let cookie { headers[.setCookie] = cookie }
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// An asset by its hashed name; cached for a year (a new content is a new name).
+    func asset(_ name: String) -> Response? {
+        guard let asset = assets[name] else { return nil }
+        var headers = Self.securityHeaders
+        headers[.contentType] = asset.contentType
+        headers[.cacheControl] = "public, max-age=31536000, immutable"
+        headers[.contentLength] = String(asset.bytes.count)
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: asset.bytes)))
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldTestSupport
+import Testing
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// The web console (issue #31), as route tests: every page well-formed with the console's
+/// headers; signing in and out with a cookie; forms refused without their CSRF token or
+/// from another site; a person sees only the apps they have a role on.
+@Suite struct ConsoleTests {
+    static let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+
+    static func formEncoded(_ fields: [String: String]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
+    }
+
+    /// Whether `html` is well-formed (balanced, every element closed): parsed as XML.
+    static func isWellFormed(_ html: String) -> Bool {
+        let parser = XMLParser(data: Data(html.utf8))
+        return parser.parse()
+    }
+
+    /// The console's headers on a page.
+    static func checkHeaders(_ reply: Reply, page: Bool = true) {
+        let csp = reply.headers[.contentSecurityPolicy] ?? ""
+        #expect(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"), "\(csp)")
+        #expect(reply.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
+        #expect(reply.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+        if page {
+            #expect(reply.headers[.cacheControl] == "no-store")
+            #expect(reply.headers[.contentType] == "text/html; charset=utf-8")
+            #expect(isWellFormed(reply.body), "not well-formed: \(reply.body)")
+            // No inline script, no inline handler: the policy would refuse them.
+            #expect(!reply.body.contains("<script>") && !reply.body.contains(" onclick=") && !reply.body.contains("javascript:"))
+        }
+    }
+
+    /// Signs in through the form; returns the session cookie (`herald_session=…`).
+    static func signIn(
+        _ api: APITest,
+        _ email: String,
+        password: String = PeopleTests.password,
+        headers: HTTPFields = [:]
+    ) async throws
+        -> (reply: Reply, cookie: String?)
+    {
+        var fields = form
+        fields.append(contentsOf: headers)
+        let reply = try await api.send(.post, "/console/sign-in", json: formEncoded(["email": email, "password": password]), headers: fields)
+        let cookie = reply.headers[.setCookie]?.split(separator: ";").first.map(String.init)
+        return (reply, cookie)
+    }
+
+    static func csrf(in html: String) -> String? {
+        guard let range = html.range(of: #"name="_csrf" value=""#) else { return nil }
+        return String(html[range.upperBound...].prefix { $0 != "\"" })
+    }
+
+    @Test func aPersonSignsInSeesTheirAppsOnlyAndSignsOut() async throws {
+        try await APITest.run { api in
+            let mine = try await api.createApp("Mine & Yours")
+            let theirs = try await api.createApp("Theirs")
+            try await PeopleTests.user(api, "viewer@example.com", role: "viewer", on: mine)
+
+            // Signed out: every page sends to sign in.
+            let away = try await api.send(.get, "/console")
+            #expect(away.status == 303 && away.headers[.location] == "/console/sign-in")
+            let page = try await api.send(.get, "/console/sign-in")
+            #expect(page.status == 200)
+            Self.checkHeaders(page)
+            #expect(page.body.contains(#"<label for="email">"#) && page.body.contains(#"<label for="password">"#))
+
+            let (signedIn, cookie) = try await Self.signIn(api, "Viewer@Example.com")
+            #expect(signedIn.status == 303 && signedIn.headers[.location] == "/console", "\(signedIn.body)")
+            let setCookie = signedIn.headers[.setCookie] ?? ""
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && !setCookie.contains("Secure"), "\(setCookie)")
+            let session = try #require(cookie)
+            #expect(session.hasPrefix("herald_session=hks_"))
+
+            let home = try await api.send(.get, "/console", headers: [.cookie: session])
+            #expect(home.status == 200)
+            Self.checkHeaders(home)
+            #expect(home.body.contains("Mine &amp; Yours") && home.body.contains(mine.appKey) && !home.body.contains(theirs.appKey))
+            let app = try await api.send(.get, "/console/apps/\(mine.appKey)", headers: [.cookie: session])
+            #expect(app.status == 200 && app.body.contains("viewer"), "\(app.body)")
+            Self.checkHeaders(app)
+            // Another app: not found, as one that doesn't exist.
+            let other = try await api.send(.get, "/console/apps/\(theirs.appKey)", headers: [.cookie: session])
+            #expect(other.status == 404 && !other.body.contains("Theirs"))
+            Self.checkHeaders(other)
+
+            // The assets the pages name: served, cached for good; no other.
+            let css = try #require(home.body.range(of: #"/console/assets/console\.[0-9a-f]{12}\.css"#, options: .regularExpression))
+            let asset = try await api.send(.get, String(home.body[css]))
+            #expect(asset.status == 200 && asset.headers[.cacheControl] == "public, max-age=31536000, immutable")
+            #expect(asset.headers[.contentType] == "text/css; charset=utf-8")
+            Self.checkHeaders(asset, page: false)
+            #expect(try await api.send(.get, "/console/assets/console.000000000000.css").status == 404)
+
+            // Sign-out: a form with the session's CSRF token, from this site.
+            let token = try #require(Self.csrf(in: home.body))
+            var headers = Self.form
+            headers[.cookie] = session
+            let forged = try await api.send(.post, "/console/sign-out", json: "_csrf=0000", headers: headers)
+            #expect(forged.status == 403)
+            var crossSite = headers
+            crossSite[HTTPField.Name("Origin")!] = "https://evil.example"
+            crossSite[HTTPField.Name("Host")!] = "herald.example"
+            #expect(try await api.send(.post, "/console/sign-out", json: "_csrf=\(token)", headers: crossSite).status == 403)
+            #expect(try await api.send(.get, "/console", headers: [.cookie: session]).status == 200)  // still signed in
+            let out = try await api.send(.post, "/console/sign-out", json: "_csrf=\(token)", headers: headers)
+            #expect(out.status == 303 && out.headers[.setCookie]?.contains("Max-Age=0") == true)
+            #expect(try await api.send(.get, "/console", headers: [.cookie: session]).headers[.location] == "/console/sign-in")
+
+            // Signed in and out, in the audit log.
+            let audit = try await api.send(.get, "/admin/v1/audit", auth: .admin)
+            let lines = (try audit.json["entries"] as? [[String: Any]] ?? []).map {
+                "\($0["actor"] ?? "") \($0["action"] ?? "") \($0["status"] ?? "")"
+            }
+            #expect(lines.contains("user:viewer@example.com POST /console/sign-in 303"), "\(lines)")
+            #expect(lines.contains("user:viewer@example.com POST /console/sign-out 303"), "\(lines)")
+        }
+    }
+
+    @Test func wrongPasswordsAreAnsweredAlikeThenThrottled() async throws {
+        try await APITest.run { api in
+            try await PeopleTests.user(api, "ops@example.com", instanceRole: "admin")
+            let wrong = try await Self.signIn(api, "ops@example.com", password: "not it at all")
+            let unknown = try await Self.signIn(api, "nobody@example.com", password: "not it at all")
+            #expect(wrong.reply.status == 401 && unknown.reply.status == 401 && wrong.cookie == nil)
+            #expect(wrong.reply.body.contains("Wrong email or password.") && unknown.reply.body.contains("Wrong email or password."))
+            #expect(wrong.reply.body.contains(#"value="ops@example.com""#))  // kept in the form
+            Self.checkHeaders(wrong.reply)
+            var last = 0
+            for attempt in 0..<10 { last = try await Self.signIn(api, "ops@example.com", password: "guess number \(attempt)").reply.status }
+            #expect(last == 429)
+            let locked = try await Self.signIn(api, "ops@example.com")
+            #expect(locked.reply.status == 429 && locked.cookie == nil && locked.reply.body.contains("Too many failed sign-ins"))
+            // Behind TLS (a proxy says so), the cookie is Secure.
+            try await PeopleTests.user(api, "dev@example.com", instanceRole: "viewer")
+            let secure = try await Self.signIn(api, "dev@example.com", headers: [HTTPField.Name("X-Forwarded-Proto")!: "https"])
+            #expect(secure.reply.headers[.setCookie]?.contains("; Secure") == true)
+            // A sign-in form from another site is refused.
+            let crossSite = try await Self.signIn(
+                api,
+                "dev@example.com",
+                headers: [HTTPField.Name("Origin")!: "https://evil.example", HTTPField.Name("Host")!: "herald.example"]
+            )
+            #expect(crossSite.reply.status == 403 && crossSite.cookie == nil)
+        }
+    }
+}
