@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages Herald's run and test commands need, when they are missing:
 # the PostgreSQL 15 server binaries (the embedded database); with --test, the mosquitto
-# command-line clients (interoperability tests) and python3-venv (for schemathesis and
-# JPush's Python client); with --bench, the mosquitto broker and python3-venv (the peers
+# command-line clients (interoperability tests), python3-venv (for schemathesis, JPush's
+# Python client and Selenium) and Chromium with its driver (the console's browser check); with --bench, the mosquitto broker and python3-venv (the peers
 # the benchmarks measure against). Debian/Ubuntu (apt-get).
 set -euo pipefail
 
@@ -13,6 +13,12 @@ fi
 # Real MQTT clients nobody here wrote, for the gateway's interoperability tests.
 if [ "${1:-}" = "--test" ] && ! command -v mosquitto_sub > /dev/null 2>&1; then
     missing+=(mosquitto-clients)
+fi
+# A real browser for the console's check (scripts/check-console.sh): Debian's Chromium and
+# its driver (Selenium, from PyPI, goes into the venv below).
+if [ "${1:-}" = "--test" ]; then
+    command -v chromium > /dev/null 2>&1 || missing+=(chromium)
+    command -v chromedriver > /dev/null 2>&1 || missing+=(chromium-driver)
 fi
 # schemathesis (PyPI), which checks openapi.yaml against the server, goes into a private
 # virtual environment below (.build-test-venv);

@@ -65,7 +65,8 @@ struct ConsoleSession: Sendable {
     /// every POST) naming another host is refused.
     static func isSameOrigin(_ request: Request) -> Bool {
         guard let origin = request.headers[HTTPField.Name("Origin")!] else { return true }
-        guard let host = request.headers[HTTPField.Name("Host")!] ?? request.uri.host.map({ $0 }) else { return false }
+        // HTTP/1.1's Host is the request's authority (HTTPTypes moves it there).
+        guard let host = request.head.authority ?? request.headers[HTTPField.Name("Host")!] else { return false }
         return URL(string: origin).map { url in
             let port = url.port.map { ":\($0)" } ?? ""
             return (url.host ?? "") + port == host

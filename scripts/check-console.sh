@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The web console in a real browser: Debian's Chromium, driven by Selenium (PyPI, pinned,
+# in .build-test-venv; Selenium Manager kept offline: the driver is Debian's chromedriver),
+# against a freshly started `herald serve` (embedded PostgreSQL, free ports). A person is
+# made with heraldctl, with a role on one app of two; scripts/console_browser/check.py
+# signs in with the keyboard alone, checks what the pages show and refuse, at a phone's
+# width and in dark mode, that the browser reported no Content-Security-Policy violation,
+# and signs out. Exits non-zero on any failed check.
+# Uses the built binaries (HERALD_BIN_DIR to use others); never builds.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin_dir="${HERALD_BIN_DIR:-$(cd "$root" && swift build --show-bin-path)}"
+selenium_version=4.50.0
+
+chromium="$(command -v chromium || true)"
+driver="$(command -v chromedriver || true)"
+if [ -z "$chromium" ] || [ -z "$driver" ]; then
+    echo "error: chromium and chromedriver are needed (scripts/install-deps.sh --test installs Debian's chromium and chromium-driver)" >&2
+    exit 1
+fi
+venv="$root/.build-test-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check "selenium==$selenium_version"
+
+work="$(mktemp -d /tmp/herald-console.XXXXXX)"
+chmod 755 "$work"
+source "$root/scripts/lib/herald-serve.sh"
+cleanup() {
+    herald_stop
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+cd "$work"
+herald_serve "$bin_dir"
+export HERALD_URL="http://127.0.0.1:$HERALD_PORT"
+export HERALD_ADMIN_TOKEN
+HERALD_ADMIN_TOKEN="$(cat .herald/admin-token)"
+heraldctl() { HOME="$work" "$bin_dir/heraldctl" "$@"; }
+
+export CONSOLE_APP_KEY CONSOLE_OTHER_APP_KEY CONSOLE_EMAIL=console-check@example.com CONSOLE_PASSWORD="a long console password"
+CONSOLE_APP_KEY="$(heraldctl apps create "Console <check> & co" | sed -n 's/^app_key *//p')"
+CONSOLE_OTHER_APP_KEY="$(heraldctl apps create "Not theirs" | sed -n 's/^app_key *//p')"
+[ -n "$CONSOLE_APP_KEY" ] && [ -n "$CONSOLE_OTHER_APP_KEY" ] || { echo "could not create the apps" >&2; exit 1; }
+echo "$CONSOLE_PASSWORD" | heraldctl users create "$CONSOLE_EMAIL" --password-stdin > /dev/null
+heraldctl users role "$CONSOLE_EMAIL" --app "$CONSOLE_APP_KEY" operator > /dev/null
+
+export CHROMIUM="$chromium" CHROMEDRIVER="$driver" SE_OFFLINE=true
+status=0
+"$venv/bin/python" "$root/scripts/console_browser/check.py" || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "--- server.err (tail)" >&2
+    tail -n 40 server.err >&2 || true
+fi
+exit "$status"
