@@ -23,7 +23,11 @@ public final class EventApps: Sendable {
         var snapshot: Snapshot?
         var loadedAt: ContinuousClock.Instant = .now
         var loading = false
-        var invalidated = false
+        /// Grows with every ``invalidate()``.
+        var generation = 0
+        /// The generation the snapshot was read in (at the start of its read): a read that
+        /// began before an invalidation doesn't count as after it.
+        var loadedGeneration = -1
     }
 
     private let client: PostgresClient
@@ -31,10 +35,14 @@ public final class EventApps: Sendable {
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
 
-    init(client: PostgresClient, lifetime: Duration = .seconds(2), logger: Logger) {
+    /// Reads the sets (the database's, unless a test gives another source).
+    private let reader: (@Sendable () async throws -> Snapshot)?
+
+    init(client: PostgresClient, lifetime: Duration = .seconds(2), logger: Logger, reader: (@Sendable () async throws -> Snapshot)? = nil) {
         self.client = client
         self.lifetime = lifetime
         self.logger = logger
+        self.reader = reader
     }
 
     /// Whether the app records every event.
@@ -56,9 +64,10 @@ public final class EventApps: Sendable {
         }
     }
 
-    /// Reads the sets again on the next lookup (meanwhile ``current`` stays the old sets).
+    /// Reads the sets again on the next lookup: no lookup after this uses sets read
+    /// before it (a push right after a webhook is added records its events).
     public func invalidate() {
-        state.withLockedValue { $0.invalidated = true }
+        state.withLockedValue { $0.generation += 1 }
     }
 
     /// The sets as last read, without reading them: for callers that can't wait, kept
@@ -67,25 +76,28 @@ public final class EventApps: Sendable {
         state.withLockedValue { $0.snapshot ?? Snapshot() }
     }
 
-    /// The sets, read again if stale. A failed read keeps the old sets (or none) and is
-    /// tried again on the next lookup.
+    /// The sets, read again if stale. Merely old sets (older than `lifetime`) are read
+    /// again by one caller while the others use them; sets read before an invalidation are
+    /// never used: every caller then reads (it is rare, after a setting changed). A failed
+    /// read keeps the old sets (or none) and is tried again on the next lookup.
     public func snapshot() async -> Snapshot {
         let now = ContinuousClock.now
-        let (current, mustLoad) = state.withLockedValue { state -> (Snapshot?, Bool) in
-            let stale = state.snapshot == nil || state.invalidated || now - state.loadedAt > lifetime
-            guard stale else { return (state.snapshot, false) }
-            // Without any sets every caller loads; with stale ones one does, the rest use them.
-            if state.snapshot != nil, state.loading { return (state.snapshot, false) }
+        let (current, generation) = state.withLockedValue { state -> (Snapshot?, Int?) in
+            let invalidated = state.snapshot == nil || state.loadedGeneration != state.generation
+            let old = now - state.loadedAt > lifetime
+            if !invalidated, !old || state.loading { return (state.snapshot, nil) }
             state.loading = true
-            state.invalidated = false
-            return (state.snapshot, true)
+            return (state.snapshot, state.generation)
         }
-        guard mustLoad else { return current ?? Snapshot() }
+        guard let generation else { return current ?? Snapshot() }
         do {
             let loaded = try await load()
             state.withLockedValue { state in
-                state.snapshot = loaded
-                state.loadedAt = now
+                if generation >= state.loadedGeneration {
+                    state.snapshot = loaded
+                    state.loadedAt = now
+                    state.loadedGeneration = generation
+                }
                 state.loading = false
             }
             return loaded
@@ -97,6 +109,7 @@ public final class EventApps: Sendable {
     }
 
     private func load() async throws -> Snapshot {
+        if let reader { return try await reader() }
         let rows = try await client.query(
             """
             SELECT a.id, a.events_enabled OR EXISTS (SELECT 1 FROM webhooks w WHERE w.app_id = a.id),
