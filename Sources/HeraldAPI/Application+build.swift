@@ -68,6 +68,7 @@ public func buildRouter(
         store: store,
         auth: auth,
         pages: ConsolePages(),
+        pushes: pushes,
         throttle: throttle,
         lifetime: configuration.sessionLifetime,
         oidcName: configuration.oidc?.name

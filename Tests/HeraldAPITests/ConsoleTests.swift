@@ -155,4 +155,87 @@ import FoundationXML
             #expect(crossSite.reply.status == 403 && crossSite.cookie == nil)
         }
     }
+
+    /// The composer: a preview shows the exact /v3/push body, its curl line and the
+    /// audience's size; sending takes that size confirmed and goes through the API's
+    /// acceptance (the audit, the two-person rule, the password before a push to all).
+    @Test func theComposerPreviewsTheExactBodyAndSendsOnlyWhatWasConfirmed() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let one = try await api.registerDevice(app, apnsToken: randomAPNsToken())
+            let two = try await api.registerDevice(app, apnsToken: randomAPNsToken())
+            try await PeopleTests.user(api, "op@example.com", role: "operator", on: app)
+            try await PeopleTests.user(api, "viewer@example.com", role: "viewer", on: app)
+            try await PeopleTests.user(api, "author@example.com", role: "author", on: app)
+            let session = try #require(try await Self.signIn(api, "op@example.com").cookie)
+            let page = try await api.send(.get, "/console/apps/\(app.appKey)/compose", headers: [.cookie: session])
+            #expect(page.status == 200, "\(page.body)")
+            Self.checkHeaders(page)
+            let csrf = try #require(Self.csrf(in: page.body))
+            var headers = Self.form
+            headers[.cookie] = session
+            let ids = "\(one.registrationID), \(two.registrationID)"
+            func submit(_ fields: [String: String], as headers: HTTPFields) async throws -> Reply {
+                try await api.send(.post, "/console/apps/\(app.appKey)/compose", json: Self.formEncoded(fields), headers: headers)
+            }
+            var fields = [
+                "_csrf": csrf, "audience_kind": "registration_id", "audience_values": ids, "platform": "all", "alert": "Hello <you>",
+                "action": "preview",
+            ]
+            let preview = try await submit(fields, as: headers)
+            #expect(preview.status == 200 && preview.body.contains("<strong>2</strong> devices"), "\(preview.body)")
+            Self.checkHeaders(preview)
+            #expect(
+                preview.body.contains("&quot;alert&quot; : &quot;Hello &lt;you&gt;&quot;") && preview.body.contains("curl -X POST"),
+                "\(preview.body)"
+            )
+            // Nothing sent by a preview.
+            let count = { try await api.store.sql.query("SELECT count(*) FROM messages").collect().first?.decode(Int.self) ?? -1 }
+            #expect(try await count() == 0)
+            // Sent only with the size shown: another size is looked at again.
+            fields["action"] = "send"
+            fields["confirmed_size"] = "5"
+            let stale = try await submit(fields, as: headers)
+            #expect(stale.status == 200 && stale.body.contains("The audience is now 2 devices"), "\(stale.body)")
+            #expect(try await count() == 0)
+            fields["confirmed_size"] = "2"
+            let sent = try await submit(fields, as: headers)
+            #expect(sent.status == 200 && sent.body.contains("Accepted as message"), "\(sent.body)")
+            #expect(try await count() == 1)
+            // The message holds exactly the body the preview showed.
+            let stored = try await api.store.sql.query("SELECT request->'notification'->>'alert' FROM messages").collect().first?.decode(String.self)
+            #expect(stored == "Hello <you>")
+            // Audited under the person's name, in the push's commit.
+            let audit = try await api.send(.get, "/v3/audit", auth: app.auth)
+            #expect(audit.body.contains("user:op@example.com") && audit.body.contains("POST /console/apps/{app_key}/compose"), "\(audit.body)")
+
+            // To every device, signed in long ago: the password first.
+            try await api.store.sql.query("UPDATE user_sessions SET confirmed_at = now() - interval '1 hour'")
+            var all = ["_csrf": csrf, "audience_kind": "all", "platform": "all", "alert": "Everyone", "action": "send", "confirmed_size": "2"]
+            let asked = try await submit(all, as: headers)
+            #expect(asked.status == 400 && asked.body.contains("needs your password"), "\(asked.body)")
+            all["password"] = PeopleTests.password
+            #expect(try await submit(all, as: headers).body.contains("Accepted as message"))
+            #expect(try await count() == 2)
+
+            // An author's push waits for approval; a viewer can't compose; bad input is said.
+            let author = try #require(try await Self.signIn(api, "author@example.com").cookie)
+            var authorHeaders = Self.form
+            authorHeaders[.cookie] = author
+            let authorPage = try await api.send(.get, "/console/apps/\(app.appKey)/compose", headers: [.cookie: author])
+            fields["_csrf"] = try #require(Self.csrf(in: authorPage.body))
+            let held = try await submit(fields, as: authorHeaders)
+            #expect(held.body.contains("Kept as approval"), "\(held.body)")
+            #expect(try await count() == 2)
+            let viewer = try #require(try await Self.signIn(api, "viewer@example.com").cookie)
+            #expect(try await api.send(.get, "/console/apps/\(app.appKey)/compose", headers: [.cookie: viewer]).status == 403)
+            fields["audience_values"] = ""
+            fields["action"] = "preview"
+            let empty = try await submit(fields, as: authorHeaders)
+            #expect(empty.status == 400 && empty.body.contains("role=\"alert\""), "\(empty.body)")
+            // Without the form's token: refused.
+            fields["_csrf"] = "0"
+            #expect(try await submit(fields, as: authorHeaders).status == 403)
+        }
+    }
 }

@@ -102,6 +102,17 @@ def main():
         facts = driver.find_element(By.CSS_SELECTOR, "dl.facts").text
         check("the app's page shows its key and the person's role", APP in facts and "operator" in facts, facts)
 
+        # The composer: a preview shows the exact body and its curl line; nothing is sent.
+        driver.find_element(By.LINK_TEXT, "Compose a push").click()
+        WebDriverWait(driver, 10).until(EC.presence_of_element_located((By.ID, "alert")))
+        driver.find_element(By.ID, "alert").send_keys("Hello from the console")
+        driver.find_element(By.CSS_SELECTOR, "button[value=preview]").click()
+        WebDriverWait(driver, 10).until(EC.presence_of_element_located((By.CSS_SELECTOR, "section.preview")))
+        blocks = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "section.preview pre")]
+        check("the preview shows the exact /v3/push body and a curl line",
+              len(blocks) == 2 and '"alert" : "Hello from the console"' in blocks[0] and blocks[1].startswith("curl -X POST"), blocks)
+        check("and the audience's size before anything is sent", "Send to 0 devices" in driver.page_source)
+
         driver.get(URL + "/console/apps/" + OTHER)
         check("another app's page is not found", "No app" in driver.find_element(By.TAG_NAME, "h1").text + driver.page_source)
 

@@ -12,6 +12,8 @@ struct ConsoleRoutes {
     let store: APIStore
     let auth: Authentication
     let pages: ConsolePages
+    /// The API's push acceptance, which the composer sends through.
+    let pushes: PushRoutes
     let throttle: AuthThrottleMiddleware<HeraldRequestContext>
     let lifetime: Duration
     /// The OpenID Connect provider's label, when one is configured.
@@ -24,6 +26,8 @@ struct ConsoleRoutes {
         routes.on(.post, "/console/sign-in", access: .signIn, use: signIn)
         routes.on(.post, "/console/sign-out", access: .console, use: signOut)
         routes.on(.get, "/console/apps/{app_key}", access: .console, use: app)
+        routes.on(.get, "/console/apps/{app_key}/compose", access: .console, use: composePage)
+        routes.on(.post, "/console/apps/{app_key}/compose", access: .console, use: composeSubmit)
         routes.on(.get, "/console/assets/{file}", access: .open, use: asset)
     }
 
@@ -109,6 +113,7 @@ struct ConsoleRoutes {
             [
                 "app": ["name": app.name, "appKey": app.appKey, "timeZone": app.timeZone], "role": role.rawValue,
                 "devices": summary.devices, "apns": apns, "messages": messages, "hasMessages": !messages.isEmpty,
+                "mayCompose": role.scopes.grants(.compose),
                 "messageCount": messages.count,
             ],
             person: session

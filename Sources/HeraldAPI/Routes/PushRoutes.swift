@@ -24,18 +24,32 @@ struct PushRoutes {
     /// holds (``ApprovalRule``) is kept for approval instead: 202 with its approval.
     @Sendable func push(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let caller = try await auth.requireAppCaller(request)
-        let app = caller.app
-        let (input, push) = try await validated(request, app: app)
-        if input.audience == .all { try Authentication.requireConfirmation(caller.signedIn) }
-        if let cid = push.cid, let earlier = try await store.acceptedPush(appID: app.id, cid: cid) {
-            return PushResponse(push, msgID: earlier.msgID, cid: earlier.cid).response(from: request, context: context)
-        }
-        if caller.signedIn != nil || !caller.scopes.contains(.send),
-            let pending = try await heldForApproval(input, push, caller)
-        {
+        let (input, push) = try await validated(request, app: caller.app)
+        switch try await accept(input, push, caller) {
+        case .sent(let response): return response.response(from: request, context: context)
+        case .held(let pending):
             return try EditedResponse(status: .accepted, response: ApprovalBody(pending)).response(from: request, context: context)
         }
-        return try await send(input, push, app: app).response(from: request, context: context)
+    }
+
+    /// What became of a push: sent, or kept for a second person's approval.
+    enum Outcome {
+        case sent(PushResponse)
+        case held(PushApproval)
+    }
+
+    /// A validated push from `caller`, as `POST /v3/push` takes it (the console's composer
+    /// too): a person's push to every device asks for their password confirmed lately; a
+    /// repeated cid answers the first push; the two-person rule may keep it; else it is sent.
+    func accept(_ input: PushRequest, _ push: Push, _ caller: AppCaller) async throws -> Outcome {
+        if input.audience == .all { try Authentication.requireConfirmation(caller.signedIn) }
+        if let cid = push.cid, let earlier = try await store.acceptedPush(appID: caller.app.id, cid: cid) {
+            return .sent(PushResponse(push, msgID: earlier.msgID, cid: earlier.cid))
+        }
+        if caller.signedIn != nil || !caller.scopes.contains(.send), let pending = try await heldForApproval(input, push, caller) {
+            return .held(pending)
+        }
+        return .sent(try await send(input, push, app: caller.app))
     }
 
     /// Sends a validated push: refused when it reaches no device (unless it is stored to be

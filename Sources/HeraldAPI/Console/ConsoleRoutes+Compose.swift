@@ -1,0 +1,189 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+/// The composer: a form that makes a `/v3/push` body, shown exactly (with the curl line that
+/// sends the same) and previewed with the audience's size before anything is sent; sending
+/// takes the confirmation of that size and goes through the API's own acceptance
+/// (``PushRoutes/accept(_:_:_:)``: the two-person rule, the password before a push to every
+/// device, the audit entry in the push's commit).
+extension ConsoleRoutes {
+    static let audienceKinds: [(value: String, label: String)] = [
+        ("all", "Every device"), ("registration_id", "These registration ids"), ("alias", "These aliases"),
+        ("tag", "Any of these tags"), ("tag_and", "All of these tags"),
+    ]
+    static let platforms: [(value: String, label: String)] = [("all", "All platforms"), ("ios", "iOS"), ("android", "Android")]
+
+    @Sendable func composePage(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
+        guard let (app, _) = try await composer(session, context) else { return refusedComposer(session) }
+        return compose(session, app, form: ["audience_kind": "all", "platform": "all"])
+    }
+
+    @Sendable func composeSubmit(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
+        guard let (app, caller) = try await composer(session, context) else { return refusedComposer(session) }
+        let form = try await FormBody.fields(request)
+        guard ConsoleSession.isSameOrigin(request), let token = ConsoleSession.token(in: request),
+            ConsoleSession.csrfMatches(form["_csrf"], token: token)
+        else {
+            return pages.page(
+                "problem",
+                title: "Refused",
+                ["message": "This form is stale or from another site: reload the page."],
+                status: .forbidden
+            )
+        }
+        let body: String
+        let input: PushRequest
+        let push: Push
+        let size: Int
+        do {
+            body = try Self.body(form)
+            input = try JSONDecoder().decode(PushRequest.self, from: Data(body.utf8))
+            (_, push) = try await pushes.validated(input, app: app)
+            size = try await store.audienceSize(appID: app.id, audience: push.audience)
+        } catch let error as HeraldError {
+            return compose(session, app, form: form, error: error.message, status: .badRequest)
+        }
+        let held = ApprovalRule.decide(
+            scopes: caller.scopes,
+            isPerson: true,
+            threshold: try await store.people.approvalThreshold(appID: app.id),
+            audienceSize: Int64(size)
+        )
+        let preview: [String: Any] = [
+            "audienceSize": size, "body": body, "curl": Self.curl(body, appKey: app.appKey), "held": held == .awaitApproval,
+        ]
+        guard form["action"] == "send" else { return compose(session, app, form: form, preview: preview) }
+        guard form["confirmed_size"] == String(size) else {
+            return compose(session, app, form: form, preview: preview, notice: "The audience is now \(size) devices: look again, then send.")
+        }
+        do {
+            if input.audience == .all, let password = form["password"], !password.isEmpty {
+                _ = try await auth.person(email: session.signedIn.person.email, password: password)
+                _ = try await store.people.confirmSession(session.signedIn.session.sessionID)
+            }
+            var confirmedCaller = caller
+            if let refreshed = try await store.people.authenticateSession(token: token) {
+                confirmedCaller.signedIn = SignedIn(person: refreshed.person, session: refreshed.session)
+            }
+            switch try await pushes.accept(input, push, confirmedCaller) {
+            case .sent(let response):
+                return sent(session, app, title: "Sent", "Accepted as message \(response.msgID), for \(size) devices.")
+            case .held(let approval):
+                return sent(session, app, title: "Waiting for approval", "Kept as approval \(approval.id): another person approves or rejects it.")
+            }
+        } catch let error as HeraldError {
+            let message = error.code == .confirmationRequired ? "A push to every device needs your password: enter it below." : error.message
+            return compose(
+                session,
+                app,
+                form: form,
+                preview: preview,
+                error: message,
+                status: error.code == .unauthorized ? .unauthorized : .badRequest
+            )
+        }
+    }
+
+    /// The app and the person as its caller, when their role may compose.
+    private func composer(_ session: ConsoleSession, _ context: HeraldRequestContext) async throws -> (AppRecord, AppCaller)? {
+        let appKey = try context.parameter("app_key")
+        guard let role = session.signedIn.person.role(onApp: appKey), role.scopes.grants(.compose),
+            let app = try await store.app(appKey: appKey)
+        else { return nil }
+        RouteAccess.serving?.audit?.identify(actor: session.signedIn.actor, appID: app.id)
+        return (app, AppCaller(app: app, key: nil, signedIn: session.signedIn))
+    }
+
+    private func refusedComposer(_ session: ConsoleSession) -> Response {
+        pages.page(
+            "problem",
+            title: "Not yours to compose",
+            ["message": "Composing needs the author, operator or admin role on this app."],
+            person: session,
+            status: .forbidden
+        )
+    }
+
+    private func compose(
+        _ session: ConsoleSession,
+        _ app: AppRecord,
+        form: [String: String],
+        preview: [String: Any]? = nil,
+        error: String? = nil,
+        notice: String? = nil,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
+        let kind = form["audience_kind"] ?? "all"
+        let platform = form["platform"] ?? "all"
+        var values: [String: Any] = [
+            "appKey": app.appKey, "appName": app.name, "csrf": session.csrf, "form": form, "needsPassword": kind == "all",
+            "kinds": Self.audienceKinds.map { ["value": $0.value, "label": $0.label, "selected": $0.value == kind] },
+            "platforms": Self.platforms.map { ["value": $0.value, "label": $0.label, "selected": $0.value == platform] },
+        ]
+        if let preview { values["preview"] = preview }
+        if let error { values["error"] = error }
+        if let notice { values["notice"] = notice }
+        return pages.page("compose", title: "Compose", values, person: session, status: status)
+    }
+
+    private func sent(_ session: ConsoleSession, _ app: AppRecord, title: String, _ message: String) -> Response {
+        pages.page("sent", title: title, ["appKey": app.appKey, "appName": app.name, "message": message], person: session)
+    }
+
+    /// The `/v3/push` body the form describes (keys sorted, so the same form makes the same
+    /// text). Bad input is said as the API says it.
+    static func body(_ form: [String: String]) throws -> String {
+        func list(_ text: String?) -> [String] {
+            (text ?? "").split(whereSeparator: { $0 == "," || $0 == "\n" }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        var object: [String: Any] = [:]
+        switch form["platform"] ?? "all" {
+        case "all": object["platform"] = "all"
+        case let one: object["platform"] = [one]
+        }
+        let kind = form["audience_kind"] ?? "all"
+        let values = list(form["audience_values"])
+        let excluded = list(form["tag_not"])
+        if kind == "all", excluded.isEmpty {
+            object["audience"] = "all"
+        } else {
+            var audience: [String: Any] = [:]
+            if kind != "all" {
+                guard Self.audienceKinds.contains(where: { $0.value == kind }) else { throw HeraldError.invalidField("audience_kind", "unknown") }
+                guard !values.isEmpty else {
+                    throw HeraldError.missingField("audience", "name at least one \(kind.replacingOccurrences(of: "_", with: " "))")
+                }
+                audience[kind] = values
+            }
+            if !excluded.isEmpty { audience["tag_not"] = excluded }
+            object["audience"] = audience
+        }
+        let alert = form["alert"] ?? ""
+        var notification: [String: Any] = ["alert": alert]
+        if let title = form["title"], !title.isEmpty {
+            notification["ios"] = ["alert": ["title": title, "body": alert]]
+            notification["android"] = ["alert": alert, "title": title]
+        }
+        object["notification"] = notification
+        var options: [String: Any] = [:]
+        if let ttl = form["time_to_live"], !ttl.isEmpty {
+            guard let seconds = Int(ttl) else { throw HeraldError.invalidField("options.time_to_live", "a whole number of seconds") }
+            options["time_to_live"] = seconds
+        }
+        if let identifier = form["identifier"], !identifier.isEmpty { options["identifier"] = identifier }
+        if !options.isEmpty { object["options"] = options }
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The curl line that sends `body` with an API key of the app's.
+    static func curl(_ body: String, appKey: String) -> String {
+        let quoted = body.replacingOccurrences(of: "'", with: #"'\''"#)
+        return "curl -X POST \"$HERALD_URL/v3/push\" -u \"\(appKey):$HERALD_API_KEY\" \\\n  -H 'Content-Type: application/json' \\\n  -d '\(quoted)'"
+    }
+}
