@@ -71,6 +71,7 @@ public func buildRouter(
         pushes: pushes,
         throttle: throttle,
         lifetime: configuration.sessionLifetime,
+        apnsDestination: configuration.apnsDestination,
         oidcName: configuration.oidc?.name
     ).register(on: &routes)
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)

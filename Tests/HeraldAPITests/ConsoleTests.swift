@@ -238,4 +238,52 @@ import FoundationXML
             #expect(try await submit(fields, as: authorHeaders).status == 403)
         }
     }
+
+    /// Finding a device by what an on-call engineer has at hand, and its page: the facts,
+    /// its latest copies, and the diagnosis `heraldctl doctor` gives; its token shortened.
+    @Test func aDeviceIsFoundAndItsPageSaysWhyAPushMightNotReachIt() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let other = try await api.createApp("Other")
+            let token = randomAPNsToken()
+            let device = try await api.registerDevice(app, apnsToken: token)
+            #expect(
+                try await api.send(
+                    .post,
+                    "/v3/devices/\(device.registrationID)",
+                    auth: app.auth,
+                    json: #"{"alias": "carol", "tags": {"add": ["vip"]}}"#
+                ).status == 200
+            )
+            let stranger = try await api.registerDevice(other, apnsToken: randomAPNsToken())
+            try await PeopleTests.user(api, "viewer@example.com", role: "viewer", on: app)
+            let session = try #require(try await Self.signIn(api, "viewer@example.com").cookie)
+
+            for query in ["carol", "vip", device.registrationID, String(token.prefix(10)).uppercased()] {
+                let found = try await api.send(.get, "/console/apps/\(app.appKey)/devices?q=\(query)", headers: [.cookie: session])
+                #expect(found.status == 200 && found.body.contains(device.registrationID), "\(query): \(found.body)")
+                Self.checkHeaders(found)
+            }
+            let none = try await api.send(.get, "/console/apps/\(app.appKey)/devices?q=\(stranger.registrationID)", headers: [.cookie: session])
+            #expect(
+                none.body.contains("No device of this app matches")
+                    && !none.body.contains("href=\"/console/apps/\(app.appKey)/devices/\(stranger.registrationID)")
+            )
+
+            let page = try await api.send(.get, "/console/apps/\(app.appKey)/devices/\(device.registrationID)", headers: [.cookie: session])
+            #expect(page.status == 200, "\(page.body)")
+            Self.checkHeaders(page)
+            #expect(page.body.contains("carol") && page.body.contains("vip") && page.body.contains("Why didn"))
+            #expect(page.body.contains(String(token.prefix(8))) && !page.body.contains(token), "the whole token is shown")
+            // The app has no APNs credentials: the diagnosis says so.
+            #expect(page.body.contains("<li class=\"problem\">") || page.body.contains("<li class=\"warning\">"), "\(page.body)")
+            // No center runs here: no copy was made, and the page says so as the diagnosis does.
+            #expect(page.body.contains("no_copies") && page.body.contains("No message was sent to it yet"), "\(page.body)")
+            // Another app's device, or one that isn't: not found.
+            #expect(
+                try await api.send(.get, "/console/apps/\(app.appKey)/devices/\(stranger.registrationID)", headers: [.cookie: session]).status == 404
+            )
+            #expect(try await api.send(.get, "/console/apps/\(other.appKey)/devices?q=x", headers: [.cookie: session]).status == 404)
+        }
+    }
 }

@@ -102,6 +102,14 @@ def main():
         facts = driver.find_element(By.CSS_SELECTOR, "dl.facts").text
         check("the app's page shows its key and the person's role", APP in facts and "operator" in facts, facts)
 
+        # Finding a device: a search that matches nothing says so.
+        driver.find_element(By.LINK_TEXT, "Find a device").click()
+        WebDriverWait(driver, 10).until(EC.presence_of_element_located((By.ID, "q")))
+        driver.find_element(By.ID, "q").send_keys("nobody-here" + Keys.ENTER)
+        WebDriverWait(driver, 10).until(EC.presence_of_element_located((By.CSS_SELECTOR, "[role=status]")))
+        check("a device search that matches nothing says so", "No device of this app matches" in driver.page_source)
+        driver.get(URL + "/console/apps/" + APP)
+
         # The composer: a preview shows the exact body and its curl line; nothing is sent.
         driver.find_element(By.LINK_TEXT, "Compose a push").click()
         WebDriverWait(driver, 10).until(EC.presence_of_element_located((By.ID, "alert")))

@@ -16,6 +16,8 @@ struct ConsoleRoutes {
     let pushes: PushRoutes
     let throttle: AuthThrottleMiddleware<HeraldRequestContext>
     let lifetime: Duration
+    /// Where APNs traffic goes (the local sandbox or Apple), for a device's diagnosis.
+    let apnsDestination: APNsDestination
     /// The OpenID Connect provider's label, when one is configured.
     let oidcName: String?
     let logger = Logger(label: "herald.console")
@@ -26,6 +28,8 @@ struct ConsoleRoutes {
         routes.on(.post, "/console/sign-in", access: .signIn, use: signIn)
         routes.on(.post, "/console/sign-out", access: .console, use: signOut)
         routes.on(.get, "/console/apps/{app_key}", access: .console, use: app)
+        routes.on(.get, "/console/apps/{app_key}/devices", access: .console, use: devices)
+        routes.on(.get, "/console/apps/{app_key}/devices/{registration_id}", access: .console, use: device)
         routes.on(.get, "/console/apps/{app_key}/compose", access: .console, use: composePage)
         routes.on(.post, "/console/apps/{app_key}/compose", access: .console, use: composeSubmit)
         routes.on(.get, "/console/assets/{file}", access: .open, use: asset)

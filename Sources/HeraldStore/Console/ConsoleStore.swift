@@ -41,6 +41,35 @@ public struct ConsoleStore: StoreFacade {
     }
 }
 
+extension ConsoleStore {
+    /// A device as a search lists it.
+    public struct FoundDevice: Sendable, Hashable {
+        public var registrationID: String
+        public var platform: String
+        public var alias: String?
+    }
+
+    /// The app's devices `query` names: its registration id, its alias, one of its tags, or
+    /// the start of its APNs token (8 characters at least). At most `limit`, oldest first.
+    public func findDevices(appID: Int64, query: String, limit: Int = 50) async throws -> [FoundDevice] {
+        let rows = try await client.query(
+            """
+            SELECT d.registration_id, d.platform, d.alias FROM devices d
+            WHERE d.app_id = \(appID) AND (d.registration_id = \(query) OR d.alias = \(query)
+                OR (length(\(query)) >= 8 AND starts_with(d.apns_token, lower(\(query))))
+                OR d.id IN (SELECT t.device_id FROM device_tags t WHERE t.app_id = \(appID) AND t.tag = \(query)))
+            ORDER BY d.id LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        var found: [FoundDevice] = []
+        for try await (registrationID, platform, alias) in rows.decode((String, String, String?).self) {
+            found.append(FoundDevice(registrationID: registrationID, platform: platform, alias: alias))
+        }
+        return found
+    }
+}
+
 extension APIStore {
     /// What the web console reads beyond the API's routes.
     public var console: ConsoleStore { ConsoleStore(core: core) }
