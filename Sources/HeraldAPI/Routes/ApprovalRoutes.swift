@@ -28,7 +28,9 @@ struct ApprovalRoutes {
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> ApprovalList {
         let app = try await auth.requireApp(request)
-        let all = request.uri.queryParameters.get("state") == "all"
+        let state = request.uri.queryParameters.get("state") ?? "pending"
+        guard state == "pending" || state == "all" else { throw HeraldError.invalidField("state", "pending (the default) or all") }
+        let all = state == "all"
         return ApprovalList(approvals: try await store.people.approvals(appID: app.id, all: all).map(ApprovalBody.init))
     }
 

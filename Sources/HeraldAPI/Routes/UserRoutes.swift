@@ -120,7 +120,8 @@ struct UserRequest: Decodable {
         name = try container.decodeIfGiven(String.self, forKey: .name)
         password = try container.decodeIfGiven(String.self, forKey: .password)
         instanceRoleGiven = container.contains(.instanceRole)
-        instanceRole = try container.decodeIfGiven(String.self, forKey: .instanceRole)
+        // null: no instance role (on a change: take it away).
+        instanceRole = try container.decodeIfPresent(String.self, forKey: .instanceRole)
         disabled = try container.decodeIfGiven(Bool.self, forKey: .disabled)
     }
 

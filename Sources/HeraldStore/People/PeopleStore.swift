@@ -136,11 +136,11 @@ public struct PeopleStore: StoreFacade {
             let rows = try await connection.query(
                 """
                 UPDATE users SET
-                    name = COALESCE(\(name), name),
-                    password_hash = COALESCE(\(passwordHash), password_hash),
-                    instance_role = CASE WHEN \(instanceRole != nil) THEN \(instanceRole??.rawValue) ELSE instance_role END,
-                    disabled_at = CASE WHEN \(disabled) IS NULL THEN disabled_at WHEN \(disabled ?? false) THEN COALESCE(disabled_at, now())
-                                       ELSE NULL END
+                    name = COALESCE(\(name)::text, name),
+                    password_hash = COALESCE(\(passwordHash)::text, password_hash),
+                    instance_role = CASE WHEN \(instanceRole != nil) THEN \(instanceRole??.rawValue)::text ELSE instance_role END,
+                    disabled_at = CASE WHEN \(disabled)::boolean IS NULL THEN disabled_at
+                                       WHEN \(disabled ?? false) THEN COALESCE(disabled_at, now()) ELSE NULL END
                 WHERE id = \(id) RETURNING id
                 """,
                 logger: logger
