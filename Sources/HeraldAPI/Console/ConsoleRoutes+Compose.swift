@@ -26,9 +26,7 @@ extension ConsoleRoutes {
         guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
         guard let (app, caller) = try await composer(session, context) else { return refusedComposer(session) }
         let form = try await FormBody.fields(request)
-        guard ConsoleSession.isSameOrigin(request), let token = ConsoleSession.token(in: request),
-            ConsoleSession.csrfMatches(form["_csrf"], token: token)
-        else {
+        guard Self.isGenuine(request, form), let token = ConsoleSession.token(in: request) else {
             return pages.page(
                 "problem",
                 title: "Refused",

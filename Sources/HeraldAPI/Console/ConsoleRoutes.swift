@@ -76,7 +76,9 @@ struct ConsoleRoutes {
 
     @Sendable func signOut(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
-        guard try await checkForm(request, session) else { return forbidden("This form is stale or from another site: reload the page.") }
+        guard Self.isGenuine(request, try await FormBody.fields(request)) else {
+            return forbidden("This form is stale or from another site: reload the page.")
+        }
         _ = try await store.people.revokeSession(session.signedIn.session.sessionID)
         return ConsolePages.redirect(
             to: Self.signInPath,
@@ -133,10 +135,9 @@ struct ConsoleRoutes {
 
     // MARK: Helpers
 
-    /// A form's POST: from this site, with the session's CSRF token.
-    private func checkForm(_ request: Request, _ session: ConsoleSession) async throws -> Bool {
+    /// A form's POST (its `fields`): from this site, with the session's CSRF token.
+    static func isGenuine(_ request: Request, _ fields: [String: String]) -> Bool {
         guard ConsoleSession.isSameOrigin(request), let token = ConsoleSession.token(in: request) else { return false }
-        let fields = try await FormBody.fields(request)
         return ConsoleSession.csrfMatches(fields["_csrf"], token: token)
     }
 

@@ -29,12 +29,7 @@ struct ConsoleSession: Sendable {
     /// Whether `given` is the token of the session `token` opens (constant time).
     static func csrfMatches(_ given: String?, token: String) -> Bool {
         guard let given else { return false }
-        let expected = Array(csrf(for: token).utf8)
-        let actual = Array(given.utf8)
-        guard expected.count == actual.count else { return false }
-        var difference: UInt8 = 0
-        for index in expected.indices { difference |= expected[index] ^ actual[index] }
-        return difference == 0
+        return SecretHash.equal(Array(csrf(for: token).utf8), Array(given.utf8))
     }
 
     /// The session token the request's cookie carries, if any.

@@ -31,7 +31,7 @@ struct SessionRoutes {
         }
         let email = credentials.user.lowercased()
         RouteAccess.serving?.audit?.identify(actor: "user:\(email.prefix(254))", appID: nil)
-        let person = try await verifiedPassword(email: email, password: credentials.password)
+        let person = try await auth.person(email: email, password: credentials.password)
         auth.verified.record(header)
         let address = RouteAccess.serving?.remoteAddress?.description
         let opened = try await store.people.openSession(userID: person.id, method: "password", lifetime: lifetime, address: address)
@@ -55,15 +55,11 @@ struct SessionRoutes {
     @Sendable func confirm(_ request: Request, context: HeraldRequestContext) async throws -> SessionBody {
         let signedIn = try await auth.requirePerson(request)
         let input = try await body.decode(PasswordBody.self, from: request)
-        _ = try await verifiedPassword(email: signedIn.person.email, password: input.password)
+        _ = try await auth.person(email: signedIn.person.email, password: input.password)
         guard let session = try await store.people.confirmSession(signedIn.session.sessionID) else {
             throw HeraldError(.unauthorized, "Authorization: the session ended; sign in again")
         }
         return SessionBody(session, signedIn.person)
-    }
-
-    private func verifiedPassword(email: String, password: String) async throws -> Person {
-        try await auth.person(email: email, password: password)
     }
 }
 

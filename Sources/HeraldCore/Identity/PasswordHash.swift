@@ -44,9 +44,7 @@ public struct PasswordHash: Sendable, Hashable {
             let salt = Data(base64Encoded: String(parts[4])), let expected = Data(base64Encoded: String(parts[5])), expected.count == 32,
             let derived = try? PasswordHash(logN: logN, blockSize: r, parallelism: p).derive(password, salt: Array(salt))
         else { return false }
-        var difference: UInt8 = 0
-        for (a, b) in zip(derived, expected) { difference |= a ^ b }
-        return difference == 0
+        return SecretHash.equal(derived, expected)
     }
 
     /// Spends the time of one verification without a stored hash: a sign-in for an unknown

@@ -12,10 +12,14 @@ public enum SecretHash {
 
     /// Whether `secret` hashes to `stored`, compared in constant time.
     public static func matches(_ secret: String, stored: [UInt8]) -> Bool {
-        let candidate = digest(secret)
-        guard candidate.count == stored.count else { return false }
+        equal(digest(secret), stored)
+    }
+
+    /// Whether two byte strings are equal, in time that depends on their length only.
+    public static func equal(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
         var difference: UInt8 = 0
-        for index in candidate.indices { difference |= candidate[index] ^ stored[index] }
+        for (x, y) in zip(a, b) { difference |= x ^ y }
         return difference == 0
     }
 }

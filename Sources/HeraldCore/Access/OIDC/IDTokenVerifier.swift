@@ -107,7 +107,7 @@ public enum IDTokenVerifier {
         if audience.count > 1, let azp = claims["azp"] as? String, azp != clientID { throw .wrongAudience }
         guard let exp = (claims["exp"] as? NSNumber)?.doubleValue, now.timeIntervalSince1970 < exp + skew else { throw .expired }
         if let iat = (claims["iat"] as? NSNumber)?.doubleValue, iat > now.timeIntervalSince1970 + skew { throw .expired }
-        guard let sent = claims["nonce"] as? String, Self.equal(sent, nonce) else { throw .wrongNonce }
+        guard let sent = claims["nonce"] as? String, SecretHash.equal(Array(sent.utf8), Array(nonce.utf8)) else { throw .wrongNonce }
         guard let subject = claims["sub"] as? String, !subject.isEmpty else { throw .malformed }
         let verified = (claims["email_verified"] as? Bool) ?? ((claims["email_verified"] as? String) == "true")
         return IDTokenClaims(
@@ -135,16 +135,6 @@ public enum IDTokenVerifier {
         default:
             return false
         }
-    }
-
-    /// Constant-time comparison of two strings' bytes.
-    private static func equal(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for index in x.indices { difference |= x[index] ^ y[index] }
-        return difference == 0
     }
 }
 
