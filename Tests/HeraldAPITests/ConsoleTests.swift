@@ -286,4 +286,110 @@ import FoundationXML
             #expect(try await api.send(.get, "/console/apps/\(other.appKey)/devices?q=x", headers: [.cookie: session]).status == 404)
         }
     }
+
+    /// A device's tags edited in place and marked as a test device; the composer's "test
+    /// devices only" names exactly those; the history finds messages by text, msg_id and
+    /// source; a message's page shows its funnel and body, and recalls it.
+    @Test func messagesAreSearchedAndRecalledAndTestDevicesGetTheTestPush() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            let tester = try await api.registerDevice(app, apnsToken: randomAPNsToken())
+            let other = try await api.registerDevice(app, apnsToken: randomAPNsToken())
+            try await PeopleTests.user(api, "op@example.com", role: "operator", on: app)
+            try await PeopleTests.user(api, "viewer@example.com", role: "viewer", on: app)
+            let session = try #require(try await Self.signIn(api, "op@example.com").cookie)
+            var headers = Self.form
+            headers[.cookie] = session
+            let devicePath = "/console/apps/\(app.appKey)/devices/\(tester.registrationID)"
+            let page = try await api.send(.get, devicePath, headers: [.cookie: session])
+            let csrf = try #require(Self.csrf(in: page.body))
+            func post(_ path: String, _ fields: [String: String], as headers: HTTPFields) async throws -> Reply {
+                try await api.send(.post, path, json: Self.formEncoded(fields), headers: headers)
+            }
+
+            // Tags, in place.
+            #expect(try await post(devicePath + "/tags", ["_csrf": csrf, "add": "beta, gamma"], as: headers).status == 303)
+            #expect(try await post(devicePath + "/tags", ["_csrf": csrf, "remove": "beta"], as: headers).status == 303)
+            #expect(try await post(devicePath + "/tags", ["_csrf": csrf, "add": String(repeating: "x", count: 500)], as: headers).status == 400)
+            #expect(try await post(devicePath + "/tags", ["_csrf": "0", "add": "delta"], as: headers).status == 403)
+            let tags = try await api.send(.get, "/v3/devices/\(tester.registrationID)", auth: app.auth)
+            #expect((try tags.json["tags"] as? [String])?.sorted() == ["gamma"], "\(tags.body)")
+            // A test device.
+            #expect(try await post(devicePath + "/test", ["_csrf": csrf, "test": "1"], as: headers).status == 303)
+            let marked = try await api.send(.get, devicePath, headers: [.cookie: session])
+            Self.checkHeaders(marked)
+            #expect(marked.body.contains("No longer a test device") && marked.body.contains("gamma"), "\(marked.body)")
+            // A viewer changes nothing.
+            let viewer = try #require(try await Self.signIn(api, "viewer@example.com").cookie)
+            var viewerHeaders = Self.form
+            viewerHeaders[.cookie] = viewer
+            let viewerPage = try await api.send(.get, devicePath, headers: [.cookie: viewer])
+            #expect(!viewerPage.body.contains("Make it a test device") && !viewerPage.body.contains("Add tags"))
+            let viewerCSRF = try #require(Self.csrf(in: viewerPage.body))
+            #expect(try await post(devicePath + "/test", ["_csrf": viewerCSRF, "test": "0"], as: viewerHeaders).status == 403)
+
+            // The composer's test mode names the test devices, and only them.
+            let compose = "/console/apps/\(app.appKey)/compose"
+            var fields = ["_csrf": csrf, "audience_kind": "test", "platform": "all", "alert": "Only testers", "action": "preview"]
+            let preview = try await post(compose, fields, as: headers)
+            #expect(preview.body.contains(tester.registrationID) && !preview.body.contains(other.registrationID), "\(preview.body)")
+            #expect(preview.body.contains("<strong>1</strong> devices"))
+            fields["action"] = "send"
+            fields["confirmed_size"] = "1"
+            let sent = try await post(compose, fields, as: headers)
+            let consoleID = try #require(
+                sent.body.range(of: #"messages/[0-9]+"#, options: .regularExpression).map { String(sent.body[$0].dropFirst(9)) }
+            )
+            let fromAPI = try await api.send(
+                .post,
+                "/v3/push",
+                auth: app.auth,
+                json: #"{"platform": "all", "audience": "all", "notification": {"alert": "From the API"}}"#
+            )
+            let apiID = try #require(try fromAPI.json["msg_id"] as? String)
+
+            // The history: by text, by msg_id, by source, by day.
+            let history = "/console/apps/\(app.appKey)/messages"
+            func found(_ query: String) async throws -> String {
+                let reply = try await api.send(.get, history + query, headers: [.cookie: session])
+                #expect(reply.status == 200)
+                Self.checkHeaders(reply)
+                return reply.body
+            }
+            let all = try await found("")
+            #expect(all.contains(consoleID) && all.contains(apiID))
+            let byText = try await found("?q=testers")
+            #expect(byText.contains(consoleID) && !byText.contains(apiID))
+            let bySource = try await found("?source=api")
+            #expect(bySource.contains(apiID) && !bySource.contains(consoleID))
+            #expect(try await found("?source=console").contains(consoleID))
+            let byID = try await found("?msg_id=\(apiID)")
+            #expect(byID.contains(apiID) && !byID.contains(consoleID))
+            #expect(try await found("?day=1999-01-01").contains("No message matches"))
+            #expect(try await found("?day=yesterday").contains("role=\"alert\""))
+            // Wildcards are taken as text.
+            #expect(try await found("?q=%25").contains("No message matches"))
+
+            // A message's page: funnel, body, recall.
+            let messagePath = history + "/\(consoleID)"
+            let message = try await api.send(.get, messagePath, headers: [.cookie: session])
+            #expect(message.status == 200, "\(message.body)")
+            Self.checkHeaders(message)
+            // No center runs here: nothing is targeted yet (the browser check watches a delivery).
+            #expect(message.body.contains("data-key=\"targeted\">0<") && message.body.contains("Acknowledged over MQTT"), "\(message.body)")
+            #expect(message.body.contains("Only testers") && message.body.contains("data-live=\"\(messagePath)/funnel\""))
+            #expect(message.body.contains("from console") && message.body.contains(">Recall<") && message.body.contains("compose?replace="))
+            #expect(try await api.send(.get, history + "/\(apiID)", headers: [.cookie: viewer]).body.contains(">Recall<") == false)
+            #expect(try await post(messagePath + "/recall", ["_csrf": viewerCSRF], as: viewerHeaders).status == 403)
+            #expect(try await post(messagePath + "/recall", ["_csrf": "0"], as: headers).status == 403)
+            #expect(try await post(messagePath + "/recall", ["_csrf": csrf], as: headers).status == 303)
+            let recalled = try await api.send(.get, messagePath, headers: [.cookie: session])
+            #expect(recalled.body.contains("<dt>Recalled</dt>") && !recalled.body.contains(">Recall<"), "\(recalled.body)")
+            #expect(try await found("").contains("recalled</span>"))
+            #expect(try await api.send(.get, history + "/0123", headers: [.cookie: session]).status == 404)
+            // "Replace…" opens the composer with the identifier to replace.
+            let replace = try await api.send(.get, compose + "?replace=news", headers: [.cookie: session])
+            #expect(replace.body.contains(#"name="replace" value="news""#))
+        }
+    }
 }

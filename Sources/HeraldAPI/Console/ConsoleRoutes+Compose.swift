@@ -12,14 +12,17 @@ import Hummingbird
 extension ConsoleRoutes {
     static let audienceKinds: [(value: String, label: String)] = [
         ("all", "Every device"), ("registration_id", "These registration ids"), ("alias", "These aliases"),
-        ("tag", "Any of these tags"), ("tag_and", "All of these tags"),
+        ("tag", "Any of these tags"), ("tag_and", "All of these tags"), ("test", "Test devices only"),
     ]
     static let platforms: [(value: String, label: String)] = [("all", "All platforms"), ("ios", "iOS"), ("android", "Android")]
 
     @Sendable func composePage(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
         guard let (app, _) = try await composer(session, context) else { return refusedComposer(session) }
-        return compose(session, app, form: ["audience_kind": "all", "platform": "all"])
+        var form = ["audience_kind": "all", "platform": "all"]
+        // From a message's "Replace…": the identifier the new push replaces.
+        if let replace = request.uri.queryParameters.get("replace"), !replace.isEmpty { form["replace"] = String(replace.prefix(64)) }
+        return compose(session, app, form: form)
     }
 
     @Sendable func composeSubmit(_ request: Request, context: HeraldRequestContext) async throws -> Response {
@@ -36,12 +39,14 @@ extension ConsoleRoutes {
         }
         let body: String
         let input: PushRequest
-        let push: Push
+        var push: Push
         let size: Int
         do {
-            body = try Self.body(form)
+            let tests = form["audience_kind"] == "test" ? try await store.console.testDevices(appID: app.id) : []
+            body = try Self.body(form, testDevices: tests)
             input = try JSONDecoder().decode(PushRequest.self, from: Data(body.utf8))
             (_, push) = try await pushes.validated(input, app: app)
+            push.source = "console"
             size = try await store.audienceSize(appID: app.id, audience: push.audience)
         } catch let error as HeraldError {
             return compose(session, app, form: form, error: error.message, status: .badRequest)
@@ -70,7 +75,7 @@ extension ConsoleRoutes {
             }
             switch try await pushes.accept(input, push, confirmedCaller) {
             case .sent(let response):
-                return sent(session, app, title: "Sent", "Accepted as message \(response.msgID), for \(size) devices.")
+                return sent(session, app, title: "Sent", "Accepted as message \(response.msgID), for \(size) devices.", msgID: response.msgID)
             case .held(let approval):
                 return sent(session, app, title: "Waiting for approval", "Kept as approval \(approval.id): another person approves or rejects it.")
             }
@@ -129,13 +134,13 @@ extension ConsoleRoutes {
         return pages.page("compose", title: "Compose", values, person: session, status: status)
     }
 
-    private func sent(_ session: ConsoleSession, _ app: AppRecord, title: String, _ message: String) -> Response {
-        pages.page("sent", title: title, ["appKey": app.appKey, "appName": app.name, "message": message], person: session)
+    private func sent(_ session: ConsoleSession, _ app: AppRecord, title: String, _ message: String, msgID: String? = nil) -> Response {
+        pages.page("sent", title: title, ["appKey": app.appKey, "appName": app.name, "message": message, "msgID": msgID as Any], person: session)
     }
 
     /// The `/v3/push` body the form describes (keys sorted, so the same form makes the same
     /// text). Bad input is said as the API says it.
-    static func body(_ form: [String: String]) throws -> String {
+    static func body(_ form: [String: String], testDevices: [String] = []) throws -> String {
         func list(_ text: String?) -> [String] {
             (text ?? "").split(whereSeparator: { $0 == "," || $0 == "\n" }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
@@ -149,6 +154,12 @@ extension ConsoleRoutes {
         let excluded = list(form["tag_not"])
         if kind == "all", excluded.isEmpty {
             object["audience"] = "all"
+        } else if kind == "test" {
+            // The test devices, named: what is sent is what the body says.
+            guard !testDevices.isEmpty else {
+                throw HeraldError.missingField("audience", "the app has no test device: mark one on its device page")
+            }
+            object["audience"] = ["registration_id": testDevices]
         } else {
             var audience: [String: Any] = [:]
             if kind != "all" {
@@ -174,6 +185,7 @@ extension ConsoleRoutes {
             options["time_to_live"] = seconds
         }
         if let identifier = form["identifier"], !identifier.isEmpty { options["identifier"] = identifier }
+        if let replace = form["replace"], !replace.isEmpty { options["replace"] = replace }
         if !options.isEmpty { object["options"] = options }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted])
         return String(decoding: data, as: UTF8.self)

@@ -10,7 +10,7 @@ import Hummingbird
 extension ConsoleRoutes {
     @Sendable func devices(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
-        guard let app = try await reader(session, context) else { return noApp(session, context) }
+        guard let (app, _) = try await member(session, context, needs: .devicesRead) else { return noApp(session, context) }
         let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
         var values: [String: Any] = ["appKey": app.appKey, "appName": app.name, "query": query, "searched": !query.isEmpty]
         if !query.isEmpty {
@@ -24,7 +24,7 @@ extension ConsoleRoutes {
 
     @Sendable func device(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
-        guard let app = try await reader(session, context) else { return noApp(session, context) }
+        guard let (app, role) = try await member(session, context, needs: .devicesRead) else { return noApp(session, context) }
         let registrationID = try context.parameter("registration_id")
         guard let device = try await store.device(appID: app.id, registrationID: registrationID),
             var facts = try await store.diagnosisFacts(app: app, registrationID: registrationID)
@@ -48,7 +48,9 @@ extension ConsoleRoutes {
             ],
             "online": device.node.map { "yes, on node \($0)" } ?? "no",
             "lastSeen": device.lastOnlineAt.map(formatter.string(from:)) ?? "never",
-            "tags": device.tags.isEmpty ? "—" : device.tags.sorted().joined(separator: ", "),
+            "tags": device.tags.sorted(), "hasTags": !device.tags.isEmpty, "csrf": session.csrf,
+            "mayEdit": role.scopes.grants(.devicesWrite),
+            "test": try await store.console.isTestDevice(appID: app.id, registrationID: registrationID) ?? false,
             // Shortened: enough to tell tokens apart, not to use one.
             "apnsToken": device.apnsToken.map { "\($0.prefix(8))…\($0.suffix(4))" + (device.tokenValid ? "" : " (invalid)") } ?? "—",
             "findings": findings.map { ["level": $0.level.rawValue, "code": $0.code, "message": $0.message] },
@@ -64,15 +66,54 @@ extension ConsoleRoutes {
         return pages.page("device", title: "Device", values, person: session)
     }
 
-    /// The app, when the person's role reads its devices.
-    private func reader(_ session: ConsoleSession, _ context: HeraldRequestContext) async throws -> AppRecord? {
-        let appKey = try context.parameter("app_key")
-        guard let role = session.signedIn.person.role(onApp: appKey), role.scopes.grants(.devicesRead) else { return nil }
-        return try await store.app(appKey: appKey)
+    /// Tags added (a comma-separated list) or one removed, in place; operators and admins.
+    @Sendable func changeTags(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        try await changeDevice(request, context) { app, registrationID, fields in
+            var change = DeviceChange()
+            let added = (fields["add"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            change.addTags = try Validation.labels(added, field: "tags", max: Limits.maxTagsPerChange)
+            if let removed = fields["remove"], !removed.isEmpty { change.removeTags = [removed] }
+            guard !change.isEmpty else { throw HeraldError.missingField("tags", "name a tag to add") }
+            _ = try await store.updateDevice(appID: app.id, registrationID: registrationID, change)
+        }
     }
 
-    private func noApp(_ session: ConsoleSession, _ context: HeraldRequestContext) -> Response {
-        let appKey = (try? context.parameter("app_key")) ?? ""
-        return pages.page("problem", title: "No such app", ["message": "No app \(appKey) that you can see."], person: session, status: .notFound)
+    /// Marks the device as a test device (`test=1`) or not: the composer's "test devices
+    /// only" sends to these.
+    @Sendable func markTestDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        try await changeDevice(request, context) { app, registrationID, fields in
+            guard try await store.console.setTestDevice(appID: app.id, registrationID: registrationID, fields["test"] == "1") else {
+                throw HeraldError(.deviceNotFound, "no device \(registrationID) in this app")
+            }
+        }
+    }
+
+    /// A form that changes a device: from this site with the session's token, by a role that
+    /// writes devices; back to the device's page, or the reason it was refused.
+    private func changeDevice(
+        _ request: Request,
+        _ context: HeraldRequestContext,
+        _ change: (AppRecord, String, [String: String]) async throws -> Void
+    ) async throws -> Response {
+        guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
+        let fields = try await FormBody.fields(request)
+        guard Self.isGenuine(request, fields) else { return forbidden("This form is stale or from another site: reload the page.") }
+        guard let (app, _) = try await member(session, context, needs: .devicesWrite) else {
+            return pages.page(
+                "problem",
+                title: "Not yours to change",
+                ["message": "Changing a device needs the operator or admin role on this app."],
+                person: session,
+                status: .forbidden
+            )
+        }
+        RouteAccess.serving?.audit?.identify(actor: session.signedIn.actor, appID: app.id)
+        let registrationID = try context.parameter("registration_id")
+        do {
+            try await change(app, registrationID, fields)
+        } catch let error as HeraldError {
+            return pages.page("problem", title: "Not changed", ["message": error.message], person: session, status: .badRequest)
+        }
+        return ConsolePages.redirect(to: "/console/apps/\(app.appKey)/devices/\(registrationID)")
     }
 }

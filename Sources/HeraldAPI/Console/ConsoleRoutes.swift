@@ -30,8 +30,14 @@ struct ConsoleRoutes {
         routes.on(.get, "/console/apps/{app_key}", access: .console, use: app)
         routes.on(.get, "/console/apps/{app_key}/devices", access: .console, use: devices)
         routes.on(.get, "/console/apps/{app_key}/devices/{registration_id}", access: .console, use: device)
+        routes.on(.post, "/console/apps/{app_key}/devices/{registration_id}/tags", access: .console, use: changeTags)
+        routes.on(.post, "/console/apps/{app_key}/devices/{registration_id}/test", access: .console, use: markTestDevice)
         routes.on(.get, "/console/apps/{app_key}/compose", access: .console, use: composePage)
         routes.on(.post, "/console/apps/{app_key}/compose", access: .console, use: composeSubmit)
+        routes.on(.get, "/console/apps/{app_key}/messages", access: .console, use: messages)
+        routes.on(.get, "/console/apps/{app_key}/messages/{msg_id}", access: .console, use: message)
+        routes.on(.get, "/console/apps/{app_key}/messages/{msg_id}/funnel", access: .console, use: funnelStream)
+        routes.on(.post, "/console/apps/{app_key}/messages/{msg_id}/recall", access: .console, use: recallMessage)
         routes.on(.get, "/console/assets/{file}", access: .open, use: asset)
     }
 
@@ -145,7 +151,22 @@ struct ConsoleRoutes {
         pages.page("sign-in", title: "Sign in", ["email": email, "error": error, "oidc": oidcName as Any], status: status)
     }
 
-    private func forbidden(_ message: String) -> Response {
+    /// The app of the path and the person's role on it, when that role grants `scope`.
+    func member(_ session: ConsoleSession, _ context: HeraldRequestContext, needs scope: Scope) async throws -> (AppRecord, Role)? {
+        let appKey = try context.parameter("app_key")
+        guard let role = session.signedIn.person.role(onApp: appKey), role.scopes.grants(scope),
+            let app = try await store.app(appKey: appKey)
+        else { return nil }
+        return (app, role)
+    }
+
+    /// Not found alike for an app that doesn't exist and one the person may not see.
+    func noApp(_ session: ConsoleSession, _ context: HeraldRequestContext) -> Response {
+        let appKey = (try? context.parameter("app_key")) ?? ""
+        return pages.page("problem", title: "No such app", ["message": "No app \(appKey) that you can see."], person: session, status: .notFound)
+    }
+
+    func forbidden(_ message: String) -> Response {
         pages.page("problem", title: "Refused", ["message": message], status: .forbidden)
     }
 

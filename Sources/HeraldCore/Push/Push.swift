@@ -43,6 +43,9 @@ public struct Push: Sendable, Hashable {
     /// What the request asked that Herald accepted without applying, one line per field,
     /// each starting with the field's name; the answer carries them.
     public var warnings: [String] = []
+    /// Where the push came from when not the API (`console`): stored with its message, so
+    /// the console's history can tell. Never read from a request's JSON.
+    public var source: String?
 
     /// Nothing of the push reaches a device: its notification has only parts for channels
     /// Herald doesn't have, and it has no message or Live Activity. It is accepted and

@@ -93,12 +93,13 @@ extension APIStore {
         // records every event when it asks to or has a webhook; a push with a callback, its own).
         let rows = try await connection.query(
             """
-            INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at, events)
+            INSERT INTO messages (msg_id, app_id, cid, request, identifier, replaces, time_to_live, expires_at, created_at, events, source)
             VALUES (\(msgID), \(appID), \(cid), \(json)::json, \(push.identifier(msgID: msgID)), \(push.replace),
                     \(push.timeToLive), \(expiresAt), \(now),
                     COALESCE(\(recordsEvents), \(push.callback != nil)
                              OR EXISTS (SELECT 1 FROM apps WHERE id = \(appID) AND events_enabled)
-                             OR EXISTS (SELECT 1 FROM webhooks WHERE app_id = \(appID))))
+                             OR EXISTS (SELECT 1 FROM webhooks WHERE app_id = \(appID))),
+                    \(push.source))
             RETURNING id, events
             """,
             logger: logger

@@ -26,9 +26,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                                  $4::text[], $5::integer[],
                                  $6::timestamptz[], $7::timestamptz[], $8::boolean[],
                                  $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[], $19::text[], $20::text[], $21::bytea[],
-                                 $22::boolean[], $23::text[], $24::text[])
+                                 $22::boolean[], $23::text[], $24::text[], $25::text[])
                 WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
-                                     payload, notifies, cid, platforms, android_payload, events, callback, audit, idx)
+                                     payload, notifies, cid, platforms, android_payload, events, callback, audit, source, idx)
         ), apps AS (
             -- Once per app, what a foreign key did per message (migration 0007): an app
             -- deleted meanwhile stores nothing, and none is deleted before this commits.
@@ -44,9 +44,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                 JOIN devices d ON d.app_id = i.app_id AND d.alias = NULLIF(w.alias, '')
             WHERE i.platforms = '' OR d.platform = ANY(string_to_array(i.platforms, ','))
         ), m AS (
-            INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at, fanned_out_at, events)
+            INSERT INTO messages (msg_id, app_id, request, identifier, time_to_live, expires_at, created_at, fanned_out_at, events, source)
             SELECT i.msg_id, i.app_id, i.request::json, i.identifier, i.ttl, i.expires_at, i.created_at,
-                   CASE WHEN i.fans_out THEN now() END, i.events
+                   CASE WHEN i.fans_out THEN now() END, i.events, NULLIF(i.source, '')
             FROM input i WHERE i.cid = '' AND i.app_id IN (SELECT id FROM apps) AND (i.checked OR i.idx IN (SELECT idx FROM targets))
             ORDER BY i.idx
             RETURNING id, msg_id
@@ -54,9 +54,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             -- Pushes with a cid ('' for none; batch single push): one whose cid another commit stored
             -- meanwhile is not stored, and its caller reads that push back. Apart, so the
             -- pushes without one don't pay for the conflict check.
-            INSERT INTO messages (msg_id, app_id, cid, request, identifier, time_to_live, expires_at, created_at, fanned_out_at, events)
+            INSERT INTO messages (msg_id, app_id, cid, request, identifier, time_to_live, expires_at, created_at, fanned_out_at, events, source)
             SELECT i.msg_id, i.app_id, i.cid, i.request::json, i.identifier, i.ttl, i.expires_at, i.created_at,
-                   CASE WHEN i.fans_out THEN now() END, i.events
+                   CASE WHEN i.fans_out THEN now() END, i.events, NULLIF(i.source, '')
             FROM input i WHERE i.cid <> '' AND i.app_id IN (SELECT id FROM apps) AND (i.checked OR i.idx IN (SELECT idx FROM targets))
             ORDER BY i.idx
             ON CONFLICT (app_id, cid) WHERE cid IS NOT NULL DO NOTHING
@@ -132,7 +132,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
     var peerDeadAfter: Double
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 23)
+        var bindings = PostgresBindings(capacity: 25)
         bindings.append(pushes.map(\.msgID))
         bindings.append(pushes.map(\.appID))
         bindings.append(pushes.map(\.json))
@@ -159,6 +159,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         bindings.append(pushes.map(\.recordsEvents))
         bindings.append(pushes.map { $0.callbackJSON ?? "" })
         bindings.append(pushes.map(\.auditJSON))
+        bindings.append(pushes.map { $0.push.source ?? "" })
         return bindings
     }
 
