@@ -463,6 +463,8 @@ let package = Package(
             dependencies: [
                 "HeraldNodeTesting",
                 "HeraldAPI",
+                "HeraldAPNsSandbox",
+                "HeraldCenter",
                 "HeraldCore",
                 "HeraldStore",
                 "HeraldTestSupport",

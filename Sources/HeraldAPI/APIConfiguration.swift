@@ -40,6 +40,9 @@ public struct APIConfiguration: Sendable {
     public var audit = true
     /// How long a person's session lasts from their sign-in.
     public var sessionLifetime: Duration = .seconds(12 * 3600)
+    /// APNs credentials tried before the console saves them (``APNsDryRun`` of the node's
+    /// APNs routing): nil when APNs took them, else why not. Nil: not tried.
+    public var apnsCheck: (@Sendable (APNsCredentials) async -> String?)?
     /// Signing in through an OpenID Connect provider; nil: passwords only.
     public var oidc: OIDCConfiguration?
 

@@ -72,6 +72,7 @@ public func buildRouter(
         throttle: throttle,
         lifetime: configuration.sessionLifetime,
         apnsDestination: configuration.apnsDestination,
+        apnsCheck: configuration.apnsCheck,
         oidcName: configuration.oidc?.name
     ).register(on: &routes)
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)

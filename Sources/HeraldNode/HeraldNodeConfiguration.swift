@@ -73,6 +73,9 @@ public struct HeraldNodeConfiguration: Sendable {
         api.outbound = node.outbound
         center.outbound = node.outbound
         if database.boundedWait { api.databaseURL = database.url }
+        // The console tries APNs credentials where the center will use them.
+        let dryRun = APNsDryRun(routing: center.apns)
+        api.apnsCheck = { await dryRun.refusal(of: $0) }
         return (api, gateway, center)
     }
 }

@@ -22,11 +22,13 @@ struct APITest: Sendable {
     static func run(
         maxBodySize: Int = 1 << 20,
         apnsDestination: APNsDestination = .apple,
+        apnsCheck: (@Sendable (APNsCredentials) async -> String?)? = nil,
         _ body: @Sendable @escaping (APITest) async throws -> Void
     ) async throws {
         try await serve(.router) { configuration, _ in
             configuration.maxBodySize = maxBodySize
             configuration.apnsDestination = apnsDestination
+            configuration.apnsCheck = apnsCheck
         } _: { api, _ in
             try await body(api)
         }

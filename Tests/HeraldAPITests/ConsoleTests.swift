@@ -1,5 +1,7 @@
 import Foundation
 import HTTPTypes
+import HeraldAPNsSandbox
+import HeraldCenter
 import HeraldCore
 import HeraldTestSupport
 import Testing
@@ -391,5 +393,125 @@ import FoundationXML
             let replace = try await api.send(.get, compose + "?replace=news", headers: [.cookie: session])
             #expect(replace.body.contains(#"name="replace" value="news""#))
         }
+    }
+
+    /// Apps made, set up and deleted: the master secret shown once; settings validated as
+    /// the API does; APNs credentials checked and then tried against a real APNs sandbox
+    /// (one that knows only the keys registered with it, as Apple does) before they are
+    /// saved; deleting takes the password and the name again. Instance admins only.
+    @Test func anAdminCreatesSetsUpAndDeletesAnApp() async throws {
+        let sandbox = try await APNsSandbox.start(configuration: .init(transport: .plaintext))
+        let target = APNsRouting.SandboxTarget(host: "127.0.0.1", port: sandbox.port, transport: .plaintext) { _ in }
+        let dryRun = APNsDryRun(routing: .sandbox(target))
+        do {
+            try await APITest.run(apnsCheck: { await dryRun.refusal(of: $0) }) { api in
+                try await PeopleTests.user(api, "admin@example.com", instanceRole: "admin")
+                try await PeopleTests.user(api, "viewer@example.com", instanceRole: "viewer")
+                let session = try #require(try await Self.signIn(api, "admin@example.com").cookie)
+                var headers = Self.form
+                headers[.cookie] = session
+                let home = try await api.send(.get, "/console", headers: [.cookie: session])
+                #expect(home.body.contains("href=\"/console/apps/new\""))
+                let newPage = try await api.send(.get, "/console/apps/new", headers: [.cookie: session])
+                Self.checkHeaders(newPage)
+                let csrf = try #require(Self.csrf(in: newPage.body))
+                func post(_ path: String, _ fields: [String: String], as headers: HTTPFields = headers) async throws -> Reply {
+                    try await api.send(.post, path, json: Self.formEncoded(fields), headers: headers)
+                }
+
+                // Created: the secret shown once, and it works.
+                #expect(try await post("/console/apps", ["_csrf": csrf, "name": ""]).status == 400)
+                let created = try await post("/console/apps", ["_csrf": csrf, "name": "Shop <1>"])
+                #expect(created.status == 200, "\(created.body)")
+                Self.checkHeaders(created)
+                let appKey = try #require(
+                    created.body.range(of: #"id="app-key">[0-9a-f]+"#, options: .regularExpression).map { String(created.body[$0].dropFirst(13)) }
+                )
+                let secret = try #require(
+                    created.body.range(of: #"id="master-secret">[0-9a-f]+"#, options: .regularExpression).map {
+                        String(created.body[$0].dropFirst(19))
+                    }
+                )
+                let app = TestApp(appKey: appKey, masterSecret: secret)
+                #expect(created.body.contains("Shop &lt;1&gt;"))
+                #expect(try await api.send(.get, "/v3/tags", auth: app.auth).status == 200)
+                let settingsPath = "/console/apps/\(appKey)/settings"
+                let settings = try await api.send(.get, settingsPath, headers: [.cookie: session])
+                #expect(settings.status == 200 && !settings.body.contains(secret), "the secret is shown again")
+                Self.checkHeaders(settings)
+
+                // Settings: validated as the API does; saved.
+                let bad = try await post(
+                    settingsPath,
+                    ["_csrf": csrf, "time_zone": "Mars/Base", "rate_limit_per_minute": "", "daily_cap": "", "quiet_start": "", "quiet_end": ""]
+                )
+                #expect(bad.status == 400 && bad.body.contains("role=\"alert\""), "\(bad.body)")
+                let badCap = try await post(settingsPath, ["_csrf": csrf, "time_zone": "UTC", "daily_cap": "many"])
+                #expect(badCap.status == 400 && badCap.body.contains("daily_cap"))
+                let saved = try await post(
+                    settingsPath,
+                    [
+                        "_csrf": csrf, "time_zone": "Asia/Shanghai", "rate_limit_per_minute": "600", "daily_cap": "3", "quiet_start": "22:00",
+                        "quiet_end": "08:00", "quiet_action": "drop",
+                    ]
+                )
+                #expect(saved.status == 303, "\(saved.body)")
+                let stored = try await api.send(.get, "/admin/v1/apps/\(appKey)", auth: .admin)
+                #expect(
+                    stored.body.contains("Asia/Shanghai") && stored.body.contains("\"daily_cap\":3") && stored.body.contains("drop"),
+                    "\(stored.body)"
+                )
+
+                // APNs: a key that isn't one, refused next to the field; nothing stored.
+                let apnsPath = "/console/apps/\(appKey)/apns"
+                var apns = [
+                    "_csrf": csrf, "type": "token", "bundle_id": "com.example.shop", "environment": "sandbox", "key_id": "ABC123DEFG",
+                    "team_id": "TEAM123456", "private_key": "not a key",
+                ]
+                let notAKey = try await post(apnsPath, apns)
+                #expect(notAKey.status == 400 && notAKey.body.contains("id=\"apns-error\"") && notAKey.body.contains("P-256"), "\(notAKey.body)")
+                // A real key APNs doesn't know: refused by the dry run; nothing stored.
+                apns["private_key"] = TestCredentials.p8()
+                let unknown = try await post(apnsPath, apns)
+                #expect(unknown.status == 400 && unknown.body.contains("InvalidProviderToken"), "\(unknown.body)")
+                #expect(try await api.send(.get, "/admin/v1/apps/\(appKey)/apns", auth: .admin).status == 404)
+                // A key it knows: saved.
+                let p8 = TestCredentials.p8()
+                try sandbox.registerSigningKey(keyID: "ABC123DEFG", teamID: "TEAM123456", privateKeyPEM: p8)
+                apns["private_key"] = p8
+                #expect(try await post(apnsPath, apns).status == 303)
+                let apnsState = try await api.send(.get, settingsPath, headers: [.cookie: session])
+                #expect(apnsState.body.contains("ok: token key ABC123DEFG") && !apnsState.body.contains("PRIVATE KEY"), "\(apnsState.body)")
+                // Replacing them asks for the password.
+                let unconfirmed = try await post(apnsPath, apns)
+                #expect(unconfirmed.status == 403 && unconfirmed.body.contains("password again"), "\(unconfirmed.body)")
+
+                // A viewer neither creates nor sets up.
+                let viewer = try #require(try await Self.signIn(api, "viewer@example.com").cookie)
+                var viewerHeaders = Self.form
+                viewerHeaders[.cookie] = viewer
+                let viewerHome = try await api.send(.get, "/console", headers: [.cookie: viewer])
+                let viewerCSRF = try #require(Self.csrf(in: viewerHome.body))
+                #expect(!viewerHome.body.contains("/console/apps/new"))
+                #expect(try await api.send(.get, "/console/apps/new", headers: [.cookie: viewer]).status == 403)
+                #expect(try await post("/console/apps", ["_csrf": viewerCSRF, "name": "Mine"], as: viewerHeaders).status == 403)
+                #expect(try await api.send(.get, settingsPath, headers: [.cookie: viewer]).status == 404)
+
+                // Deleting: the password and the name, else nothing happens.
+                let deletePath = "/console/apps/\(appKey)/delete"
+                #expect(try await post(deletePath, ["_csrf": csrf, "confirm_name": "Shop <1>"]).status == 403)
+                #expect(try await post(deletePath, ["_csrf": csrf, "confirm_name": "Shop <1>", "password": "wrong one"]).status == 401)
+                #expect(try await post(deletePath, ["_csrf": csrf, "confirm_name": "Shop", "password": PeopleTests.password]).status == 400)
+                #expect(try await post(deletePath, ["_csrf": "0", "confirm_name": "Shop <1>", "password": PeopleTests.password]).status == 403)
+                #expect(try await api.send(.get, "/admin/v1/apps/\(appKey)", auth: .admin).status == 200)
+                let deleted = try await post(deletePath, ["_csrf": csrf, "confirm_name": "Shop <1>", "password": PeopleTests.password])
+                #expect(deleted.status == 303 && deleted.headers[.location] == "/console")
+                #expect(try await api.send(.get, "/admin/v1/apps/\(appKey)", auth: .admin).status == 404)
+            }
+        } catch {
+            await sandbox.shutdown()
+            throw error
+        }
+        await sandbox.shutdown()
     }
 }

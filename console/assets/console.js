@@ -24,6 +24,25 @@ function liveFunnel(table) {
   source.addEventListener("end", () => source.close());
 }
 
+// A chosen key file's text goes into the field the form sends (the page works without
+// this: the key can be pasted).
+document.addEventListener("change", (event) => {
+  const input = event.target;
+  if (!(input instanceof HTMLInputElement) || !input.dataset.fills || !input.files || !input.files[0]) return;
+  const target = document.getElementById(input.dataset.fills);
+  input.files[0].text().then((text) => { if (target) target.value = text; });
+});
+
+// Copy buttons: the text of the element they name.
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("button[data-copy]") : null;
+  if (!button) return;
+  const source = document.getElementById(button.dataset.copy);
+  if (source && navigator.clipboard) {
+    navigator.clipboard.writeText(source.textContent.trim()).then(() => { button.textContent = "Copied"; });
+  }
+});
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const table of document.querySelectorAll("table[data-live]")) liveFunnel(table);
 });

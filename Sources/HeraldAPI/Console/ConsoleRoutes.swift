@@ -18,6 +18,8 @@ struct ConsoleRoutes {
     let lifetime: Duration
     /// Where APNs traffic goes (the local sandbox or Apple), for a device's diagnosis.
     let apnsDestination: APNsDestination
+    /// APNs credentials tried before they are saved (``APIConfiguration/apnsCheck``).
+    let apnsCheck: (@Sendable (APNsCredentials) async -> String?)?
     /// The OpenID Connect provider's label, when one is configured.
     let oidcName: String?
     let logger = Logger(label: "herald.console")
@@ -27,7 +29,13 @@ struct ConsoleRoutes {
         routes.on(.get, "/console/sign-in", access: .open, use: signInPage)
         routes.on(.post, "/console/sign-in", access: .signIn, use: signIn)
         routes.on(.post, "/console/sign-out", access: .console, use: signOut)
+        routes.on(.get, "/console/apps/new", access: .console, use: newAppPage)
+        routes.on(.post, "/console/apps", access: .console, use: createApp)
         routes.on(.get, "/console/apps/{app_key}", access: .console, use: app)
+        routes.on(.get, "/console/apps/{app_key}/settings", access: .console, use: settingsPage)
+        routes.on(.post, "/console/apps/{app_key}/settings", access: .console, use: saveSettings)
+        routes.on(.post, "/console/apps/{app_key}/apns", access: .console, use: saveAPNs)
+        routes.on(.post, "/console/apps/{app_key}/delete", access: .console, use: deleteApp)
         routes.on(.get, "/console/apps/{app_key}/devices", access: .console, use: devices)
         routes.on(.get, "/console/apps/{app_key}/devices/{registration_id}", access: .console, use: device)
         routes.on(.post, "/console/apps/{app_key}/devices/{registration_id}/tags", access: .console, use: changeTags)
@@ -102,7 +110,12 @@ struct ConsoleRoutes {
             guard let role = person.role(onApp: app.appKey) else { return nil }
             return ["name": app.name, "appKey": app.appKey, "role": role.rawValue]
         }
-        return pages.page("apps", title: "Apps", ["apps": apps, "hasApps": !apps.isEmpty], person: session)
+        return pages.page(
+            "apps",
+            title: "Apps",
+            ["apps": apps, "hasApps": !apps.isEmpty, "instanceAdmin": person.instanceRole == .admin],
+            person: session
+        )
     }
 
     /// An app's overview: what it is, its devices, its latest messages. Not found alike for
@@ -125,7 +138,7 @@ struct ConsoleRoutes {
             [
                 "app": ["name": app.name, "appKey": app.appKey, "timeZone": app.timeZone], "role": role.rawValue,
                 "devices": summary.devices, "apns": apns, "messages": messages, "hasMessages": !messages.isEmpty,
-                "mayCompose": role.scopes.grants(.compose),
+                "mayCompose": role.scopes.grants(.compose), "isAdmin": role == .admin,
                 "messageCount": messages.count,
             ],
             person: session

@@ -73,7 +73,7 @@ struct ConsoleSession: Sendable {
 enum FormBody {
     static let maxSize = 16 * 1024
 
-    static func fields(_ request: Request) async throws -> [String: String] {
+    static func fields(_ request: Request, maxSize: Int = maxSize) async throws -> [String: String] {
         var request = request
         let buffer = try await request.collectBody(upTo: maxSize)
         var fields: [String: String] = [:]

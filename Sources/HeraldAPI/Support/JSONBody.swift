@@ -33,6 +33,16 @@ struct JSONBody: Sendable {
         }
     }
 
+    /// Decodes JSON made here (the console's forms, turned into the API's bodies), with the
+    /// API's errors.
+    static func decode<Value: Decodable>(_ type: Value.Type, json: Data) throws -> Value {
+        do {
+            return try JSONDecoder().decode(Value.self, from: json)
+        } catch let error as DecodingError {
+            throw Self.translate(error)
+        }
+    }
+
     /// Decodes a body that may be left out: nil when the request has none.
     func decodeIfPresent<Value: Decodable>(_ type: Value.Type, from request: Request) async throws -> Value? {
         let buffer = try await bytes(of: request, allowingEmpty: true)
