@@ -404,7 +404,8 @@ import FoundationXML
         let target = APNsRouting.SandboxTarget(host: "127.0.0.1", port: sandbox.port, transport: .plaintext) { _ in }
         let dryRun = APNsDryRun(routing: .sandbox(target))
         do {
-            try await APITest.run(apnsCheck: { await dryRun.refusal(of: $0) }) { api in
+            let check: @Sendable (APNsCredentials) async -> String? = { await dryRun.refusal(of: $0) }
+            try await APITest.run(apnsCheck: check) { api in
                 try await PeopleTests.user(api, "admin@example.com", instanceRole: "admin")
                 try await PeopleTests.user(api, "viewer@example.com", instanceRole: "viewer")
                 let session = try #require(try await Self.signIn(api, "admin@example.com").cookie)
