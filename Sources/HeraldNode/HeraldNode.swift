@@ -116,6 +116,14 @@ public struct HeraldNode: Sendable {
             logger: logger
         )
         let scheduler = Scheduler(configuration: centerConfiguration, store: stores.api, center: stores.center, logger: logger)
+        // The console's dashboard draws these.
+        let figures = NodeFigures(
+            node: configuration.node.nodeID,
+            registry: registry,
+            store: stores.cluster,
+            interval: NodeFigures.interval,
+            logger: logger
+        )
         self.scheduler = scheduler
         self.stores = stores
         self.membership = membership
@@ -129,7 +137,7 @@ public struct HeraldNode: Sendable {
             registry: registry,
             // Shut down in reverse: the center finishes what it claimed, the gateway closes
             // its connections, the node leaves the cluster, the pools close.
-            services: [durable, delivery, eventsPool, membership, gateway] + services + [center, scheduler],
+            services: [durable, delivery, eventsPool, membership, gateway] + services + [center, scheduler, figures],
             fannedOutPushes: center,
             outbound: OutboundClient(rule: centerConfiguration.outbound),
             draining: { membership.isDraining },

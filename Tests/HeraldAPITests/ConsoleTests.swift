@@ -515,4 +515,45 @@ import FoundationXML
         }
         await sandbox.shutdown()
     }
+
+    /// The dashboard: every node's state and its last hour from the samples the nodes record
+    /// (fixtures here; `NodeFiguresTests` reads a real registry), drawn as SVG; for people
+    /// with a role on the instance.
+    @Test func theDashboardDrawsEveryNodesLastHour() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            try await PeopleTests.user(api, "ops@example.com", instanceRole: "viewer")
+            try await PeopleTests.user(api, "dev@example.com", role: "admin", on: app)
+            try await api.store.sql.query(
+                """
+                INSERT INTO nodes (node_id, heartbeat_at, draining_at) VALUES
+                    ('node-a', now(), NULL), ('node-b', now(), now()), ('node-c', now() - interval '40 seconds', NULL)
+                """
+            )
+            // node-a: 100 connected, then 120; 600 accepted in 60 s (10/s); node-gone: only samples.
+            try await api.store.sql.query(
+                """
+                INSERT INTO node_samples (node_id, at, connected, accepted, delivered_tcp, delivered_apns, apns_ok, apns_failed) VALUES
+                    ('node-a', now() - interval '70 seconds', 100, 1000, 500, 100, 100, 0),
+                    ('node-a', now() - interval '10 seconds', 120, 1600, 1100, 160, 150, 10),
+                    ('node-gone', now() - interval '20 minutes', 7, 5, 5, 0, 0, 0),
+                    ('node-gone', now() - interval '19 minutes', 7, 10, 9, 0, 0, 0)
+                """
+            )
+            let session = try #require(try await Self.signIn(api, "ops@example.com").cookie)
+            let page = try await api.send(.get, "/console/dashboard", headers: [.cookie: session])
+            #expect(page.status == 200, "\(page.body)")
+            Self.checkHeaders(page)
+            let body = page.body
+            #expect(body.contains("<polyline points=") && body.contains("node-a: 120") && body.contains("node-a: 10"), "\(body)")
+            #expect(body.contains("node-a: 0.2"), "the APNs failures: 10 in 60 s")
+            #expect(body.contains(">live<") && body.contains(">draining<") && body.contains("not answering (last heartbeat"))
+            #expect(body.contains("gone (last figures"))
+            #expect(body.contains("data-refresh="))
+            // Someone with a role on an app only: not the instance's figures.
+            let dev = try #require(try await Self.signIn(api, "dev@example.com").cookie)
+            #expect(try await api.send(.get, "/console/dashboard", headers: [.cookie: dev]).status == 403)
+            #expect(!(try await api.send(.get, "/console", headers: [.cookie: dev]).body.contains("/console/dashboard")))
+        }
+    }
 }

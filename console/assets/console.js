@@ -43,6 +43,21 @@ document.addEventListener("click", (event) => {
   }
 });
 
+// The dashboard: the page fetched again every few seconds, its live part swapped in.
+function refresh(part) {
+  const seconds = Number(part.dataset.refresh) || 10;
+  setInterval(() => {
+    fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then((response) => (response.ok ? response.text() : Promise.reject(response.status)))
+      .then((html) => {
+        const fresh = new DOMParser().parseFromString(html, "text/html").getElementById(part.id);
+        if (fresh) part.replaceChildren(...fresh.childNodes);
+      })
+      .catch(() => {});
+  }, seconds * 1000);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const table of document.querySelectorAll("table[data-live]")) liveFunnel(table);
+  for (const part of document.querySelectorAll("[data-refresh]")) refresh(part);
 });

@@ -29,6 +29,7 @@ struct ConsoleRoutes {
         routes.on(.get, "/console/sign-in", access: .open, use: signInPage)
         routes.on(.post, "/console/sign-in", access: .signIn, use: signIn)
         routes.on(.post, "/console/sign-out", access: .console, use: signOut)
+        routes.on(.get, "/console/dashboard", access: .console, use: dashboard)
         routes.on(.get, "/console/apps/new", access: .console, use: newAppPage)
         routes.on(.post, "/console/apps", access: .console, use: createApp)
         routes.on(.get, "/console/apps/{app_key}", access: .console, use: app)
@@ -113,7 +114,10 @@ struct ConsoleRoutes {
         return pages.page(
             "apps",
             title: "Apps",
-            ["apps": apps, "hasApps": !apps.isEmpty, "instanceAdmin": person.instanceRole == .admin],
+            [
+                "apps": apps, "hasApps": !apps.isEmpty, "instanceAdmin": person.instanceRole == .admin,
+                "instanceMember": person.instanceRole != nil,
+            ],
             person: session
         )
     }
