@@ -64,11 +64,13 @@ public func buildRouter(
     OIDCRoutes(store: store, provider: configuration.oidc.map { OIDCProvider(configuration: $0) }, lifetime: configuration.sessionLifetime)
         .register(on: &routes)
     // The web console (issue #31).
+    let schedules = ScheduleRoutes(store: store, auth: auth, body: body, outbound: configuration.outbound)
     ConsoleRoutes(
         store: store,
         auth: auth,
         pages: ConsolePages(),
         pushes: pushes,
+        schedules: schedules,
         throttle: throttle,
         lifetime: configuration.sessionLifetime,
         apnsDestination: configuration.apnsDestination,
@@ -85,7 +87,7 @@ public func buildRouter(
     JPushReportRoutes(store: store, auth: auth, body: body).register(on: &routes)
     DiagnosisRoutes(store: store, auth: auth, apnsDestination: configuration.apnsDestination).register(on: &routes)
     // Schedules (JPush's Schedule API) and the app's zone for them.
-    ScheduleRoutes(store: store, auth: auth, body: body, outbound: configuration.outbound).register(on: &routes)
+    schedules.register(on: &routes)
     AppTimeZoneRoutes(store: store, auth: auth, body: body).register(on: &routes)
     // The delivery event log: the stream, timelines, event settings and webhooks.
     let eventLog = events ?? store.eventLog

@@ -177,8 +177,8 @@ import FoundationXML
             var headers = Self.form
             headers[.cookie] = session
             let ids = "\(one.registrationID), \(two.registrationID)"
-            func submit(_ fields: [String: String], as headers: HTTPFields) async throws -> Reply {
-                try await api.send(.post, "/console/apps/\(app.appKey)/compose", json: Self.formEncoded(fields), headers: headers)
+            func submit(_ fields: [String: String], to path: String = "", as headers: HTTPFields) async throws -> Reply {
+                try await api.send(.post, "/console/apps/\(app.appKey)/compose" + path, json: Self.formEncoded(fields), headers: headers)
             }
             var fields = [
                 "_csrf": csrf, "audience_kind": "registration_id", "audience_values": ids, "platform": "all", "alert": "Hello <you>",
@@ -191,6 +191,19 @@ import FoundationXML
                 preview.body.contains("&quot;alert&quot; : &quot;Hello &lt;you&gt;&quot;") && preview.body.contains("curl -X POST"),
                 "\(preview.body)"
             )
+            #expect(preview.body.contains("The APNs payload an iPhone gets") && preview.body.contains("&quot;aps&quot;"), "\(preview.body)")
+            #expect(preview.body.contains(#"id="lock-body">Hello &lt;you&gt;<"#))
+            // The script's live preview: the same facts as JSON, or why it isn't a push yet.
+            let live = try await submit(fields, to: "/preview", as: headers)
+            let liveJSON = try live.json
+            #expect(live.status == 200 && liveJSON["audienceSize"] as? Int == 2, "\(live.body)")
+            #expect((liveJSON["apnsBytes"] as? Int).map { $0 > 20 } == true, "\(live.body)")
+            var unfinished = fields
+            unfinished["audience_values"] = ""
+            let why = try await submit(unfinished, to: "/preview", as: headers).json["error"] as? String
+            #expect(why?.contains("audience") == true)
+            unfinished["_csrf"] = "0"
+            #expect(try await submit(unfinished, to: "/preview", as: headers).status == 403)
             // Nothing sent by a preview.
             let count = { try await api.store.sql.query("SELECT count(*) FROM messages").collect().first?.decode(Int.self) ?? -1 }
             #expect(try await count() == 0)
@@ -554,6 +567,64 @@ import FoundationXML
             let dev = try #require(try await Self.signIn(api, "dev@example.com").cookie)
             #expect(try await api.send(.get, "/console/dashboard", headers: [.cookie: dev]).status == 403)
             #expect(!(try await api.send(.get, "/console", headers: [.cookie: dev]).body.contains("/console/dashboard")))
+        }
+    }
+
+    /// Schedules: listed, paused and resumed, edited as the API's body (its errors shown);
+    /// operators only.
+    @Test func schedulesAreListedPausedAndEdited() async throws {
+        try await APITest.run { api in
+            let app = try await api.createApp()
+            _ = try await api.registerDevice(app, apnsToken: randomAPNsToken())
+            let created = try await api.send(.post, "/v3/schedules", auth: app.auth, json: ScheduleAPITests.single("nightly_news"))
+            #expect(created.status == 200, "\(created.body)")
+            let scheduleID = try #require(try created.json["schedule_id"] as? String)
+            try await PeopleTests.user(api, "op@example.com", role: "operator", on: app)
+            try await PeopleTests.user(api, "viewer@example.com", role: "viewer", on: app)
+            let session = try #require(try await Self.signIn(api, "op@example.com").cookie)
+            var headers = Self.form
+            headers[.cookie] = session
+            let listPath = "/console/apps/\(app.appKey)/schedules"
+            let list = try await api.send(.get, listPath, headers: [.cookie: session])
+            #expect(list.status == 200 && list.body.contains("nightly_news") && list.body.contains(">active<"), "\(list.body)")
+            Self.checkHeaders(list)
+            let csrf = try #require(Self.csrf(in: list.body))
+            func post(_ path: String, _ fields: [String: String]) async throws -> Reply {
+                try await api.send(.post, path, json: Self.formEncoded(fields), headers: headers)
+            }
+            func stored() async throws -> [String: Any] {
+                try await api.send(.get, "/v3/schedules/\(scheduleID)", auth: app.auth).json
+            }
+            #expect(try await post(listPath + "/\(scheduleID)/pause", ["_csrf": csrf, "enabled": "0"]).status == 303)
+            #expect(try await stored()["enabled"] as? Bool == false)
+            #expect(try await api.send(.get, listPath, headers: [.cookie: session]).body.contains(">Resume<"))
+            #expect(try await post(listPath + "/\(scheduleID)/pause", ["_csrf": csrf, "enabled": "1"]).status == 303)
+            #expect(try await stored()["enabled"] as? Bool == true)
+
+            // The editor shows the body PUT takes; a bad one is refused with the API's words.
+            let editPath = listPath + "/\(scheduleID)"
+            let editor = try await api.send(.get, editPath, headers: [.cookie: session])
+            #expect(editor.status == 200 && editor.body.contains("&quot;trigger&quot;") && !editor.body.contains("next_fire_at"), "\(editor.body)")
+            Self.checkHeaders(editor)
+            let bad = try await post(editPath, ["_csrf": csrf, "body": #"{"name": "x", "trigger": {"single": {"time": "yesterday"}}}"#])
+            #expect(bad.status == 400 && bad.body.contains("trigger"), "\(bad.body)")
+            #expect(try await stored()["name"] as? String == "nightly_news")
+            let renamed = try await post(
+                editPath,
+                [
+                    "_csrf": csrf,
+                    "body": #"{"name": "weekly", "push": {"platform": "all", "audience": "all", "notification": {"alert": "new text"}}}"#,
+                ]
+            )
+            #expect(renamed.status == 303, "\(renamed.body)")
+            let after = try await stored()
+            #expect(after["name"] as? String == "weekly" && (after["push"] as? [String: Any]).map { "\($0)" }?.contains("new text") == true)
+
+            // A viewer sees no schedule; a forged form changes nothing.
+            let viewer = try #require(try await Self.signIn(api, "viewer@example.com").cookie)
+            #expect(try await api.send(.get, listPath, headers: [.cookie: viewer]).status == 403)
+            #expect(try await post(listPath + "/\(scheduleID)/pause", ["_csrf": "0", "enabled": "0"]).status == 403)
+            #expect(try await stored()["enabled"] as? Bool == true)
         }
     }
 }

@@ -57,7 +57,44 @@ function refresh(part) {
   }, seconds * 1000);
 }
 
+// The composer, live: the lock screen follows the title and text as they are typed, and
+// the audience's size (and whether the form makes a push at all) is asked of the server a
+// moment after the last change.
+function liveComposer(form) {
+  const title = form.querySelector("#title");
+  const alert = form.querySelector("#alert");
+  const lockTitle = document.getElementById("lock-title");
+  const lockBody = document.getElementById("lock-body");
+  const size = document.getElementById("live-size");
+  let timer;
+  const ask = () => {
+    const fields = new URLSearchParams(new FormData(form));
+    fields.delete("password");
+    fetch(form.dataset.preview, { method: "POST", credentials: "same-origin", body: fields })
+      .then((response) => (response.ok ? response.json() : Promise.reject(response.status)))
+      .then((answer) => {
+        if (!size) return;
+        if (answer.error) {
+          size.textContent = "Not a push yet: " + answer.error;
+        } else {
+          let text = "Audience now: " + answer.audienceSize + " devices.";
+          if (answer.apnsBytes !== undefined) text += " APNs payload: " + answer.apnsBytes + " of " + answer.apnsLimit + " bytes.";
+          size.textContent = text;
+        }
+      })
+      .catch(() => {});
+  };
+  form.addEventListener("input", (event) => {
+    if (event.target === title && lockTitle) lockTitle.textContent = title.value;
+    if (event.target === alert && lockBody) lockBody.textContent = alert.value;
+    clearTimeout(timer);
+    timer = setTimeout(ask, 400);
+  });
+  form.addEventListener("change", () => { clearTimeout(timer); timer = setTimeout(ask, 100); });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const table of document.querySelectorAll("table[data-live]")) liveFunnel(table);
+  for (const form of document.querySelectorAll("form[data-preview]")) liveComposer(form);
   for (const part of document.querySelectorAll("[data-refresh]")) refresh(part);
 });

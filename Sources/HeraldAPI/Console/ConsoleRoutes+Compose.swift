@@ -37,29 +37,21 @@ extension ConsoleRoutes {
                 status: .forbidden
             )
         }
-        let body: String
-        let input: PushRequest
-        var push: Push
-        let size: Int
+        let draft: Draft
         do {
-            let tests = form["audience_kind"] == "test" ? try await store.console.testDevices(appID: app.id) : []
-            body = try Self.body(form, testDevices: tests)
-            input = try JSONDecoder().decode(PushRequest.self, from: Data(body.utf8))
-            (_, push) = try await pushes.validated(input, app: app)
-            push.source = "console"
-            size = try await store.audienceSize(appID: app.id, audience: push.audience)
+            draft = try await self.draft(form, app: app)
         } catch let error as HeraldError {
             return compose(session, app, form: form, error: error.message, status: .badRequest)
         }
+        let (body, input, push, size) = (draft.body, draft.input, draft.push, draft.size)
         let held = ApprovalRule.decide(
             scopes: caller.scopes,
             isPerson: true,
             threshold: try await store.people.approvalThreshold(appID: app.id),
             audienceSize: Int64(size)
         )
-        let preview: [String: Any] = [
-            "audienceSize": size, "body": body, "curl": Self.curl(body, appKey: app.appKey), "held": held == .awaitApproval,
-        ]
+        var preview = draft.context(appKey: app.appKey)
+        preview["held"] = held == .awaitApproval
         guard form["action"] == "send" else { return compose(session, app, form: form, preview: preview) }
         guard form["confirmed_size"] == String(size) else {
             return compose(session, app, form: form, preview: preview, notice: "The audience is now \(size) devices: look again, then send.")
@@ -90,6 +82,62 @@ extension ConsoleRoutes {
                 status: error.code == .unauthorized ? .unauthorized : .badRequest
             )
         }
+    }
+
+    /// The live preview as the composer's script asks for it while the form is filled in:
+    /// the audience's size, the body, the APNs payload and its size, or why the form
+    /// doesn't make a push yet (JSON).
+    @Sendable func composePreview(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        guard let session = try await auth.consoleSession(request) else { throw HeraldError(.unauthorized, "sign in to the console") }
+        guard let (app, _) = try await composer(session, context) else { throw HeraldError(.forbidden, "composing needs the author role") }
+        let form = try await FormBody.fields(request)
+        guard Self.isGenuine(request, form) else { throw HeraldError(.forbidden, "this form is stale or from another site") }
+        var answer: [String: Any]
+        do {
+            answer = try await draft(form, app: app).context(appKey: app.appKey)
+        } catch let error as HeraldError {
+            answer = ["error": error.message]
+        }
+        let data = try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys])
+        var headers = ConsolePages.securityHeaders
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// What a form makes: the body, the push as the API validates it, and its audience now.
+    struct Draft {
+        var body: String
+        var input: PushRequest
+        var push: Push
+        var size: Int
+
+        /// APNs' limit for a notification's payload.
+        static let apnsLimit = 4096
+
+        /// The preview's values: the body, its curl line, the audience, the APNs payload
+        /// (the one an iPhone would get, its msg_id aside) and its size against the limit.
+        func context(appKey: String) -> [String: Any] {
+            var values: [String: Any] = ["audienceSize": size, "body": body, "curl": ConsoleRoutes.curl(body, appKey: appKey)]
+            if push.notification != nil {
+                let payload = PushRendering.apnsPayload(push, msgID: "0")
+                values["apnsPayload"] = ConsoleRoutes.pretty(String(decoding: payload, as: UTF8.self))
+                values["apnsBytes"] = payload.count
+                values["apnsLimit"] = Self.apnsLimit
+                values["apnsOver"] = payload.count > Self.apnsLimit
+            }
+            return values
+        }
+    }
+
+    func draft(_ form: [String: String], app: AppRecord) async throws -> Draft {
+        let tests = form["audience_kind"] == "test" ? try await store.console.testDevices(appID: app.id) : []
+        let body = try Self.body(form, testDevices: tests)
+        let input = try JSONBody.decode(PushRequest.self, json: Data(body.utf8))
+        var (_, push) = try await pushes.validated(input, app: app)
+        push.source = "console"
+        let size = try await store.audienceSize(appID: app.id, audience: push.audience)
+        return Draft(body: body, input: input, push: push, size: size)
     }
 
     /// The app and the person as its caller, when their role may compose.

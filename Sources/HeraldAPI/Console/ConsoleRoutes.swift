@@ -14,6 +14,8 @@ struct ConsoleRoutes {
     let pages: ConsolePages
     /// The API's push acceptance, which the composer sends through.
     let pushes: PushRoutes
+    /// The API's schedule bodies, which the schedule editor's are.
+    let schedules: ScheduleRoutes
     let throttle: AuthThrottleMiddleware<HeraldRequestContext>
     let lifetime: Duration
     /// Where APNs traffic goes (the local sandbox or Apple), for a device's diagnosis.
@@ -43,10 +45,15 @@ struct ConsoleRoutes {
         routes.on(.post, "/console/apps/{app_key}/devices/{registration_id}/test", access: .console, use: markTestDevice)
         routes.on(.get, "/console/apps/{app_key}/compose", access: .console, use: composePage)
         routes.on(.post, "/console/apps/{app_key}/compose", access: .console, use: composeSubmit)
+        routes.on(.post, "/console/apps/{app_key}/compose/preview", access: .console, use: composePreview)
         routes.on(.get, "/console/apps/{app_key}/messages", access: .console, use: messages)
         routes.on(.get, "/console/apps/{app_key}/messages/{msg_id}", access: .console, use: message)
         routes.on(.get, "/console/apps/{app_key}/messages/{msg_id}/funnel", access: .console, use: funnelStream)
         routes.on(.post, "/console/apps/{app_key}/messages/{msg_id}/recall", access: .console, use: recallMessage)
+        routes.on(.get, "/console/apps/{app_key}/schedules", access: .console, use: schedulesPage)
+        routes.on(.get, "/console/apps/{app_key}/schedules/{schedule_id}", access: .console, use: editSchedulePage)
+        routes.on(.post, "/console/apps/{app_key}/schedules/{schedule_id}", access: .console, use: saveSchedule)
+        routes.on(.post, "/console/apps/{app_key}/schedules/{schedule_id}/pause", access: .console, use: pauseSchedule)
         routes.on(.get, "/console/assets/{file}", access: .open, use: asset)
     }
 

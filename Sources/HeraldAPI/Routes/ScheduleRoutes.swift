@@ -118,8 +118,12 @@ struct ScheduleRoutes {
     /// ignores or doesn't apply.
     private func decode(_ request: Request) async throws -> (ScheduleFields, PushRequest?, [String]) {
         let bytes = try await body.bytes(of: request)
-        try StoredText.checkNoNUL(bytes.readableBytesView)
-        let data = Data(bytes.readableBytesView)
+        return try decode(Data(bytes.readableBytesView))
+    }
+
+    /// A schedule's body (the console's editor sends the same).
+    func decode(_ data: Data) throws -> (ScheduleFields, PushRequest?, [String]) {
+        try StoredText.checkNoNUL(data)
         let object: [String: JSONValue]
         do {
             object = try JSONDecoder().decode([String: JSONValue].self, from: data)
