@@ -10,6 +10,8 @@ missing=()
 if ! ls /usr/lib/postgresql/*/bin/initdb > /dev/null 2>&1 && ! command -v initdb > /dev/null 2>&1; then
     missing+=(postgresql-15)
 fi
+# The console's assets are served gzipped (compress-nio links the system's zlib).
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 # Real MQTT clients nobody here wrote, for the gateway's interoperability tests.
 if [ "${1:-}" = "--test" ] && ! command -v mosquitto_sub > /dev/null 2>&1; then
     missing+=(mosquitto-clients)

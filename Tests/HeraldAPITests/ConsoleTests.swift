@@ -1,9 +1,11 @@
+import CompressNIO
 import Foundation
 import HTTPTypes
 import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldCore
 import HeraldTestSupport
+import NIOCore
 import Testing
 
 #if canImport(FoundationXML)
@@ -104,6 +106,19 @@ import FoundationXML
             #expect(asset.headers[.contentType] == "text/css; charset=utf-8")
             Self.checkHeaders(asset, page: false)
             #expect(try await api.send(.get, "/console/assets/console.000000000000.css").status == 404)
+            // Gzipped for a browser that takes it: the same bytes once inflated.
+            let gzipped = try await api.send(.get, String(home.body[css]), headers: [.acceptEncoding: "br, gzip;q=0.8"])
+            #expect(gzipped.headers[.contentEncoding] == "gzip" && gzipped.headers[.vary] == "Accept-Encoding")
+            #expect(try await api.send(.get, String(home.body[css]), headers: [.acceptEncoding: "gzip;q=0"]).headers[.contentEncoding] == nil)
+            var compressed = ByteBuffer(string: "")
+            compressed = try await api.client.execute(
+                uri: String(home.body[css]),
+                method: .get,
+                headers: [.acceptEncoding: "gzip"],
+                body: nil
+            ).body
+            let inflated = try compressed.decompress(with: .gzip())
+            #expect(String(buffer: inflated) == asset.body && compressed.readableBytes < asset.body.utf8.count / 2)
 
             // Sign-out: a form with the session's CSRF token, from this site.
             let token = try #require(Self.csrf(in: home.body))

@@ -1,3 +1,4 @@
+import CompressNIO
 import Crypto
 import Foundation
 import HTTPTypes
@@ -16,6 +17,8 @@ struct ConsolePages: Sendable {
         var name: String
         var contentType: String
         var bytes: [UInt8]
+        /// The same, gzipped once when the node starts (nil if that failed).
+        var gzipped: ByteBuffer?
     }
 
     let library: MustacheLibrary
@@ -56,7 +59,9 @@ struct ConsolePages: Sendable {
             let type =
                 name.hasSuffix(".css")
                 ? "text/css; charset=utf-8" : name.hasSuffix(".js") ? "text/javascript; charset=utf-8" : "application/octet-stream"
-            assets[hashed] = Asset(name: hashed, contentType: type, bytes: bytes)
+            var plain = ByteBuffer(bytes: bytes)
+            let gzipped = try? plain.compress(with: .gzip())
+            assets[hashed] = Asset(name: hashed, contentType: type, bytes: bytes, gzipped: gzipped)
             paths[name] = "/console/assets/\(hashed)"
         }
         self.assets = assets
@@ -92,13 +97,30 @@ struct ConsolePages: Sendable {
         return Response(status: .seeOther, headers: headers)
     }
 
-    /// An asset by its hashed name; cached for a year (a new content is a new name).
-    func asset(_ name: String) -> Response? {
+    /// An asset by its hashed name; cached for a year (a new content is a new name), and
+    /// gzipped for a browser that takes it.
+    func asset(_ name: String, acceptEncoding: String? = nil) -> Response? {
         guard let asset = assets[name] else { return nil }
         var headers = Self.securityHeaders
         headers[.contentType] = asset.contentType
         headers[.cacheControl] = "public, max-age=31536000, immutable"
+        headers[.vary] = "Accept-Encoding"
+        if let gzipped = asset.gzipped, Self.acceptsGzip(acceptEncoding) {
+            headers[.contentEncoding] = "gzip"
+            headers[.contentLength] = String(gzipped.readableBytes)
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: gzipped))
+        }
         headers[.contentLength] = String(asset.bytes.count)
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: asset.bytes)))
+    }
+
+    /// Whether an `Accept-Encoding` takes gzip (not refused with `q=0`).
+    static func acceptsGzip(_ header: String?) -> Bool {
+        guard let header else { return false }
+        return header.split(separator: ",").contains { entry in
+            let parts = entry.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parts.first == "gzip" || parts.first == "*" else { return false }
+            return !parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "").hasPrefix("q=0") && !$0.contains("q=0.") }
+        }
     }
 }

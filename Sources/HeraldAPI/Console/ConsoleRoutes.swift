@@ -157,7 +157,7 @@ struct ConsoleRoutes {
     }
 
     @Sendable func asset(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        guard let response = pages.asset(try context.parameter("file")) else {
+        guard let response = pages.asset(try context.parameter("file"), acceptEncoding: request.headers[.acceptEncoding]) else {
             throw HeraldError(.routeNotFound, "no console asset with this name")
         }
         return response
