@@ -5,7 +5,12 @@
 # made with heraldctl, with a role on one app of two; scripts/console_browser/check.py
 # signs in with the keyboard alone, checks what the pages show and refuse, at a phone's
 # width and in dark mode, that the browser reported no Content-Security-Policy violation,
-# and signs out. Exits non-zero on any failed check.
+# and signs out. An instance admin then creates an app, uploads a .p8, sends to a device
+# connected over MQTT (herald-device) and watches the funnel reach "acknowledged", recalls
+# it, sends to the test devices only, and is refused a deletion without the password and
+# a forged form. The main pages' screenshots are kept in .build/console-screenshots, and
+# the dashboard's and the composer's weight and first paint are printed.
+# Exits non-zero on any failed check.
 # Uses the built binaries (HERALD_BIN_DIR to use others); never builds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -44,6 +49,16 @@ CONSOLE_OTHER_APP_KEY="$(heraldctl apps create "Not theirs" | sed -n 's/^app_key
 [ -n "$CONSOLE_APP_KEY" ] && [ -n "$CONSOLE_OTHER_APP_KEY" ] || { echo "could not create the apps" >&2; exit 1; }
 echo "$CONSOLE_PASSWORD" | heraldctl users create "$CONSOLE_EMAIL" --password-stdin > /dev/null
 heraldctl users role "$CONSOLE_EMAIL" --app "$CONSOLE_APP_KEY" operator > /dev/null
+# An instance admin, who makes an app in the browser and runs a device's push through it.
+export CONSOLE_ADMIN_EMAIL=console-admin@example.com
+echo "$CONSOLE_PASSWORD" | heraldctl users create "$CONSOLE_ADMIN_EMAIL" --password-stdin --instance-role admin > /dev/null
+# An APNs token key (.p8) to upload, as Apple gives one: PKCS#8, P-256.
+export CONSOLE_P8="$work/AuthKey_CHECK12345.p8"
+openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out "$CONSOLE_P8"
+export HERALD_DEVICE="$bin_dir/herald-device" HERALD_MQTT_PORT CONSOLE_WORK="$work"
+# Screenshots of the main pages, kept after the run.
+export CONSOLE_SCREENSHOTS="$root/.build/console-screenshots"
+mkdir -p "$CONSOLE_SCREENSHOTS"
 
 export CHROMIUM="$chromium" CHROMEDRIVER="$driver" SE_OFFLINE=true
 status=0

@@ -21,6 +21,8 @@ fi
 if [ "${1:-}" = "--test" ]; then
     command -v chromium > /dev/null 2>&1 || missing+=(chromium)
     command -v chromedriver > /dev/null 2>&1 || missing+=(chromium-driver)
+    # The console's browser check makes an APNs .p8 key to upload.
+    command -v openssl > /dev/null 2>&1 || missing+=(openssl)
 fi
 # schemathesis (PyPI), which checks openapi.yaml against the server, goes into a private
 # virtual environment below (.build-test-venv);

@@ -77,7 +77,7 @@ struct ConsolePages: Sendable {
         person: ConsoleSession? = nil,
         status: HTTPResponse.Status = .ok
     ) -> Response {
-        var context = values
+        var context = Self.withoutNils(values)
         context["title"] = title
         context["assets"] = ["css": assetPaths["console.css"] ?? "", "js": assetPaths["console.js"] ?? ""]
         if let person { context["person"] = ["email": person.signedIn.person.email, "csrf": person.csrf] }
@@ -86,6 +86,23 @@ struct ConsolePages: Sendable {
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// The values with every nil left out, however deep: Mustache would show a nil as
+    /// "nil" and take it for true in a section.
+    static func withoutNils(_ values: [String: Any]) -> [String: Any] {
+        values.compactMapValues(present)
+    }
+
+    private static func present(_ value: Any) -> Any? {
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else { return nil }
+            return present(wrapped)
+        }
+        if let dictionary = value as? [String: Any] { return withoutNils(dictionary) }
+        if let array = value as? [Any] { return array.compactMap(present) }
+        return value
     }
 
     /// A redirect after a form (303: the browser GETs the target).

@@ -43,7 +43,7 @@ extension ConsoleRoutes {
         } catch let error as HeraldError {
             return compose(session, app, form: form, error: error.message, status: .badRequest)
         }
-        let (body, input, push, size) = (draft.body, draft.input, draft.push, draft.size)
+        let (input, push, size) = (draft.input, draft.push, draft.size)
         let held = ApprovalRule.decide(
             scopes: caller.scopes,
             isPerson: true,
