@@ -13,8 +13,8 @@ import Testing
 
     /// Starts a sign-in at Herald, signs in at the provider as `email`, and returns the
     /// callback's query (code and state) as the provider sent the browser back with it.
-    static func authorize(_ api: APITest, as email: String, subject: String? = nil) async throws -> String {
-        let started = try await api.send(.get, "/auth/v1/oidc/start?mode=json")
+    static func authorize(_ api: APITest, as email: String, subject: String? = nil, console: Bool = false) async throws -> String {
+        let started = try await api.send(.get, "/auth/v1/oidc/start?mode=json" + (console ? "&console=1" : ""))
         #expect(started.status == 200, "\(started.body)")
         var url = try started.string("authorization_url")
         #expect(url.contains("code_challenge_method=S256") && url.contains("nonce=") && url.contains("client_id=\(FakeOIDCProvider.clientID)"))
@@ -72,10 +72,18 @@ import Testing
             // Bound by the identity: the provider may change the email, the same person signs in.
             let again = try await Self.authorize(api, as: "renamed@example.com", subject: "sso-subject")
             #expect(try await api.send(.get, "/auth/v1/oidc/callback?\(again)").status == 201)
+            // From the console's sign-in page: the console's cookie, and on to the console.
+            let fromConsole = try await Self.authorize(api, as: "renamed@example.com", subject: "sso-subject", console: true)
+            let console = try await api.send(.get, "/auth/v1/oidc/callback?\(fromConsole)")
+            #expect(console.status == 303 && console.headers[.location] == "/console", "\(console.body)")
+            let cookie = try #require(console.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+            #expect(cookie.hasPrefix("herald_session=hks_") && console.headers[.setCookie]?.contains("HttpOnly") == true)
+            let home = try await api.send(.get, "/console", headers: [.cookie: cookie])
+            #expect(home.status == 200 && home.body.contains(app.appKey), "\(home.body)")
             // Audited.
             let audit = try await api.send(.get, "/admin/v1/audit?action=GET%20/auth/v1/oidc/callback", auth: .admin)
             let entries = try audit.json["entries"] as? [[String: Any]] ?? []
-            #expect(entries.map { $0["status"] as? Int } == [201, 401, 201], "\(audit.body)")
+            #expect(entries.map { $0["status"] as? Int } == [201, 401, 201, 303], "\(audit.body)")
         }
     }
 

@@ -26,14 +26,16 @@ struct OIDCRoutes {
     }
 
     /// Sends the browser to the provider (302), or with `?mode=json` answers
-    /// `{"authorization_url"}`.
+    /// `{"authorization_url"}`. With `?console=1` (the console's sign-in page), the callback
+    /// signs the browser in to the console.
     @Sendable func start(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let provider = try configured()
         let state = RandomToken.hex(byteCount: 24)
         let nonce = RandomToken.hex(byteCount: 24)
         let verifier = RandomToken.hex(byteCount: 32)
         let url = try await provider.authorizationURL(state: state, nonce: nonce, codeChallenge: PKCE.challenge(of: verifier))
-        try await store.people.startOIDCSignIn(state: state, nonce: nonce, codeVerifier: verifier)
+        let console = request.uri.queryParameters.get("console") == "1"
+        try await store.people.startOIDCSignIn(state: state, nonce: nonce, codeVerifier: verifier, console: console)
         if request.uri.queryParameters.get("mode") == "json" {
             return try AuthorizationURLBody(authorizationUrl: url).response(from: request, context: context)
         }
@@ -41,8 +43,9 @@ struct OIDCRoutes {
     }
 
     /// The provider sent the browser back: the code exchanged, the ID token verified, a
-    /// session opened (201, as a password sign-in answers).
-    @Sendable func callback(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<OpenedSessionBody> {
+    /// session opened (201, as a password sign-in answers); for a sign-in started from the
+    /// console, its cookie set and the browser sent to the console (303).
+    @Sendable func callback(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let provider = try configured()
         let query = request.uri.queryParameters
         if let error = query.get("error") {
@@ -60,7 +63,13 @@ struct OIDCRoutes {
         let address = RouteAccess.serving?.remoteAddress?.description
         let opened = try await store.people.openSession(userID: person.id, method: "oidc", lifetime: lifetime, address: address)
         logger.info("signed in through OpenID Connect", metadata: ["herald.user": "\(person.email)"])
-        return EditedResponse(status: .created, response: OpenedSessionBody(opened, person))
+        if started.console {
+            return ConsolePages.redirect(
+                to: "/console",
+                cookie: ConsoleSession.cookie(opened.token, lifetime: lifetime, secure: ConsoleSession.isSecure(request))
+            )
+        }
+        return try EditedResponse(status: .created, response: OpenedSessionBody(opened, person)).response(from: request, context: context)
     }
 
     /// The user bound to the identity; or, the first time, the user with the email the
