@@ -241,6 +241,32 @@ import FoundationXML
             let audit = try await api.send(.get, "/v3/audit", auth: app.auth)
             #expect(audit.body.contains("user:op@example.com") && audit.body.contains("POST /console/apps/{app_key}/compose"), "\(audit.body)")
 
+            // The other fields become the body's; a body written by hand is sent as written.
+            var more = fields
+            more.merge(
+                [
+                    "action": "preview", "category": "order", "message_content": "in-app", "spread_minutes": "30", "classification": "1",
+                    "sms_content": "Your order shipped", "sms_delay": "600",
+                ]
+            ) { $1 }
+            let extras = try await submit(more, as: headers)
+            for part in [
+                "&quot;category&quot; : &quot;order&quot;", "&quot;msg_content&quot; : &quot;in-app&quot;", "&quot;big_push_duration&quot; : 30",
+                "&quot;classification&quot; : 1", "&quot;delay_time&quot; : 600",
+            ] {
+                #expect(extras.body.contains(part), "\(part): \(extras.body)")
+            }
+            more["spread_minutes"] = "soon"
+            #expect(try await submit(more, as: headers).body.contains("options.big_push_duration"))
+            let raw =
+                #"{"platform": "all", "audience": {"registration_id": ["\#(one.registrationID)"]}, "notification": {"alert": "written by hand"}}"#
+            var handWritten = fields
+            handWritten["raw_body"] = raw
+            let rawPreview = try await submit(handWritten, as: headers)
+            #expect(rawPreview.body.contains("<strong>1</strong> devices") && rawPreview.body.contains("written by hand"), "\(rawPreview.body)")
+            handWritten["raw_body"] = "{not json"
+            #expect(try await submit(handWritten, as: headers).status == 400)
+
             // To every device, signed in long ago: the password first.
             try await api.store.sql.query("UPDATE user_sessions SET confirmed_at = now() - interval '1 hour'")
             var all = ["_csrf": csrf, "audience_kind": "all", "platform": "all", "alert": "Everyone", "action": "send", "confirmed_size": "2"]

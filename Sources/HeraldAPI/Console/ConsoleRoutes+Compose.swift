@@ -172,7 +172,9 @@ extension ConsoleRoutes {
         let kind = form["audience_kind"] ?? "all"
         let platform = form["platform"] ?? "all"
         var values: [String: Any] = [
-            "appKey": app.appKey, "appName": app.name, "csrf": session.csrf, "form": form, "needsPassword": kind == "all",
+            "appKey": app.appKey, "appName": app.name, "csrf": session.csrf, "form": form,
+            "needsPassword": kind == "all" || !(form["raw_body"] ?? "").isEmpty, "system": form["classification"] == "1",
+            "hasRawBody": !(form["raw_body"] ?? "").isEmpty,
             "kinds": Self.audienceKinds.map { ["value": $0.value, "label": $0.label, "selected": $0.value == kind] },
             "platforms": Self.platforms.map { ["value": $0.value, "label": $0.label, "selected": $0.value == platform] },
         ]
@@ -189,6 +191,14 @@ extension ConsoleRoutes {
     /// The `/v3/push` body the form describes (keys sorted, so the same form makes the same
     /// text). Bad input is said as the API says it.
     static func body(_ form: [String: String], testDevices: [String] = []) throws -> String {
+        // The body written by hand (every field the API takes): sent as written, once it
+        // parses; the fields above are then not read.
+        if let raw = form["raw_body"]?.trimmingCharacters(in: .whitespacesAndNewlines), !raw.isEmpty {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(raw.utf8)), object is [String: Any] else {
+                throw HeraldError(.invalidJSON, "body: not a JSON object")
+            }
+            return raw
+        }
         func list(_ text: String?) -> [String] {
             (text ?? "").split(whereSeparator: { $0 == "," || $0 == "\n" }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
@@ -222,21 +232,42 @@ extension ConsoleRoutes {
         }
         let alert = form["alert"] ?? ""
         var notification: [String: Any] = ["alert": alert]
+        var ios: [String: Any] = [:]
         if let title = form["title"], !title.isEmpty {
-            notification["ios"] = ["alert": ["title": title, "body": alert]]
+            ios["alert"] = ["title": title, "body": alert]
             notification["android"] = ["alert": alert, "title": title]
         }
-        object["notification"] = notification
-        var options: [String: Any] = [:]
-        if let ttl = form["time_to_live"], !ttl.isEmpty {
-            guard let seconds = Int(ttl) else { throw HeraldError.invalidField("options.time_to_live", "a whole number of seconds") }
-            options["time_to_live"] = seconds
+        if let category = form["category"], !category.isEmpty {
+            ios["category"] = category
+            if ios["alert"] == nil { ios["alert"] = alert }
         }
+        if !ios.isEmpty { notification["ios"] = ios }
+        object["notification"] = notification
+        if let content = form["message_content"], !content.isEmpty {
+            var message: [String: Any] = ["msg_content": content]
+            if let title = form["message_title"], !title.isEmpty { message["title"] = title }
+            object["message"] = message
+        }
+        if let sms = form["sms_content"], !sms.isEmpty {
+            object["sms_message"] = ["content": sms, "delay_time": try Self.number(form, "sms_delay", field: "sms_message.delay_time") ?? 0]
+        }
+        var options: [String: Any] = [:]
+        if let seconds = try Self.number(form, "time_to_live", field: "options.time_to_live") { options["time_to_live"] = seconds }
         if let identifier = form["identifier"], !identifier.isEmpty { options["identifier"] = identifier }
         if let replace = form["replace"], !replace.isEmpty { options["replace"] = replace }
+        if let minutes = try Self.number(form, "spread_minutes", field: "options.big_push_duration") { options["big_push_duration"] = minutes }
+        if form["classification"] == "1" { options["classification"] = 1 }
         if !options.isEmpty { object["options"] = options }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted])
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A form's whole number, nil when left empty; else refused as the field it becomes.
+    static func number(_ form: [String: String], _ name: String, field: String) throws -> Int? {
+        let text = (form[name] ?? "").trimmingCharacters(in: .whitespaces)
+        if text.isEmpty { return nil }
+        guard let value = Int(text) else { throw HeraldError.invalidField(field, "a whole number") }
+        return value
     }
 
     /// The curl line that sends `body` with an API key of the app's.
