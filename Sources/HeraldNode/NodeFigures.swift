@@ -17,14 +17,19 @@ struct NodeFigures: Service {
     let interval: Duration
     let logger: Logger
 
+    /// Until the node shuts down (gracefully, or cancelled): the sleep ends with it.
     func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            do {
-                try await store.record(Self.sample(PrometheusText(registry.emitToString()), node: node, at: Date()))
-            } catch {
-                logger.debug("node figures not recorded", metadata: ["error": "\(error)"])
+        try? await cancelWhenGracefulShutdown {
+            while true {
+                do {
+                    try await self.store.record(Self.sample(PrometheusText(self.registry.emitToString()), node: self.node, at: Date()))
+                } catch is CancellationError {
+                    return
+                } catch {
+                    self.logger.debug("node figures not recorded", metadata: ["error": "\(error)"])
+                }
+                try await Task.sleep(for: self.interval)
             }
-            try? await Task.sleep(for: interval)
         }
     }
 
