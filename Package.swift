@@ -217,11 +217,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Where a copy goes: the center's routing rules, pure (no I/O), tested by tables.
+        .target(
+            name: "HeraldRouting",
+            dependencies: ["HeraldCore"],
+            swiftSettings: swiftSettings
+        ),
         // The message center: job queue, audience fan-out, TCP-first routing, APNs fallback.
         .target(
             name: "HeraldCenter",
             dependencies: [
-                "HeraldCore", "HeraldStore", "HeraldGateway", "HeraldAPNs",
+                "HeraldCore", "HeraldRouting", "HeraldStore", "HeraldGateway", "HeraldAPNs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -368,6 +374,11 @@ let package = Package(
         .testTarget(
             name: "HeraldCoreTests",
             dependencies: ["HeraldCore", "HeraldTestSupport"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "HeraldRoutingTests",
+            dependencies: ["HeraldCore", "HeraldRouting"],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

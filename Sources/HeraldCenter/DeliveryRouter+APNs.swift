@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPNs
 import HeraldCore
+import HeraldRouting
 import HeraldStore
 import Logging
 
@@ -60,7 +61,7 @@ extension DeliveryRouter {
     private func sendToAPNs(_ prepared: Prepared, target: FanOutTarget, language: String?, attempts: Int) async -> DeliveryUpdate {
         let message = prepared.message
         let push = message.push.localized(for: language)
-        let route = EnvironmentChoice(push: push, target: target)
+        let route = APNsRoute(push: push, target: target)
         let environment = route.environment
         let primaryToken = push.pushType == .voip ? target.voipToken : target.apnsToken
         let voipToken = push.hasVoIPCompanion ? target.voipToken : nil
@@ -125,7 +126,7 @@ extension DeliveryRouter {
     private func sendBeside(
         _ voip: APNsNotification,
         client: APNsClient,
-        route: EnvironmentChoice,
+        route: APNsRoute,
         target: FanOutTarget,
         prepared: Prepared
     ) async {
@@ -168,7 +169,7 @@ extension DeliveryRouter {
         guard let token, let payload = prepared.liveActivityPayload else {
             return DeliveryUpdate(deviceID: target.deviceID, state: .expired)
         }
-        let route = EnvironmentChoice(push: push, target: target)
+        let route = APNsRoute(push: push, target: target)
         let environment = route.environment
         let client: APNsClient?
         do {
@@ -193,7 +194,7 @@ extension DeliveryRouter {
     private func send(
         _ notification: APNsNotification,
         client: APNsClient,
-        route: EnvironmentChoice,
+        route: APNsRoute,
         target: FanOutTarget,
         attempts: Int,
         prepared: Prepared
@@ -305,30 +306,11 @@ extension DeliveryRouter {
     /// Herald's reason for a copy APNs refused with BadDeviceToken in the environment the
     /// push asked for (`apns_production`), which is not its device's: the token is kept.
     static let wrongEnvironment = APNsAdvice.wrongEnvironment
-
-    /// Whether the copy can go to APNs: an Apple device with a valid token for the push
-    /// (its VoIP token, for a VoIP push or one beside a notification).
-    func canUseAPNs(_ target: FanOutTarget, push: Push) -> Bool {
-        // A Live Activity push goes to its ActivityKit token, read when it is sent.
-        if push.liveActivity != nil { return target.platform.usesAPNs }
-        guard target.platform.usesAPNs, target.tokenValid else { return false }
-        if push.hasVoIPCompanion, target.voipToken != nil { return true }
-        return push.pushType == .voip ? target.voipToken != nil : target.apnsToken != nil
-    }
 }
 
-/// The APNs environment a copy goes to: the one its push asks for (`apns_production`),
-/// else its device's own (production when the device didn't say).
-struct EnvironmentChoice: Sendable {
-    var environment: APNsEnvironment
-    /// The push asked for an environment that is not its device's own.
-    var isForcedElsewhere: Bool
-
+extension APNsRoute {
     init(push: Push, target: FanOutTarget) {
-        let own = target.apnsEnvironment ?? .production
-        let asked = push.apnsProduction.map { $0 ? APNsEnvironment.production : .sandbox }
-        environment = asked ?? own
-        isForcedElsewhere = asked.map { $0 != own } ?? false
+        self.init(apnsProduction: push.apnsProduction, deviceEnvironment: target.apnsEnvironment)
     }
 
     /// APNs' refusal says only that the token is not of the environment the push forced,
@@ -336,6 +318,20 @@ struct EnvironmentChoice: Sendable {
     /// default, and a production token must survive that.
     func isWrongEnvironment(for reason: APNsReason) -> Bool {
         isForcedElsewhere && reason == .badDeviceToken
+    }
+}
+
+extension FanOutTarget {
+    /// What the route planner reads of the copy's device.
+    var facts: DeviceFacts {
+        DeviceFacts(
+            platform: platform,
+            hasAPNsToken: apnsToken != nil,
+            hasVoIPToken: voipToken != nil,
+            tokenValid: tokenValid,
+            apnsEnvironment: apnsEnvironment,
+            inBackground: inBackground
+        )
     }
 }
 

@@ -5,36 +5,26 @@ import HeraldStore
 /// The router's part in the cluster: copies for devices another node holds go to that
 /// node, and nodes holding devices whose inboxes this node changed are told.
 extension DeliveryRouter {
-    /// Copies routed through more nodes than this fall back where they are.
-    static let maxHops = 3
-
-    /// Takes out of `elsewhere` the copies whose devices another live node holds, and
-    /// routes them there (one statement for the lookup and the routing). A notification for
-    /// a device in the background stays: it goes to APNs from here, as it would from its
-    /// node; so does a Live Activity push, which only APNs carries.
-    func routeToPeers(_ batches: [(prepared: Prepared, targets: [FanOutTarget])], _ elsewhere: inout [[FanOutTarget]], hops: Int) async throws {
-        guard let cluster, cluster.hasPeers, hops < Self.maxHops else { return }
-        func mayBeElsewhere(_ target: FanOutTarget, _ index: Int) -> Bool {
-            !batches[index].prepared.isLiveActivity && !(batches[index].prepared.hasNotification && target.inBackground)
-        }
-        var candidates: [(messageID: Int64, deviceID: Int64)] = []
-        for (index, targets) in elsewhere.enumerated() {
-            let messageID = batches[index].prepared.message.id
-            for target in targets where mayBeElsewhere(target, index) { candidates.append((messageID, target.deviceID)) }
-        }
-        guard !candidates.isEmpty else { return }
-        let routed = try await store.routeToHolders(candidates, except: cluster.node, deadAfter: cluster.configuration.deadAfter, hops: hops + 1)
-        guard !routed.isEmpty else { return }
+    /// Routes the copies the planner sends to peers (``RoutePlanner/FirstHop/peer``) to the
+    /// live nodes that hold their devices (one statement for the lookup and the routing);
+    /// returns, per message, those no live peer holds: they fall back here.
+    func routeToPeers(_ prepared: [Prepared], _ candidates: [[FanOutTarget]], hops: Int) async throws -> [[FanOutTarget]] {
+        guard let cluster, candidates.contains(where: { !$0.isEmpty }) else { return candidates }
+        let pairs = zip(prepared, candidates).flatMap { prepared, targets in targets.map { (messageID: prepared.message.id, deviceID: $0.deviceID) } }
+        let routed = try await store.routeToHolders(pairs, except: cluster.node, deadAfter: cluster.configuration.deadAfter, hops: hops + 1)
+        guard !routed.isEmpty else { return candidates }
+        var unheld = candidates
         var count = 0
-        for index in elsewhere.indices {
-            guard let devices = routed[batches[index].prepared.message.id] else { continue }
-            elsewhere[index].removeAll { target in
-                guard mayBeElsewhere(target, index), devices.contains(target.deviceID) else { return false }
+        for index in unheld.indices {
+            guard let devices = routed[prepared[index].message.id] else { continue }
+            unheld[index].removeAll { target in
+                guard devices.contains(target.deviceID) else { return false }
                 count += 1
                 return true
             }
         }
         metrics.routedToPeers.increment(by: count)
+        return unheld
     }
 
     /// Tells the nodes holding any of `targets` (devices not connected here) that their

@@ -2,6 +2,7 @@ import Foundation
 import HeraldAPNs
 import HeraldCore
 import HeraldGateway
+import HeraldRouting
 import HeraldStore
 import Logging
 import NIOCore
@@ -65,14 +66,14 @@ struct DeliveryRouter: Sendable {
         let apnsPayload: [UInt8]
         /// The VoIP push sent beside the notification, when the push has one.
         let voipPayload: [UInt8]?
-        let hasNotification: Bool
+        /// What the route planner reads of it (``RoutePlanner``).
+        let facts: MessageFacts
         /// A Live Activity push: to APNs only, never over a connection nor into an inbox.
-        let isLiveActivity: Bool
+        var isLiveActivity: Bool { facts.isLiveActivity }
         /// Its APNs payload, when it is one (its `timestamp` is the message's creation).
         let liveActivityPayload: [UInt8]?
-        /// Whether Apple devices have something of it to get from APNs.
-        let reachesApple: Bool
-        let stored: Bool
+        /// Kept in the inboxes (a time to live above 0, not a Live Activity).
+        var stored: Bool { facts.stored }
         /// Whether its copies' events are recorded: its app records every event, or it has
         /// a callback (migration 0018).
         let recordsEvents: Bool
@@ -91,8 +92,7 @@ struct DeliveryRouter: Sendable {
             // Only a notification ever goes to APNs.
             apnsPayload = push.notification == nil ? [] : PushRendering.apnsPayload(push, msgID: message.msgID)
             voipPayload = push.hasVoIPCompanion ? PushRendering.voipPayload(push, msgID: message.msgID) : nil
-            hasNotification = push.notification != nil
-            isLiveActivity = push.liveActivity != nil
+            facts = MessageFacts(push)
             liveActivityPayload = push.liveActivity.map { liveActivity in
                 PushRendering.liveActivityPayload(
                     liveActivity,
@@ -100,8 +100,6 @@ struct DeliveryRouter: Sendable {
                     msgID: message.msgID
                 )
             }
-            reachesApple = push.notification?.reachesApple == true || isLiveActivity
-            stored = push.timeToLive > 0 && !isLiveActivity
         }
     }
 
@@ -134,7 +132,7 @@ struct DeliveryRouter: Sendable {
     ///
     /// Copies for devices connected to another node are routed there, and not among the
     /// outcomes: they stay pending until that node records theirs. `hops`: the nodes these
-    /// copies came through already (a device that keeps moving is followed ``maxHops``
+    /// copies came through already (a device that keeps moving is followed ``RoutePlanner/maxHops``
     /// times, then falls back here).
     func outcomes(of batches: [(prepared: Prepared, targets: [FanOutTarget])], hops: Int = 0) async throws -> [[DeliveryUpdate]] {
         // Copies the app's quiet hours or daily cap held back are not routed.
@@ -142,6 +140,8 @@ struct DeliveryRouter: Sendable {
         var deliveries: [GatewayDelivery] = []
         var owners: [(batch: Int, target: FanOutTarget)] = []
         var elsewhere: [[FanOutTarget]] = Array(repeating: [], count: batches.count)
+        var peerBound: [[FanOutTarget]] = Array(repeating: [], count: batches.count)
+        let peers = cluster?.hasPeers == true && hops < RoutePlanner.maxHops
         for (index, (prepared, targets)) in batches.enumerated() {
             let message = prepared.message
             // Content per language: each connected device's copy rendered for it.
@@ -150,7 +150,8 @@ struct DeliveryRouter: Sendable {
             let gatewayMessage = GatewayMessage(msgID: message.msgID, payload: prepared.devicePayload, timeToLive: timeToLive)
             let androidMessage = prepared.androidPayload.map { GatewayMessage(msgID: message.msgID, payload: $0, timeToLive: timeToLive) }
             for target in targets {
-                if !prepared.isLiveActivity && !(prepared.hasNotification && target.inBackground) && gateway.isConnected(target.registrationID) {
+                switch RoutePlanner.firstHop(prepared.facts, target.facts, connectedHere: gateway.isConnected(target.registrationID), peers: peers) {
+                case .connection:
                     let device = DeviceIdentity(deviceID: target.deviceID, appID: message.appID, registrationID: target.registrationID)
                     var rendered = target.platform == .android ? androidMessage ?? gatewayMessage : gatewayMessage
                     if let languages, target.platform != .android || androidMessage == nil {
@@ -159,12 +160,16 @@ struct DeliveryRouter: Sendable {
                     }
                     deliveries.append(GatewayDelivery(message: rendered, device: device, seq: target.inboxSeq))
                     owners.append((index, target))
-                } else {
+                case .peer:
+                    peerBound[index].append(target)
+                case .fallback:
                     elsewhere[index].append(target)
                 }
             }
         }
-        try await routeToPeers(batches, &elsewhere, hops: hops)
+        // Those no live peer holds fall back here.
+        let unheld = try await routeToPeers(batches.map(\.prepared), peerBound, hops: hops)
+        for index in elsewhere.indices { elsewhere[index] += unheld[index] }
         return try await withThrowingTaskGroup(of: (Int, [DeliveryUpdate]).self) { group in
             for (index, targets) in elsewhere.enumerated() where !targets.isEmpty {
                 let prepared = batches[index].prepared
@@ -203,11 +208,12 @@ struct DeliveryRouter: Sendable {
         var fallbacks: [FanOutTarget] = []
         for target in targets {
             let outcome = outcomes[target.deviceID]
-            if outcome == .acknowledged {
+            switch RoutePlanner.fallback(prepared.facts, target.facts, acknowledged: outcome == .acknowledged) {
+            case .delivered:
                 updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp, event: prepared.event()))
-            } else if prepared.reachesApple, canUseAPNs(target, push: prepared.message.push) {
+            case .apns:
                 fallbacks.append(target)
-            } else {
+            case .inbox, .expire:
                 updates.append(
                     DeliveryUpdate(
                         deviceID: target.deviceID,
@@ -237,7 +243,7 @@ extension DeliveryRouter {
         await withTaskGroup(of: Void.self) { group in
             for recall in targets {
                 let target = recall.target
-                guard target.platform.usesAPNs, target.tokenValid, let token = target.apnsToken else { continue }
+                guard RoutePlanner.canRecallOverAPNs(target.facts), let token = target.apnsToken else { continue }
                 guard recentRecalls.claim(deviceID: target.deviceID, token: token, identifiers: recall.identifiers, recalledAt: recall.recalledAt)
                 else { continue }
                 group.addTask {
@@ -253,7 +259,7 @@ extension DeliveryRouter {
     /// Sends one recall push; false when APNs did not take it.
     private func sendRecall(_ recall: RecallTarget, token: String, appID: Int64, push: Push) async -> Bool {
         let target = recall.target
-        let route = EnvironmentChoice(push: push, target: target)
+        let route = APNsRoute(push: push, target: target)
         let environment = route.environment
         guard let client = try? await apns.client(appID: appID, environment: environment) else { return false }
         guard let commandID = try? await store.newMsgID() else { return false }

@@ -1,0 +1,196 @@
+import Foundation
+import HeraldCore
+import HeraldRouting
+import Testing
+
+/// The route planner's rules, one row each: the facts in, the route out.
+@Suite struct RoutePlannerTests {
+    // Messages.
+    static let notification = MessageFacts(hasNotification: true, reachesApple: true, isLiveActivity: false, stored: true)
+    static let notificationNotStored = MessageFacts(hasNotification: true, reachesApple: true, isLiveActivity: false, stored: false)
+    static let inAppOnly = MessageFacts(hasNotification: false, reachesApple: false, isLiveActivity: false, stored: true)
+    static let androidOnly = MessageFacts(hasNotification: true, reachesApple: false, isLiveActivity: false, stored: true)
+    static let liveActivity = MessageFacts(hasNotification: false, reachesApple: true, isLiveActivity: true, stored: false)
+    static let voip = MessageFacts(hasNotification: true, reachesApple: true, isLiveActivity: false, stored: true, pushType: .voip)
+    static let withVoIPBeside = MessageFacts(
+        hasNotification: true,
+        reachesApple: true,
+        isLiveActivity: false,
+        stored: true,
+        hasVoIPCompanion: true
+    )
+    static let forcedSandbox = MessageFacts(
+        hasNotification: true,
+        reachesApple: true,
+        isLiveActivity: false,
+        stored: true,
+        apnsProduction: false
+    )
+    // Devices.
+    static let iPhone = DeviceFacts(platform: .ios, hasAPNsToken: true, apnsEnvironment: .production)
+    static let iPhoneInBackground = DeviceFacts(platform: .ios, hasAPNsToken: true, apnsEnvironment: .production, inBackground: true)
+    static let iPhoneDeadToken = DeviceFacts(platform: .ios, hasAPNsToken: true, tokenValid: false)
+    static let iPhoneNoToken = DeviceFacts(platform: .ios)
+    static let iPhoneVoIPOnly = DeviceFacts(platform: .ios, hasVoIPToken: true)
+    static let iPhoneSandbox = DeviceFacts(platform: .ios, hasAPNsToken: true, apnsEnvironment: .sandbox)
+    static let android = DeviceFacts(platform: .android)
+    static let androidInBackground = DeviceFacts(platform: .android, inBackground: true)
+
+    struct FirstHopRow: Sendable, CustomTestStringConvertible {
+        var rule: String
+        var message: MessageFacts
+        var device: DeviceFacts
+        var connectedHere: Bool
+        var peers: Bool
+        var hop: RoutePlanner.FirstHop
+        var testDescription: String { rule }
+    }
+
+    static let firstHops: [FirstHopRow] = [
+        .init(rule: "connected here: over the connection", message: notification, device: iPhone, connectedHere: true, peers: true, hop: .connection),
+        .init(rule: "connected elsewhere maybe: ask the peers", message: notification, device: iPhone, connectedHere: false, peers: true, hop: .peer),
+        .init(rule: "no peers: the fallback", message: notification, device: iPhone, connectedHere: false, peers: false, hop: .fallback),
+        .init(
+            rule: "a notification for an app in the background: APNs, not the connection",
+            message: notification,
+            device: iPhoneInBackground,
+            connectedHere: true,
+            peers: true,
+            hop: .fallback
+        ),
+        .init(
+            rule: "an in-app message for an app in the background: the connection still",
+            message: inAppOnly,
+            device: iPhoneInBackground,
+            connectedHere: true,
+            peers: true,
+            hop: .connection
+        ),
+        .init(
+            rule: "a notification for an Android app in the background: not the connection",
+            message: androidOnly,
+            device: androidInBackground,
+            connectedHere: true,
+            peers: true,
+            hop: .fallback
+        ),
+        .init(rule: "a Live Activity: never a connection", message: liveActivity, device: iPhone, connectedHere: true, peers: true, hop: .fallback),
+        .init(rule: "a Live Activity: never a peer", message: liveActivity, device: iPhone, connectedHere: false, peers: true, hop: .fallback),
+        .init(
+            rule: "in the background, held by a peer: not to the peer either",
+            message: notification,
+            device: iPhoneInBackground,
+            connectedHere: false,
+            peers: true,
+            hop: .fallback
+        ),
+    ]
+
+    @Test(arguments: firstHops) func firstHop(_ row: FirstHopRow) {
+        #expect(RoutePlanner.firstHop(row.message, row.device, connectedHere: row.connectedHere, peers: row.peers) == row.hop)
+    }
+
+    struct FallbackRow: Sendable, CustomTestStringConvertible {
+        var rule: String
+        var message: MessageFacts
+        var device: DeviceFacts
+        var acknowledged: Bool
+        var route: RoutePlanner.Route
+        var testDescription: String { rule }
+    }
+
+    static let production = RoutePlanner.Route.apns(APNsRoute(apnsProduction: nil, deviceEnvironment: .production))
+
+    static let fallbacks: [FallbackRow] = [
+        .init(rule: "acknowledged: delivered", message: notification, device: iPhone, acknowledged: true, route: .delivered),
+        .init(rule: "not acknowledged, an iPhone with a token: APNs", message: notification, device: iPhone, acknowledged: false, route: production),
+        .init(rule: "a dead token: the inbox", message: notification, device: iPhoneDeadToken, acknowledged: false, route: .inbox),
+        .init(rule: "no token: the inbox", message: notification, device: iPhoneNoToken, acknowledged: false, route: .inbox),
+        .init(
+            rule: "not stored and not delivered: expired",
+            message: notificationNotStored,
+            device: iPhoneNoToken,
+            acknowledged: false,
+            route: .expire
+        ),
+        .init(rule: "an in-app message never goes to APNs", message: inAppOnly, device: iPhone, acknowledged: false, route: .inbox),
+        .init(rule: "a notification with nothing for Apple: the inbox", message: androidOnly, device: iPhone, acknowledged: false, route: .inbox),
+        .init(rule: "Android: the inbox (no channel for it yet)", message: notification, device: android, acknowledged: false, route: .inbox),
+        .init(rule: "a VoIP push to a VoIP token", message: voip, device: iPhoneVoIPOnly, acknowledged: false, route: production),
+        .init(rule: "a VoIP push without a VoIP token: the inbox", message: voip, device: iPhone, acknowledged: false, route: .inbox),
+        .init(
+            rule: "a notification with VoIP beside, only a VoIP token: APNs",
+            message: withVoIPBeside,
+            device: iPhoneVoIPOnly,
+            acknowledged: false,
+            route: production
+        ),
+        .init(rule: "a Live Activity on an Apple device: APNs", message: liveActivity, device: iPhoneNoToken, acknowledged: false, route: production),
+        .init(rule: "a Live Activity elsewhere: expired", message: liveActivity, device: android, acknowledged: false, route: .expire),
+        .init(
+            rule: "the environment the push asks for",
+            message: forcedSandbox,
+            device: iPhone,
+            acknowledged: false,
+            route: .apns(APNsRoute(apnsProduction: false, deviceEnvironment: .production))
+        ),
+        .init(
+            rule: "else the device's own",
+            message: notification,
+            device: iPhoneSandbox,
+            acknowledged: false,
+            route: .apns(APNsRoute(apnsProduction: nil, deviceEnvironment: .sandbox))
+        ),
+    ]
+
+    @Test(arguments: fallbacks) func fallback(_ row: FallbackRow) {
+        #expect(RoutePlanner.fallback(row.message, row.device, acknowledged: row.acknowledged) == row.route)
+    }
+
+    struct EnvironmentRow: Sendable, CustomTestStringConvertible {
+        var asked: Bool?
+        var device: APNsEnvironment?
+        var environment: APNsEnvironment
+        var forced: Bool
+        var testDescription: String { "apns_production \(asked.map(String.init) ?? "absent"), device \(device?.rawValue ?? "unsaid")" }
+    }
+
+    static let environments: [EnvironmentRow] = [
+        .init(asked: nil, device: nil, environment: .production, forced: false),
+        .init(asked: nil, device: .sandbox, environment: .sandbox, forced: false),
+        .init(asked: nil, device: .production, environment: .production, forced: false),
+        .init(asked: true, device: .production, environment: .production, forced: false),
+        .init(asked: true, device: .sandbox, environment: .production, forced: true),
+        .init(asked: false, device: .sandbox, environment: .sandbox, forced: false),
+        .init(asked: false, device: .production, environment: .sandbox, forced: true),
+        .init(asked: false, device: nil, environment: .sandbox, forced: true),
+    ]
+
+    @Test(arguments: environments) func environment(_ row: EnvironmentRow) {
+        let route = APNsRoute(apnsProduction: row.asked, deviceEnvironment: row.device)
+        #expect(route.environment == row.environment && route.isForcedElsewhere == row.forced)
+    }
+
+    @Test func recallsGoToAPNsOnlyWithALiveToken() {
+        #expect(RoutePlanner.canRecallOverAPNs(Self.iPhone))
+        #expect(!RoutePlanner.canRecallOverAPNs(Self.iPhoneDeadToken))
+        #expect(!RoutePlanner.canRecallOverAPNs(Self.iPhoneVoIPOnly))
+        #expect(!RoutePlanner.canRecallOverAPNs(Self.android))
+    }
+
+    /// The facts as the center reads them from a push.
+    @Test func aPushsFactsAreReadOnce() throws {
+        let request = try JSONDecoder().decode(
+            PushRequest.self,
+            from: Data(#"{"platform": "all", "audience": "all", "notification": {"alert": "hi"}, "options": {"time_to_live": 0}}"#.utf8)
+        )
+        let facts = MessageFacts(try request.validated())
+        #expect(facts.hasNotification && facts.reachesApple && !facts.stored && !facts.isLiveActivity)
+        let message = try JSONDecoder().decode(
+            PushRequest.self,
+            from: Data(#"{"platform": "all", "audience": "all", "message": {"msg_content": "in app"}}"#.utf8)
+        )
+        let inApp = MessageFacts(try message.validated())
+        #expect(!inApp.hasNotification && !inApp.reachesApple && inApp.stored)
+    }
+}
