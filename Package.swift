@@ -63,6 +63,7 @@ let package = Package(
             name: "HeraldStore",
             dependencies: [
                 "HeraldCore",
+                "HeraldRouting",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),

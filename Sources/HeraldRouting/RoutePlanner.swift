@@ -37,7 +37,13 @@ public enum RoutePlanner {
     /// peer) unless it is a Live Activity (APNs only) or a notification for a device whose
     /// app is in the background (the system shows it: APNs, from this node).
     public static func mayTravelOverConnection(_ message: MessageFacts, _ device: DeviceFacts) -> Bool {
-        !message.isLiveActivity && !(message.hasNotification && device.inBackground)
+        mayTravelOverConnection(message, inBackground: device.inBackground)
+    }
+
+    /// The same, for a device whose app is (or is not) in the background: the accepting
+    /// statement takes both answers and picks one per device in SQL.
+    public static func mayTravelOverConnection(_ message: MessageFacts, inBackground: Bool) -> Bool {
+        !message.isLiveActivity && !(message.hasNotification && inBackground)
     }
 
     /// `connectedHere`: the device has a connection on this node (asked only when it

@@ -171,6 +171,20 @@ import Testing
         #expect(route.environment == row.environment && route.isForcedElsewhere == row.forced)
     }
 
+    /// The accepting statement's two answers per push (a device in the background, one
+    /// not), which it picks from in SQL: the same as the rule for a device.
+    @Test(arguments: [notification, notificationNotStored, inAppOnly, androidOnly, liveActivity, voip])
+    func theAcceptingStatementsAnswersAreTheRule(_ message: MessageFacts) {
+        for device in [Self.iPhone, Self.iPhoneInBackground, Self.android, Self.androidInBackground] {
+            #expect(
+                RoutePlanner.mayTravelOverConnection(message, inBackground: device.inBackground)
+                    == RoutePlanner.mayTravelOverConnection(message, device)
+            )
+        }
+        #expect(RoutePlanner.mayTravelOverConnection(message, inBackground: true) == (!message.isLiveActivity && !message.hasNotification))
+        #expect(RoutePlanner.mayTravelOverConnection(message, inBackground: false) == !message.isLiveActivity)
+    }
+
     @Test func recallsGoToAPNsOnlyWithALiveToken() {
         #expect(RoutePlanner.canRecallOverAPNs(Self.iPhone))
         #expect(!RoutePlanner.canRecallOverAPNs(Self.iPhoneDeadToken))

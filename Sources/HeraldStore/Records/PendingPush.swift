@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldRouting
 
 /// A push on its way into the store: validated, its message id chosen, waiting for the
 /// group commit that makes it durable (``APIStore/acceptPushes(_:fanningOutTo:)``). A
@@ -35,6 +36,11 @@ public final class PendingPush: Sendable {
     let callbackJSON: String?
     /// The audit entry of the request that sent it, written in its commit; "" for none.
     let auditJSON: String
+    /// The route planner's answer, for a device in the background and one in the
+    /// foreground: whether a copy may go over the device's connection on a peer
+    /// (``RoutePlanner/mayTravelOverConnection(_:inBackground:)``).
+    let travelsInBackground: Bool
+    let travelsInForeground: Bool
 
     /// - Parameters:
     ///   - msgID: its message id (``APIStore/newMsgID()``).
@@ -78,6 +84,9 @@ public final class PendingPush: Sendable {
         recordsEvents = appRecordsEvents || push.callback != nil
         callbackJSON = push.callback?.storedJSON
         auditJSON = audit?.storedJSON ?? ""
+        let facts = MessageFacts(push)
+        travelsInBackground = RoutePlanner.mayTravelOverConnection(facts, inBackground: true)
+        travelsInForeground = RoutePlanner.mayTravelOverConnection(facts, inBackground: false)
     }
 }
 

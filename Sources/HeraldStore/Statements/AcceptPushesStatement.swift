@@ -12,8 +12,10 @@ import PostgresNIO
 ///
 /// With peer routing on (`$17`, the peers' liveness bound, above 0), a copy whose device
 /// another live node holds is routed to that node here (`node_routes`, hop 1), as
-/// ``CenterStore/routeToHolders(_:except:deadAfter:hops:)`` would after the commit: a
-/// notification for a device in the background stays, for APNs from here.
+/// ``CenterStore/routeToHolders(_:except:deadAfter:hops:)`` would after the commit, when
+/// the route planner lets the copy travel (``RoutePlanner/mayTravelOverConnection(_:inBackground:)``,
+/// answered per push for a device in the background and one not): a notification for a
+/// device in the background stays, for APNs from here.
 struct AcceptPushesStatement: PostgresPreparedStatement {
     /// The push's index (from 1), its message's row id, its job's id, a copy's target (nil
     /// for a push not fanned out here, or fanned out to no device), and the node the copy
@@ -26,9 +28,9 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                                  $4::text[], $5::integer[],
                                  $6::timestamptz[], $7::timestamptz[], $8::boolean[],
                                  $9::boolean[], $10::boolean[], $11::bytea[], $18::boolean[], $19::text[], $20::text[], $21::bytea[],
-                                 $22::boolean[], $23::text[], $24::text[], $25::text[])
+                                 $22::boolean[], $23::text[], $24::text[], $25::text[], $26::boolean[])
                 WITH ORDINALITY AS v(msg_id, app_id, request, identifier, ttl, expires_at, created_at, checked, fans_out, inboxed,
-                                     payload, notifies, cid, platforms, android_payload, events, callback, audit, source, idx)
+                                     payload, travels_bg, cid, platforms, android_payload, events, callback, audit, source, travels_fg, idx)
         ), apps AS (
             -- Once per app, what a foreign key did per message (migration 0007): an app
             -- deleted meanwhile stores nothing, and none is deleted before this commits.
@@ -104,7 +106,8 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
                 JOIN device_sessions se ON se.device_id = n.device_id AND se.node_id <> $16::text
                 JOIN nodes nd ON nd.node_id = se.node_id
             WHERE $17::double precision > 0 AND nd.heartbeat_at > now() - make_interval(secs => $17::double precision)
-              AND NOT (i.notifies AND d.in_background)
+              -- The route planner's rule, answered in Swift for both states of the device.
+              AND CASE WHEN d.in_background THEN i.travels_bg ELSE i.travels_fg END
         ), routed AS (
             INSERT INTO node_routes (node_id, message_id, device_ids, hops)
             SELECT h.node_id, s.id, array_agg(h.device_id ORDER BY h.device_id), 1
@@ -132,7 +135,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
     var peerDeadAfter: Double
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 25)
+        var bindings = PostgresBindings(capacity: 26)
         bindings.append(pushes.map(\.msgID))
         bindings.append(pushes.map(\.appID))
         bindings.append(pushes.map(\.json))
@@ -150,7 +153,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         bindings.append(lease)
         bindings.append(node)
         bindings.append(peerDeadAfter)
-        bindings.append(pushes.map { $0.push.notification != nil })
+        bindings.append(pushes.map(\.travelsInBackground))
         bindings.append(pushes.map { $0.cid ?? "" })  // no cid is empty (PushRequest.validated)
         // A push's platforms, comma-separated ("" for all): an array of arrays would have to
         // be rectangular.
@@ -160,6 +163,7 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
         bindings.append(pushes.map { $0.callbackJSON ?? "" })
         bindings.append(pushes.map(\.auditJSON))
         bindings.append(pushes.map { $0.push.source ?? "" })
+        bindings.append(pushes.map(\.travelsInForeground))
         return bindings
     }
 
