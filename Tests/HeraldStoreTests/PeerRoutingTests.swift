@@ -138,4 +138,29 @@ import Testing
             #expect(try await store.center.routes(for: "a", excluding: [], limit: 10).isEmpty)
         }
     }
+
+    /// `LiveHolders`, the one "held by a live node other than this one" rule, as the center's
+    /// two statements use it (the accepting statement's use is above): a live peer holds,
+    /// this node doesn't count, a dead node holds nothing, an offline device has no holder.
+    @Test func onlyALiveNodeOtherThanThisOneHoldsADevice() async throws {
+        try await TestDatabase.withStore { store in
+            let (appID, devices) = try await setUp(store, devices: 4)
+            _ = try await store.gateway.claimSessions([devices[0]], node: "b")
+            _ = try await store.gateway.claimSessions([devices[1]], node: "a")
+            _ = try await store.gateway.claimSessions([devices[2]], node: "dead")
+            let ids = devices.map(\.deviceID)
+            let holders = try await store.center.holders(of: ids, except: "a", deadAfter: .seconds(30))
+            #expect(holders == [ids[0]: "b"])
+            // A bound wider than the dead node's silence: it is live again.
+            #expect(try await store.center.holders(of: ids, except: "a", deadAfter: .seconds(7200)) == [ids[0]: "b", ids[2]: "dead"])
+            // From b's side, a holds its device.
+            #expect(try await store.center.holders(of: ids, except: "b", deadAfter: .seconds(30)) == [ids[1]: "a"])
+            // Routing by the same rule.
+            let push = try await pending(store, to: devices, appID: appID, notification: false)
+            _ = try await store.api.acceptPushes([push], fanningOutTo: nil)
+            let message = try #require(try await store.sql.query("SELECT id FROM messages").collect().first?.decode(Int64.self))
+            let routed = try await store.center.routeToHolders(ids.map { (message, $0) }, except: "a", deadAfter: .seconds(30), hops: 1)
+            #expect(routed == [message: [ids[0]]])
+        }
+    }
 }

@@ -21,9 +21,10 @@ extension CenterStore {
         guard !deviceIDs.isEmpty else { return [:] }
         let rows = try await client.query(
             """
-            SELECT s.device_id, s.node_id FROM device_sessions s JOIN nodes n ON n.node_id = s.node_id
-            WHERE s.device_id = ANY(\(deviceIDs)::bigint[]) AND s.node_id <> \(node)
-              AND n.heartbeat_at > now() - make_interval(secs => \(deadAfter.intervalSeconds))
+            WITH p AS (SELECT \(node)::text AS node, \(deadAfter.intervalSeconds)::double precision AS dead_after)
+            SELECT s.device_id, s.node_id FROM p, device_sessions s JOIN nodes n ON n.node_id = s.node_id
+            WHERE s.device_id = ANY(\(deviceIDs)::bigint[])
+              AND \(unescaped: LiveHolders.condition(except: "p.node", deadAfter: "p.dead_after"))
             """,
             logger: logger
         )
@@ -49,10 +50,12 @@ extension CenterStore {
             """
             WITH v AS (
                 SELECT * FROM unnest(\(copies.map(\.messageID))::bigint[], \(copies.map(\.deviceID))::bigint[]) AS v(message_id, device_id)
+            ), p AS (
+                SELECT \(node)::text AS node, \(deadAfter.intervalSeconds)::double precision AS dead_after
             ), held AS (
-                SELECT s.device_id, s.node_id FROM device_sessions s JOIN nodes n ON n.node_id = s.node_id
-                WHERE s.device_id IN (SELECT device_id FROM v) AND s.node_id <> \(node)
-                  AND n.heartbeat_at > now() - make_interval(secs => \(deadAfter.intervalSeconds))
+                SELECT s.device_id, s.node_id FROM p, device_sessions s JOIN nodes n ON n.node_id = s.node_id
+                WHERE s.device_id IN (SELECT device_id FROM v)
+                  AND \(unescaped: LiveHolders.condition(except: "p.node", deadAfter: "p.dead_after"))
             ), routed AS (
                 INSERT INTO node_routes (node_id, message_id, device_ids, hops)
                 SELECT h.node_id, v.message_id, array_agg(v.device_id ORDER BY v.device_id), \(Int32(hops))

@@ -103,9 +103,10 @@ struct AcceptPushesStatement: PostgresPreparedStatement {
             SELECT n.k, n.device_id, se.node_id FROM numbered n
                 JOIN input i ON i.idx = n.k
                 JOIN devices d ON d.id = n.device_id
-                JOIN device_sessions se ON se.device_id = n.device_id AND se.node_id <> $16::text
+                JOIN device_sessions se ON se.device_id = n.device_id
                 JOIN nodes nd ON nd.node_id = se.node_id
-            WHERE $17::double precision > 0 AND nd.heartbeat_at > now() - make_interval(secs => $17::double precision)
+            WHERE $17::double precision > 0
+              AND \(LiveHolders.condition(session: "se", node: "nd", except: "$16::text", deadAfter: "$17::double precision"))
               -- The route planner's rule, answered in Swift for both states of the device.
               AND CASE WHEN d.in_background THEN i.travels_bg ELSE i.travels_fg END
         ), routed AS (
