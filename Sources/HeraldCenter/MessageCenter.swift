@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import HeraldCore
 import HeraldGateway
+import HeraldRouting
 import HeraldStore
 import Logging
 import NIOConcurrencyHelpers
@@ -322,7 +323,18 @@ public final class MessageCenter: Service, Sendable {
         if message.expiresAt <= Date() || !message.isLive {
             updates = retries.map { DeliveryUpdate(deviceID: $0.target.deviceID, state: .expired, event: prepared.event()) }
         } else {
-            updates = await withTaskGroup(of: [DeliveryUpdate].self) { group in
+            // Planned again with the device as it is now: a token that died meanwhile (another
+            // copy's answer, a new registration) gets no retry; the copy waits in the inbox.
+            var sendable: [DueRetry] = []
+            for retry in retries {
+                switch RoutePlanner.fallback(prepared.facts, retry.target.facts, acknowledged: false) {
+                case .apns: sendable.append(retry)
+                case .inbox, .delivered: updates.append(DeliveryUpdate(deviceID: retry.target.deviceID, state: .waiting))
+                case .expire: updates.append(DeliveryUpdate(deviceID: retry.target.deviceID, state: .expired))
+                }
+            }
+            let retries = sendable
+            updates += await withTaskGroup(of: [DeliveryUpdate].self) { group in
                 for (attempts, copies) in Dictionary(grouping: retries, by: \.attempts) {
                     group.addTask { await self.router.sendToAPNs(prepared, targets: copies.map(\.target), attempts: attempts) }
                 }

@@ -50,6 +50,30 @@ import Testing
         }
     }
 
+    /// A retry is routed again with the device as it is when it is due: a token that died
+    /// meanwhile (as another copy's Unregistered marks it) gets no retry; the copy waits in
+    /// the inbox for the device's next connection, with no retry left pending.
+    @Test func aRetryForATokenThatDiedMeanwhileIsNotSent() async throws {
+        try await TestNode.run { test in
+            let token = TestNode.token(871)
+            _ = try await test.register(token: token, alias: "dying")
+            test.sandbox.setFault(.serviceUnavailable, forDevice: token)
+            let sent = try await test.push(["audience": ["alias": ["dying"]], "notification": ["alert": "too late"]])
+            try await waitFor("the copy to wait for a retry", timeout: .seconds(10)) {
+                (try? await deliveries(test, sent.msgID, state: "waiting")) == 1
+            }
+            let refusals = test.sandbox.rejections.count { $0.deviceToken == token }
+            try await test.stores.sql.query("UPDATE devices SET token_valid = false, token_invalidated_at = now()")
+            test.sandbox.setFault(nil, forDevice: token)
+            try await waitFor("the retry to be handled", timeout: .seconds(60)) {
+                (try? await test.count("deliveries WHERE next_attempt_at IS NOT NULL")) == 0
+            }
+            #expect(try await deliveries(test, sent.msgID, state: "waiting") == 1)
+            #expect(test.sandbox.rejections.count { $0.deviceToken == token } == refusals)
+            #expect(test.apnsReceived(token).isEmpty)
+        }
+    }
+
     /// A retry whose request APNs never answers holds only itself: a retry due after it
     /// goes out while it still waits for its answer (retries were claimed a batch at a
     /// time, each batch waiting for its slowest send).
