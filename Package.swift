@@ -162,6 +162,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `fcm-sandbox`: the FCM sandbox as a server, for the benchmarks and the checks of
+        // other implementations (google-auth, cryptography).
+        .executableTarget(
+            name: "fcm-sandbox",
+            dependencies: [
+                "HeraldFCMSandbox",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `herald-apns-bench`: HeraldAPNs against the sandbox, and aioapns as the peer.
         .executableTarget(
             name: "herald-apns-bench",
@@ -197,6 +208,39 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The FCM channel: HTTP v1 sends over AsyncHTTPClient's HTTP/2 pool, service-account
+        // access tokens, FCM's error table.
+        .target(
+            name: "HeraldFCM",
+            dependencies: [
+                "HeraldCore", "HeraldRouting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A conformant FCM server (token endpoint and messages:send): tests, local runs, benchmarks.
+        .target(
+            name: "HeraldFCMSandbox",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `herald-device`: registers, connects and prints what it receives.
         .executableTarget(
             name: "herald-device",
@@ -211,8 +255,9 @@ let package = Package(
         .executableTarget(
             name: "heraldctl",
             dependencies: [
-                // `apns send` talks to APNs itself, with the client the message center uses.
-                "HeraldCore", "HeraldAPNs",
+                // `apns send` and `fcm send` talk to APNs and FCM themselves, with the clients
+                // the message center uses.
+                "HeraldCore", "HeraldAPNs", "HeraldFCM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -275,6 +320,8 @@ let package = Package(
                 "HeraldAPI",
                 "HeraldAPNs",
                 "HeraldAPNsSandbox",
+                "HeraldFCM",
+                "HeraldFCMSandbox",
                 "HeraldCenter",
                 "HeraldCore",
                 "HeraldGateway",
@@ -378,6 +425,19 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "HeraldFCMTests",
+            dependencies: [
+                "HeraldCore", "HeraldFCM", "HeraldFCMSandbox", "HeraldRouting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "HeraldRoutingTests",
             dependencies: ["HeraldCore", "HeraldRouting"],
             swiftSettings: testSwiftSettings
@@ -451,7 +511,7 @@ let package = Package(
             dependencies: [
                 "HeraldNodeTesting", "HeraldNode",
                 "HeraldAPI", "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCenter", .product(name: "HeraldKit", package: "apple"), "HeraldCore",
-                "HeraldGateway",
+                "HeraldFCMSandbox", "HeraldGateway",
                 "HeraldStore", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

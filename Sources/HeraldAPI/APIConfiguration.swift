@@ -43,6 +43,9 @@ public struct APIConfiguration: Sendable {
     /// APNs credentials tried before the console saves them (``APNsDryRun`` of the node's
     /// APNs routing): nil when APNs took them, else why not. Nil: not tried.
     public var apnsCheck: (@Sendable (APNsCredentials) async -> String?)?
+    /// An FCM service account tried at its token endpoint before it is stored (where the
+    /// center will ask): nil when it took it, else why not. Nil: not tried.
+    public var fcmCheck: (@Sendable (FCMServiceAccount) async -> String?)?
     /// Signing in through an OpenID Connect provider; nil: passwords only.
     public var oidc: OIDCConfiguration?
 

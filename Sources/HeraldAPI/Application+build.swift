@@ -42,6 +42,7 @@ public func buildRouter(
         apnsDestination: configuration.apnsDestination,
         defaultRateLimit: configuration.rateLimit.defaultPerMinute
     ).register(on: &routes)
+    FCMRoutes(store: store, auth: auth, body: body, check: configuration.fcmCheck).register(on: &routes)
     DeviceRoutes(store: store, auth: auth, body: body).register(on: &routes)
     ReceiptRoutes(store: store, auth: auth, body: body).register(on: &routes)
     DeviceImportRoutes(store: store, auth: auth, batchSize: configuration.importBatchSize).register(on: &routes)

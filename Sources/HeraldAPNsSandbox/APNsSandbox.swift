@@ -61,7 +61,7 @@ public final class APNsSandbox: Sendable {
         var material: TLSMaterial?
         var certificatePEM: String?
         if configuration.transport == .tls {
-            let identity = try SandboxCertificate.make()
+            let identity = try LocalTLSIdentity.make(organization: "Herald APNs Sandbox")
             certificatePEM = identity.certificatePEM
             let certificate = try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)
             let key = try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)

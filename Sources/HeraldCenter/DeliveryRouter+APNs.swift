@@ -278,7 +278,7 @@ extension DeliveryRouter {
     /// per attempt up to ``CenterConfiguration/apnsMaxRetryDelay``, less up to a fifth at
     /// random so copies refused together don't come back together), whichever is longer.
     /// `attempted`: a request went to APNs (a refusal by the open circuit is none).
-    private func retry(
+    func retry(
         _ target: FanOutTarget,
         reason: String,
         attempts: Int,
@@ -328,6 +328,7 @@ extension FanOutTarget {
             platform: platform,
             hasAPNsToken: apnsToken != nil,
             hasVoIPToken: voipToken != nil,
+            hasFCMToken: fcmToken != nil,
             tokenValid: tokenValid,
             apnsEnvironment: apnsEnvironment,
             inBackground: inBackground

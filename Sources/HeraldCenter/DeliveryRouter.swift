@@ -26,6 +26,8 @@ struct DeliveryRouter: Sendable {
     let recorder: GroupCommit<(messageID: Int64, update: DeliveryUpdate), Bool>
     /// Recall pushes sent lately: one per device and recall.
     let recentRecalls = RecentRecallPushes(window: .seconds(600))
+    /// The channels other than MQTT and APNs, by name (``HeraldRouting/DeliveryChannel``).
+    let channels: [String: any DeliveryChannel]
 
     init(
         store: CenterStore,
@@ -34,8 +36,10 @@ struct DeliveryRouter: Sendable {
         configuration: CenterConfiguration,
         metrics: CenterMetrics,
         cluster: ClusterMembership?,
+        channels: [any DeliveryChannel] = [],
         logger: Logger
     ) {
+        self.channels = Dictionary(channels.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.cluster = cluster
         self.store = store
         self.gateway = gateway
@@ -206,6 +210,7 @@ struct DeliveryRouter: Sendable {
     private func updates(_ prepared: Prepared, targets: [FanOutTarget], outcomes: [Int64: DeliveryOutcome]) async -> [DeliveryUpdate] {
         var updates: [DeliveryUpdate] = []
         var fallbacks: [FanOutTarget] = []
+        var fcm: [FanOutTarget] = []
         for target in targets {
             let outcome = outcomes[target.deviceID]
             switch RoutePlanner.fallback(prepared.facts, target.facts, acknowledged: outcome == .acknowledged) {
@@ -213,6 +218,8 @@ struct DeliveryRouter: Sendable {
                 updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp, event: prepared.event()))
             case .apns:
                 fallbacks.append(target)
+            case .fcm:
+                fcm.append(target)
             case .inbox, .expire:
                 updates.append(
                     DeliveryUpdate(
@@ -224,14 +231,15 @@ struct DeliveryRouter: Sendable {
             }
         }
         metrics.tcpDelivered(updates.count { $0.state == .tcp })
-        return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0))
+        async let overFCM = send(prepared, over: RoutePlanner.Route.fcm.channel!, targets: fcm, attempts: 0)
+        return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0)) + (await overFCM)
     }
 }
 
 extension DeliveryRouter.Prepared {
     /// What a copy's events add (nil when the message records none).
-    func event(apnsID: UUID? = nil, apnsStatus: Int? = nil, sentOverTCP: Bool = false) -> DeliveryUpdate.EventDetail? {
-        recordsEvents ? DeliveryUpdate.EventDetail(apnsID: apnsID, apnsStatus: apnsStatus, sentOverTCP: sentOverTCP) : nil
+    func event(apnsID: UUID? = nil, apnsStatus: Int? = nil, sentOverTCP: Bool = false, channel: String? = nil) -> DeliveryUpdate.EventDetail? {
+        recordsEvents ? DeliveryUpdate.EventDetail(apnsID: apnsID, apnsStatus: apnsStatus, sentOverTCP: sentOverTCP, channel: channel) : nil
     }
 }
 

@@ -45,6 +45,7 @@ public final class MessageCenter: Service, Sendable {
         faults: CenterFaults = CenterFaults(),
         cluster: ClusterMembership? = nil,
         eventLog: EventStore? = nil,
+        channels: [any DeliveryChannel] = [],
         logger: Logger
     ) {
         self.configuration = configuration
@@ -82,6 +83,7 @@ public final class MessageCenter: Service, Sendable {
             configuration: configuration,
             metrics: metrics,
             cluster: cluster,
+            channels: channels,
             logger: logger
         )
         self.router = router
@@ -326,9 +328,16 @@ public final class MessageCenter: Service, Sendable {
             // Planned again with the device as it is now: a token that died meanwhile (another
             // copy's answer, a new registration) gets no retry; the copy waits in the inbox.
             var sendable: [DueRetry] = []
+            var overChannels: [String: [DueRetry]] = [:]
             for retry in retries {
-                switch RoutePlanner.fallback(prepared.facts, retry.target.facts, acknowledged: false) {
+                let route = RoutePlanner.fallback(prepared.facts, retry.target.facts, acknowledged: false)
+                if let channel = route.channel {
+                    overChannels[channel, default: []].append(retry)
+                    continue
+                }
+                switch route {
                 case .apns: sendable.append(retry)
+                case .fcm: break
                 case .inbox, .delivered: updates.append(DeliveryUpdate(deviceID: retry.target.deviceID, state: .waiting))
                 case .expire: updates.append(DeliveryUpdate(deviceID: retry.target.deviceID, state: .expired))
                 }
@@ -337,6 +346,11 @@ public final class MessageCenter: Service, Sendable {
             updates += await withTaskGroup(of: [DeliveryUpdate].self) { group in
                 for (attempts, copies) in Dictionary(grouping: retries, by: \.attempts) {
                     group.addTask { await self.router.sendToAPNs(prepared, targets: copies.map(\.target), attempts: attempts) }
+                }
+                for (channel, due) in overChannels {
+                    for (attempts, copies) in Dictionary(grouping: due, by: \.attempts) {
+                        group.addTask { await self.router.send(prepared, over: channel, targets: copies.map(\.target), attempts: attempts) }
+                    }
                 }
                 var updates: [DeliveryUpdate] = []
                 for await some in group { updates += some }

@@ -63,7 +63,7 @@ public struct HeraldNode: Sendable {
         logger: Logger
     ) {
         let database = configuration.database
-        let (api, gatewayConfiguration, centerConfiguration) = configuration.resolved
+        var (api, gatewayConfiguration, centerConfiguration) = configuration.resolved
         let durable = DurablePool(
             url: database.url,
             maximumConnections: database.poolSize,
@@ -105,6 +105,9 @@ public struct HeraldNode: Sendable {
             probe: DirectContactProbe(url: database.url, logger: logger),
             logger: logger
         )
+        // The channels beside MQTT and APNs (issue #32): FCM.
+        let fcm = FCMService(routing: configuration.fcm, store: stores.center.fcm, logger: logger)
+        api.fcmCheck = { await fcm.refusal(of: $0) }
         let center = MessageCenter(
             configuration: centerConfiguration,
             store: stores.center,
@@ -113,6 +116,7 @@ public struct HeraldNode: Sendable {
             faults: faults,
             cluster: membership,
             eventLog: stores.events,
+            channels: [fcm.channel],
             logger: logger
         )
         let scheduler = Scheduler(configuration: centerConfiguration, store: stores.api, center: stores.center, logger: logger)
@@ -137,7 +141,7 @@ public struct HeraldNode: Sendable {
             registry: registry,
             // Shut down in reverse: the center finishes what it claimed, the gateway closes
             // its connections, the node leaves the cluster, the pools close.
-            services: [durable, delivery, eventsPool, membership, gateway] + services + [center, scheduler, figures],
+            services: [durable, delivery, eventsPool, membership, gateway, fcm] + services + [center, scheduler, figures],
             fannedOutPushes: center,
             outbound: OutboundClient(rule: centerConfiguration.outbound),
             draining: { membership.isDraining },

@@ -45,6 +45,8 @@ public struct HeraldNodeConfiguration: Sendable {
     public var api: APIConfiguration
     public var gateway: GatewayConfiguration
     public var center: CenterConfiguration
+    /// Where FCM traffic goes (Google unless a local sandbox is named).
+    public var fcm: FCMRouting = .google
 
     public init(
         database: Database,

@@ -27,10 +27,17 @@ public enum RoutePlanner {
         case delivered
         /// To APNs, in this environment.
         case apns(APNsRoute)
+        /// To Firebase Cloud Messaging (an Android device with an FCM token).
+        case fcm
         /// Left in the device's inbox for its next connection.
         case inbox
         /// Not stored (a time to live of 0, or a Live Activity) and not delivered.
         case expire
+
+        /// The name of the ``DeliveryChannel`` that carries the route, for those one does.
+        public var channel: String? {
+            if case .fcm = self { "fcm" } else { nil }
+        }
     }
 
     /// The rule under both steps: a copy may travel over an MQTT connection (here or on a
@@ -68,6 +75,7 @@ public enum RoutePlanner {
     public static func fallback(_ message: MessageFacts, _ device: DeviceFacts, acknowledged: Bool) -> Route {
         if acknowledged { return .delivered }
         if message.reachesApple, canUseAPNs(message, device) { return .apns(APNsRoute(message, device)) }
+        if canUseFCM(message, device) { return .fcm }
         return message.stored ? .inbox : .expire
     }
 
@@ -79,6 +87,13 @@ public enum RoutePlanner {
         guard device.platform.usesAPNs, device.tokenValid else { return false }
         if message.hasVoIPCompanion, device.hasVoIPToken { return true }
         return message.pushType == .voip ? device.hasVoIPToken : device.hasAPNsToken
+    }
+
+    /// Whether FCM can carry the copy: something for Android (a notification for it, or an
+    /// in-app message, sent as FCM data) to an Android device with an FCM token. Never a
+    /// Live Activity.
+    public static func canUseFCM(_ message: MessageFacts, _ device: DeviceFacts) -> Bool {
+        message.reachesAndroid && device.platform == .android && device.hasFCMToken
     }
 
     /// Whether a recall command can go to the device through APNs (a silent push to its
@@ -116,6 +131,9 @@ public struct MessageFacts: Sendable, Hashable {
     /// them, or a Live Activity update).
     public var reachesApple: Bool
     public var isLiveActivity: Bool
+    /// Whether Android devices have something of it to get from FCM: a notification for
+    /// them (its Android part or `alert`), or an in-app message.
+    public var reachesAndroid: Bool
     /// Kept in the inboxes (a time to live above 0; never a Live Activity).
     public var stored: Bool
     public var pushType: IOSPushType
@@ -126,6 +144,7 @@ public struct MessageFacts: Sendable, Hashable {
         hasNotification: Bool,
         reachesApple: Bool,
         isLiveActivity: Bool,
+        reachesAndroid: Bool = false,
         stored: Bool,
         pushType: IOSPushType = .alert,
         hasVoIPCompanion: Bool = false,
@@ -134,6 +153,7 @@ public struct MessageFacts: Sendable, Hashable {
         self.hasNotification = hasNotification
         self.reachesApple = reachesApple
         self.isLiveActivity = isLiveActivity
+        self.reachesAndroid = reachesAndroid
         self.stored = stored
         self.pushType = pushType
         self.hasVoIPCompanion = hasVoIPCompanion
@@ -146,6 +166,8 @@ public struct MessageFacts: Sendable, Hashable {
             hasNotification: push.notification != nil,
             reachesApple: push.notification?.reachesApple == true || isLiveActivity,
             isLiveActivity: isLiveActivity,
+            reachesAndroid: !isLiveActivity
+                && (push.message != nil || push.notification.map { $0.alert != nil || $0.android != nil } == true),
             stored: push.timeToLive > 0 && !isLiveActivity,
             pushType: push.pushType,
             hasVoIPCompanion: push.hasVoIPCompanion,
@@ -159,6 +181,8 @@ public struct DeviceFacts: Sendable, Hashable {
     public var platform: Platform
     public var hasAPNsToken: Bool
     public var hasVoIPToken: Bool
+    /// It registered a Firebase Cloud Messaging token (Android).
+    public var hasFCMToken: Bool
     /// False once APNs said its token is dead.
     public var tokenValid: Bool
     public var apnsEnvironment: APNsEnvironment?
@@ -169,6 +193,7 @@ public struct DeviceFacts: Sendable, Hashable {
         platform: Platform,
         hasAPNsToken: Bool = false,
         hasVoIPToken: Bool = false,
+        hasFCMToken: Bool = false,
         tokenValid: Bool = true,
         apnsEnvironment: APNsEnvironment? = nil,
         inBackground: Bool = false
@@ -176,6 +201,7 @@ public struct DeviceFacts: Sendable, Hashable {
         self.platform = platform
         self.hasAPNsToken = hasAPNsToken
         self.hasVoIPToken = hasVoIPToken
+        self.hasFCMToken = hasFCMToken
         self.tokenValid = tokenValid
         self.apnsEnvironment = apnsEnvironment
         self.inBackground = inBackground

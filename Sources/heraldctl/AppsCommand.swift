@@ -6,7 +6,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Create, list, change and delete apps; set their APNs credentials (admin token).",
-        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self, APNsCommand.self, SMSCommand.self]
+        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self, APNsCommand.self, FCMCommand.self, SMSCommand.self]
     )
 
     struct List: AsyncParsableCommand {

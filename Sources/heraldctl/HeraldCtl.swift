@@ -43,6 +43,7 @@ struct HeraldCtl: AsyncParsableCommand {
             AuditCommand.self,
             ConfigCommand.self,
             APNsToolCommand.self,
+            FCMToolCommand.self,
             DoctorCommand.self,
         ]
     )

@@ -27,7 +27,7 @@ struct ProgressBar {
         let barWidth = max(10, min(40, width - counts.count - 10))
         let segments = [
             Segment(count: report.deliveredTCP, plain: "#", block: "█", code: "\u{1B}[32m"),
-            Segment(count: report.sentAPNs, plain: "=", block: "█", code: "\u{1B}[36m"),
+            Segment(count: report.sentAPNs + report.sentFCM, plain: "=", block: "█", code: "\u{1B}[36m"),
             Segment(count: report.failedAPNs, plain: "x", block: "█", code: "\u{1B}[31m"),
             Segment(count: report.waiting, plain: "+", block: "▒", code: "\u{1B}[33m"),
             Segment(count: report.expired + report.recalled + report.replaced, plain: "~", block: "▒", code: "\u{1B}[90m"),
@@ -66,7 +66,10 @@ struct ProgressBar {
             "targeted \(report.targeted)", "tcp \(report.deliveredTCP)", "apns \(report.sentAPNs)",
             "failed \(report.failedAPNs)", "waiting \(report.waiting)", "opened \(report.opened)",
         ]
-        for (name, value) in [("pending", report.pending), ("expired", report.expired), ("recalled", report.recalled), ("replaced", report.replaced)]
+        for (name, value) in [
+            ("fcm", report.sentFCM), ("pending", report.pending), ("expired", report.expired), ("recalled", report.recalled),
+            ("replaced", report.replaced),
+        ]
         where value > 0 {
             parts.append("\(name) \(value)")
         }

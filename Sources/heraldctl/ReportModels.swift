@@ -46,6 +46,8 @@ struct ReceivedReport: Decodable, Equatable {
     var pending = 0
     var deliveredTCP = 0
     var sentAPNs = 0
+    /// Copies FCM took.
+    var sentFCM = 0
     var failedAPNs = 0
     /// Failed copies by APNs reason.
     var apnsFailures: [String: Int] = [:]
@@ -63,6 +65,7 @@ struct ReceivedReport: Decodable, Equatable {
         case messageID = "msg_id"
         case deliveredTCP = "tcp_delivered"
         case sentAPNs = "apns_sent"
+        case sentFCM = "fcm_sent"
         case failedAPNs = "apns_failed"
         case apnsFailures = "apns_failures"
     }
@@ -83,6 +86,7 @@ struct ReceivedReport: Decodable, Equatable {
         pending = try count(.pending)
         deliveredTCP = try count(.deliveredTCP)
         sentAPNs = try count(.sentAPNs)
+        sentFCM = try count(.sentFCM)
         failedAPNs = try count(.failedAPNs)
         waiting = try count(.waiting)
         opened = try count(.opened)
@@ -98,8 +102,8 @@ struct ReceivedReport: Decodable, Equatable {
         }
     }
 
-    /// Copies that reached an end: delivered, handed to APNs, failed, expired, recalled or replaced.
-    var settled: Int { deliveredTCP + sentAPNs + failedAPNs + expired + recalled + replaced }
+    /// Copies that reached an end: delivered, handed to APNs or FCM, failed, expired, recalled or replaced.
+    var settled: Int { deliveredTCP + sentAPNs + sentFCM + failedAPNs + expired + recalled + replaced }
 
     /// `BadDeviceToken 3, Unregistered 1`, most frequent first.
     var failureSummary: String {

@@ -89,16 +89,17 @@ struct StatusCommand: AsyncParsableCommand {
         try output.emit(response) { () throws(CLIError) in
             if reports.isEmpty { return "" }
             var table = TableRenderer([
-                "MSG_ID", "TARGETED", "PENDING", "TCP", "APNS", "FAILED", "WAITING", "OPENED", "RECALLED", "REPLACED", "EXPIRED", "DONE",
+                "MSG_ID", "TARGETED", "PENDING", "TCP", "APNS", "FCM", "FAILED", "WAITING", "OPENED", "RECALLED", "REPLACED", "EXPIRED", "DONE",
             ])
             for report in reports {
                 let counts = [
-                    report.targeted, report.pending, report.deliveredTCP, report.sentAPNs, report.failedAPNs, report.waiting, report.opened,
+                    report.targeted, report.pending, report.deliveredTCP, report.sentAPNs, report.sentFCM, report.failedAPNs, report.waiting,
+                    report.opened,
                     report.recalled, report.replaced, report.expired,
                 ]
                 table.append([report.messageID] + counts.map(String.init) + [report.done ? "yes" : "no"])
             }
-            let failures = reports.filter { !$0.apnsFailures.isEmpty }.map { "apns failures of \($0.messageID): \($0.failureSummary)" }
+            let failures = reports.filter { !$0.apnsFailures.isEmpty }.map { "push service failures of \($0.messageID): \($0.failureSummary)" }
             return ([table.render()] + failures).joined(separator: "\n")
         }
         if !missing.isEmpty {

@@ -106,7 +106,7 @@ import Testing
             let table = try await test.heraldctl("status", msgID)
             #expect(table.status == 0, "\(table)")
             let row = table.stdout.split(separator: "\n").last.map { $0.split(separator: " ").map(String.init) }
-            #expect(row == [msgID, "1", "0", "0", "1", "0", "0", "0", "0", "0", "0", "yes"])
+            #expect(row == [msgID, "1", "0", "0", "1", "0", "0", "0", "0", "0", "0", "0", "yes"])
 
             let devices = try await test.heraldctl("status", msgID, "--rid", device.registrationID, "--rid", other.registrationID)
             #expect(devices.status == 0, "\(devices)")

@@ -34,6 +34,17 @@ import Testing
     static let iPhoneVoIPOnly = DeviceFacts(platform: .ios, hasVoIPToken: true)
     static let iPhoneSandbox = DeviceFacts(platform: .ios, hasAPNsToken: true, apnsEnvironment: .sandbox)
     static let android = DeviceFacts(platform: .android)
+    static let androidWithFCM = DeviceFacts(platform: .android, hasFCMToken: true)
+    static let forAndroid = MessageFacts(hasNotification: true, reachesApple: true, isLiveActivity: false, reachesAndroid: true, stored: true)
+    static let forAndroidNotStored = MessageFacts(
+        hasNotification: true,
+        reachesApple: true,
+        isLiveActivity: false,
+        reachesAndroid: true,
+        stored: false
+    )
+    static let inAppForAndroid = MessageFacts(hasNotification: false, reachesApple: false, isLiveActivity: false, reachesAndroid: true, stored: true)
+    static let appleOnly = MessageFacts(hasNotification: true, reachesApple: true, isLiveActivity: false, reachesAndroid: false, stored: true)
     static let androidInBackground = DeviceFacts(platform: .android, inBackground: true)
 
     struct FirstHopRow: Sendable, CustomTestStringConvertible {
@@ -115,7 +126,38 @@ import Testing
         ),
         .init(rule: "an in-app message never goes to APNs", message: inAppOnly, device: iPhone, acknowledged: false, route: .inbox),
         .init(rule: "a notification with nothing for Apple: the inbox", message: androidOnly, device: iPhone, acknowledged: false, route: .inbox),
-        .init(rule: "Android: the inbox (no channel for it yet)", message: notification, device: android, acknowledged: false, route: .inbox),
+        .init(rule: "Android without an FCM token: the inbox", message: forAndroid, device: android, acknowledged: false, route: .inbox),
+        .init(rule: "Android with an FCM token: FCM", message: forAndroid, device: androidWithFCM, acknowledged: false, route: .fcm),
+        .init(
+            rule: "Android acknowledged over MQTT: never FCM too",
+            message: forAndroid,
+            device: androidWithFCM,
+            acknowledged: true,
+            route: .delivered
+        ),
+        .init(
+            rule: "not stored, Android with a token: FCM still",
+            message: forAndroidNotStored,
+            device: androidWithFCM,
+            acknowledged: false,
+            route: .fcm
+        ),
+        .init(
+            rule: "an in-app message to Android: FCM (as data)",
+            message: inAppForAndroid,
+            device: androidWithFCM,
+            acknowledged: false,
+            route: .fcm
+        ),
+        .init(rule: "nothing for Android (iOS part only): the inbox", message: appleOnly, device: androidWithFCM, acknowledged: false, route: .inbox),
+        .init(
+            rule: "an iPhone never goes to FCM",
+            message: forAndroid,
+            device: DeviceFacts(platform: .ios, hasFCMToken: true),
+            acknowledged: false,
+            route: .inbox
+        ),
+        .init(rule: "a Live Activity never goes to FCM", message: liveActivity, device: androidWithFCM, acknowledged: false, route: .expire),
         .init(rule: "a VoIP push to a VoIP token", message: voip, device: iPhoneVoIPOnly, acknowledged: false, route: production),
         .init(rule: "a VoIP push without a VoIP token: the inbox", message: voip, device: iPhone, acknowledged: false, route: .inbox),
         .init(
@@ -205,6 +247,17 @@ import Testing
             from: Data(#"{"platform": "all", "audience": "all", "message": {"msg_content": "in app"}}"#.utf8)
         )
         let inApp = MessageFacts(try message.validated())
-        #expect(!inApp.hasNotification && !inApp.reachesApple && inApp.stored)
+        #expect(!inApp.hasNotification && !inApp.reachesApple && inApp.stored && inApp.reachesAndroid)
+        let iosOnly = try JSONDecoder().decode(
+            PushRequest.self,
+            from: Data(#"{"platform": "all", "audience": "all", "notification": {"ios": {"alert": "hi"}}}"#.utf8)
+        )
+        #expect(!MessageFacts(try iosOnly.validated()).reachesAndroid)
+        #expect(facts.reachesAndroid)
+    }
+
+    @Test func onlyFCMRoutesNameAChannel() {
+        #expect(RoutePlanner.Route.fcm.channel == "fcm")
+        #expect([RoutePlanner.Route.delivered, .inbox, .expire, Self.production].allSatisfy { $0.channel == nil })
     }
 }

@@ -11,10 +11,12 @@ struct RegisterDeviceRequest: Decodable {
     var apnsEnvironment: String?
     var timeZone: String?
     var language: String?
+    var fcmToken: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case language
         case platform
+        case fcmToken = "fcm_token"
         case appKey = "app_key"
         case apnsToken = "apns_token"
         case voipToken = "voip_token"
@@ -31,6 +33,7 @@ struct RegisterDeviceRequest: Decodable {
         apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
         language = try container.decodeIfPresent(String.self, forKey: .language)
+        fcmToken = try container.decodeIfPresent(String.self, forKey: .fcmToken)
     }
 
     func validated() throws(HeraldError) -> (appKey: String, registration: DeviceRegistration) {
@@ -47,6 +50,9 @@ struct RegisterDeviceRequest: Decodable {
         if !platform.usesAPNs, apnsToken != nil || voipToken != nil {
             throw .invalidField("apns_token", "only Apple platforms have APNs tokens")
         }
+        if platform != .android, fcmToken != nil {
+            throw .invalidField("fcm_token", "only Android devices have FCM tokens")
+        }
         return (
             appKey,
             DeviceRegistration(
@@ -55,7 +61,8 @@ struct RegisterDeviceRequest: Decodable {
                 voipToken: try voipToken.map { token throws(HeraldError) in try Validation.apnsToken(token, field: "voip_token") },
                 apnsEnvironment: environment,
                 timeZone: try timeZone.map { zone throws(HeraldError) in try Validation.timeZone(zone, field: "time_zone").identifier },
-                language: try language.map { tag throws(HeraldError) in try Validation.language(tag, field: "language") }
+                language: try language.map { tag throws(HeraldError) in try Validation.language(tag, field: "language") },
+                fcmToken: try fcmToken.map { token throws(HeraldError) in try Validation.fcmToken(token, field: "fcm_token") }
             )
         )
     }
@@ -73,6 +80,7 @@ struct UpdateDeviceRequest: Decodable {
     var alias: DeviceChange.Update<String>?
     var apnsToken: DeviceChange.Update<String>?
     var voipToken: DeviceChange.Update<String>?
+    var fcmToken: DeviceChange.Update<String>?
     var apnsEnvironment: String?
     var mobile: DeviceChange.Update<String>?
     var timeZone: DeviceChange.Update<String>?
@@ -85,6 +93,7 @@ struct UpdateDeviceRequest: Decodable {
         case language
         case apnsToken = "apns_token"
         case voipToken = "voip_token"
+        case fcmToken = "fcm_token"
         case apnsEnvironment = "apns_environment"
     }
 
@@ -115,6 +124,7 @@ struct UpdateDeviceRequest: Decodable {
         alias = try Self.nullable(container, .alias)
         apnsToken = try Self.nullable(container, .apnsToken)
         voipToken = try Self.nullable(container, .voipToken)
+        fcmToken = try Self.nullable(container, .fcmToken)
         apnsEnvironment = try container.decodeIfPresent(String.self, forKey: .apnsEnvironment)
         mobile = try Self.nullable(container, .mobile)
         timeZone = try Self.nullable(container, .timeZone)
@@ -156,6 +166,11 @@ struct UpdateDeviceRequest: Decodable {
         switch voipToken {
         case .set(let token): change.voipToken = .set(try Validation.apnsToken(token, field: "voip_token"))
         case .clear: change.voipToken = .clear
+        case nil: break
+        }
+        switch fcmToken {
+        case .set(let token) where !token.isEmpty: change.fcmToken = .set(try Validation.fcmToken(token, field: "fcm_token"))
+        case .set, .clear: change.fcmToken = .clear
         case nil: break
         }
         if let apnsEnvironment {
@@ -210,7 +225,7 @@ struct DeviceResponse: ResponseEncodable {
 
     enum CodingKeys: String, CodingKey {
         case registrationId, platform, alias, tags, apnsToken, apnsEnvironment, voipToken, tokenValid, createdAt, updatedAt
-        case online, node, lastOnlineAt, mobile, timeZone, language, badge
+        case online, node, lastOnlineAt, mobile, timeZone, language, badge, fcmToken
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -232,5 +247,6 @@ struct DeviceResponse: ResponseEncodable {
         try container.encode(device.timeZone, forKey: .timeZone)
         try container.encode(device.language, forKey: .language)
         try container.encode(device.badge, forKey: .badge)
+        try container.encode(device.fcmToken, forKey: .fcmToken)
     }
 }

@@ -49,7 +49,13 @@ struct ReceivedDetailEntry: Encodable {
         let connection = DeliveryBreakdown.Family.allCases.reduce(0) { $0 + breakdown.connection($1).received }
         try container.encode(breakdown.msgID, forKey: .msgID)
         try container.encode(connection, forKey: .jpushReceived)
-        try container.encodeNil(forKey: .androidPNsSent)
+        // Copies sent through Android's vendor channel (FCM); null when there were none, as
+        // JPush has it for an app without one.
+        if breakdown.fcmSent > 0 {
+            try container.encode(breakdown.fcmSent, forKey: .androidPNsSent)
+        } else {
+            try container.encodeNil(forKey: .androidPNsSent)
+        }
         try container.encode(breakdown.apns.sent, forKey: .iosAPNsSent)
         try container.encode(breakdown.apns.received, forKey: .iosAPNsReceived)
         try container.encode(breakdown.appleMessagesReceived, forKey: .iosMsgReceived)

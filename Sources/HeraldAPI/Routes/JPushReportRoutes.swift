@@ -83,7 +83,7 @@ struct JPushReportRoutes {
                 switch (devices.contains(id), statuses[id]?.status) {
                 case (false, _): 2
                 case (true, "not_targeted"), (true, nil): 3
-                case (true, "delivered_tcp"), (true, "sent_apns"): 0
+                case (true, "delivered_tcp"), (true, "sent_apns"), (true, "sent_fcm"): 0
                 default: 1
                 }
             answer[id] = JPushStatusEntry(status: code)

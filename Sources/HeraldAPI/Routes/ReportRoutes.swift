@@ -83,6 +83,8 @@ struct ReportResponse: Encodable {
     /// SMS of `sms_message` sent, and failed.
     var smsSent: Int
     var smsFailed: Int
+    /// Copies FCM took.
+    var fcmSent: Int
     /// What the devices' SDKs reported (receipts).
     var device: Receipts
 
@@ -110,7 +112,7 @@ struct ReportResponse: Encodable {
     enum CodingKeys: String, CodingKey {
         case msgID = "msg_id"
         case targeted, tcpDelivered, apnsSent, apnsFailed, apnsFailures, waiting, opened, recalled, replaced, expired, pending, done
-        case spread, held, dropped, smsSent, smsFailed, device
+        case spread, held, dropped, smsSent, smsFailed, fcmSent, device
     }
 
     init(_ report: MessageReport) {
@@ -132,6 +134,7 @@ struct ReportResponse: Encodable {
         dropped = report.dropped
         smsSent = report.smsSent
         smsFailed = report.smsFailed
+        fcmSent = report.fcmSent
         device = Receipts(report.device)
     }
 }

@@ -46,6 +46,23 @@ public enum Validation {
         return Hex.encode(bytes)
     }
 
+    /// A Firebase Cloud Messaging registration token: what the Android SDK's
+    /// `FirebaseMessaging.getToken()` gives, URL-safe base64 characters and `:`, 20 to
+    /// 4,096 of them (today's are about 160).
+    public static func fcmToken(_ value: String, field: String) throws(HeraldError) -> String {
+        let shaped =
+            (20...4096).contains(value.utf8.count)
+            && value.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+                case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"): true
+                default: false
+                }
+            }
+        guard shaped else { throw .invalidField(field, "must be an FCM registration token (20 to 4096 of A-Z a-z 0-9 - _ :)") }
+        return value
+    }
+
     /// A mobile number in E.164 (`+`, a country code, at most 15 digits in all), as the SMS
     /// fallback sends to it. JPush's numbers are taken too: `00` for `+`, and an 11-digit
     /// number starting with 1, a mainland China mobile number as JPush keeps them, gets

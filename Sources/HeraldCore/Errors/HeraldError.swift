@@ -120,6 +120,8 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
         case userNotFound = 9109
         /// No push waiting for approval with that id in this app.
         case approvalNotFound = 9110
+        /// The app has no FCM credentials (service account).
+        case fcmCredentialsNotFound = 9111
 
         // 92xx: the request meets the current state.
 
@@ -135,6 +137,9 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
 
         /// APNs credentials that don't parse or don't belong together.
         case invalidAPNsCredentials = 9301
+        /// An FCM service account that doesn't parse, is for another project, has a key
+        /// that doesn't sign, or that Google (or the sandbox) refuses.
+        case invalidFCMCredentials = 9302
 
         /// The HTTP status that goes with the code.
         public var httpStatus: Int {
@@ -147,13 +152,13 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .routeNotFound, .appNotFound, .deviceNotFound, .apnsCredentialsNotFound, .messageNotFound, .scheduleNotFound,
                 .webhookNotFound, .smsProviderNotFound, .keyNotFound:
                 404
-            case .categoryNotFound, .userNotFound, .approvalNotFound: 404
+            case .categoryNotFound, .userNotFound, .approvalNotFound, .fcmCredentialsNotFound: 404
             case .methodNotAllowed: 405
             case .conflict: 409
             case .recallWindowClosed: 410
             case .payloadTooLarge: 413
             case .unsupportedMediaType: 415
-            case .invalidAPNsCredentials: 422
+            case .invalidAPNsCredentials, .invalidFCMCredentials: 422
             case .tooManyRequests: 429
             case .unavailable: 503
             }
@@ -194,6 +199,8 @@ public struct HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
             case .recallWindowClosed: "recall_window_closed"
             case .confirmationRequired: "confirmation_required"
             case .invalidAPNsCredentials: "invalid_apns_credentials"
+            case .invalidFCMCredentials: "invalid_fcm_credentials"
+            case .fcmCredentialsNotFound: "fcm_credentials_not_found"
             }
         }
 

@@ -13,11 +13,13 @@ public enum DeliveryEventType: String, Sendable, Hashable, CaseIterable, Codable
     case acknowledged
     /// APNs accepted the notification (with its apns-id and status).
     case sentAPNs = "sent_apns"
-    /// APNs refused the copy for good (with its reason).
+    /// FCM accepted the copy (an Android device not connected).
+    case sentFCM = "sent_fcm"
+    /// APNs or FCM refused the copy for good (with its reason and `channel`).
     case failed
     /// The copy's time to live ran out before any channel took it.
     case expired
-    /// APNs said the device's token is no longer valid.
+    /// APNs or FCM said one of the device's tokens is no longer valid (`token`: apns, voip, fcm).
     case tokenInvalidated = "token_invalidated"
     /// The device reported the user opened the notification.
     case opened

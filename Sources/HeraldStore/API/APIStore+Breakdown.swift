@@ -21,7 +21,8 @@ extension APIStore {
                                      OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq
                                          AND dl.state NOT IN ('recalled', 'replaced', 'expired'))),
               count(*) FILTER (WHERE dl.opened_at IS NOT NULL),
-              count(*) FILTER (WHERE dl.displayed_at IS NOT NULL)
+              count(*) FILTER (WHERE dl.displayed_at IS NOT NULL),
+              count(*) FILTER (WHERE dl.state = 'fcm')
             FROM messages m
             LEFT JOIN deliveries dl ON dl.message_id = m.id
             LEFT JOIN devices d ON d.id = dl.device_id
@@ -32,9 +33,10 @@ extension APIStore {
             logger: logger
         )
         var breakdowns: [String: DeliveryBreakdown] = [:]
-        for try await row in rows.decode((String, Bool, Bool, String?, Bool, Int64, Int64, Int64, Int64, Int64).self) {
-            let (msgID, hasNotification, hasMessage, platform, viaAPNs, target, apnsSent, received, opened, displayed) = row
+        for try await row in rows.decode((String, Bool, Bool, String?, Bool, Int64, Int64, Int64, Int64, Int64, Int64).self) {
+            let (msgID, hasNotification, hasMessage, platform, viaAPNs, target, apnsSent, received, opened, displayed, fcmSent) = row
             var breakdown = breakdowns[msgID] ?? DeliveryBreakdown(msgID: msgID, hasNotification: hasNotification, hasMessage: hasMessage)
+            breakdown.fcmSent += Int(fcmSent)
             if target > 0 {
                 if viaAPNs {
                     breakdown.apns =

@@ -50,6 +50,15 @@ extension APIStore {
                         logger: logger
                     )
                 }
+                if let token = registration.fcmToken {
+                    try await connection.query(
+                        """
+                        UPDATE devices SET fcm_token = NULL, updated_at = now()
+                        WHERE app_id = \(appID) AND fcm_token = \(token) AND id IS DISTINCT FROM \(kept)
+                        """,
+                        logger: logger
+                    )
+                }
                 if let kept, let proof {
                     try await connection.query(
                         """
@@ -57,6 +66,7 @@ extension APIStore {
                             apns_environment = COALESCE(\(environment), apns_environment),
                             voip_token = COALESCE(\(registration.voipToken), voip_token),
                             apns_token = COALESCE(\(registration.apnsToken), apns_token),
+                            fcm_token = COALESCE(\(registration.fcmToken), fcm_token),
                             time_zone = COALESCE(\(registration.timeZone), time_zone),
                             language = COALESCE(\(registration.language), language),
                             token_valid = true, token_invalidated_at = NULL, updated_at = now()
@@ -70,9 +80,9 @@ extension APIStore {
                 try await connection.query(
                     """
                     INSERT INTO devices (app_id, registration_id, platform, secret_hash, apns_token, apns_environment, voip_token, time_zone,
-                                         language)
+                                         language, fcm_token)
                     VALUES (\(appID), \(newID), \(platform), \(secretHash), \(registration.apnsToken), \(environment), \(registration.voipToken),
-                            \(registration.timeZone), \(registration.language))
+                            \(registration.timeZone), \(registration.language), \(registration.fcmToken))
                     """,
                     logger: logger
                 )
@@ -80,7 +90,7 @@ extension APIStore {
             }
         } catch  where Self.sqlState(error) == "23505" {
             // Another registration of the same token committed between our update and insert.
-            throw HeraldError(.conflict, "apns_token: being registered by another request at the same time; try again")
+            throw HeraldError(.conflict, "a token: being registered by another request at the same time; try again")
         }
     }
 
@@ -262,6 +272,19 @@ extension APIStore {
                 logger: logger
             )
         }
+        switch change.fcmToken {
+        case nil:
+            break
+        case .clear:
+            try await connection.query("UPDATE devices SET fcm_token = NULL WHERE id = \(deviceID)", logger: logger)
+        case .set(let token):
+            // As an APNs token: it belongs to the installation that registered it last.
+            try await connection.query(
+                "UPDATE devices SET fcm_token = NULL WHERE app_id = \(appID) AND fcm_token = \(token) AND id <> \(deviceID)",
+                logger: logger
+            )
+            try await connection.query("UPDATE devices SET fcm_token = \(token) WHERE id = \(deviceID)", logger: logger)
+        }
         switch change.voipToken {
         case nil:
             break
@@ -303,7 +326,7 @@ extension APIStore {
                 d.created_at, d.updated_at,
                 COALESCE((SELECT array_agg(t.tag ORDER BY t.tag) FROM device_tags t WHERE t.device_id = d.id), '{}'),
                 n.node_id, CASE WHEN n.node_id IS NOT NULL THEN now() ELSE s.last_seen_at END, d.mobile, d.time_zone,
-                d.mobile_sealed, d.mobile_key, d.language, d.badge
+                d.mobile_sealed, d.mobile_key, d.language, d.badge, d.fcm_token
             FROM devices d
             LEFT JOIN device_sessions s ON s.device_id = d.id
             LEFT JOIN nodes n ON n.node_id = s.node_id
@@ -314,7 +337,7 @@ extension APIStore {
         for try await row in rows.decode(
             (
                 String, String, String?, String?, String?, String?, Bool, Date, Date, [String], String?, Date?, String?, String?, Data?, String?,
-                String?, Int32
+                String?, Int32, String?
             )
             .self
         ) {
@@ -327,6 +350,7 @@ extension APIStore {
                 apnsEnvironment: row.4.flatMap(APNsEnvironment.init(rawValue:)),
                 voipToken: row.5,
                 tokenValid: row.6,
+                fcmToken: row.18,
                 // A number that doesn't open (sealed for another app, or under another key)
                 // is no number.
                 mobile: row.12 ?? (try? MobileSealing.open(row.14, keyID: row.15, appID: appID, sealer: sealer)) ?? nil,

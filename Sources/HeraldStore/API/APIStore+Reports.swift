@@ -31,7 +31,8 @@ extension APIStore {
               count(*) FILTER (WHERE dl.received_at IS NOT NULL),
               count(*) FILTER (WHERE dl.displayed_at IS NOT NULL),
               count(*) FILTER (WHERE dl.dismissed_at IS NOT NULL),
-              count(*) FILTER (WHERE dl.dropped_at IS NOT NULL)
+              count(*) FILTER (WHERE dl.dropped_at IS NOT NULL),
+              count(*) FILTER (WHERE dl.state = 'fcm')
             FROM messages m
             LEFT JOIN deliveries dl ON dl.message_id = m.id
             LEFT JOIN device_acks a ON a.device_id = dl.device_id
@@ -73,6 +74,7 @@ extension APIStore {
             reports[msgID]?.device.delivered = try count(18)
             reports[msgID]?.device.displayed = try count(19)
             reports[msgID]?.device.dismissed = try count(20)
+            reports[msgID]?.fcmSent = try count(22)
             reports[msgID]?.device.dropped = try count(21)
         }
         let actions = try await client.query(

@@ -5,7 +5,7 @@ import PostgresNIO
 /// What became of one copy, to be recorded.
 public struct DeliveryUpdate: Sendable, Hashable {
     public enum State: String, Sendable, Hashable {
-        case tcp, apns, waiting, failed, expired
+        case tcp, apns, fcm, waiting, failed, expired
     }
 
     public var deviceID: Int64
@@ -25,11 +25,14 @@ public struct DeliveryUpdate: Sendable, Hashable {
         public var apnsStatus: Int?
         /// The copy went out over the MQTT connection (acknowledged or not).
         public var sentOverTCP: Bool
+        /// The channel that took or refused it, when not APNs (`fcm`).
+        public var channel: String?
 
-        public init(apnsID: UUID? = nil, apnsStatus: Int? = nil, sentOverTCP: Bool = false) {
+        public init(apnsID: UUID? = nil, apnsStatus: Int? = nil, sentOverTCP: Bool = false, channel: String? = nil) {
             self.apnsID = apnsID
             self.apnsStatus = apnsStatus
             self.sentOverTCP = sentOverTCP
+            self.channel = channel
         }
 
         /// As the record function reads it (`p_event_data`).
@@ -38,6 +41,7 @@ public struct DeliveryUpdate: Sendable, Hashable {
             writer.field("apns_id", apnsID?.uuidString.lowercased())
             writer.field("apns_status", apnsStatus)
             writer.field("sent_tcp", sentOverTCP ? true : nil)
+            writer.field("channel", channel)
             return String(decoding: writer.finish(), as: UTF8.self)
         }
     }

@@ -89,6 +89,7 @@ extension EventStore {
         switch state {
         case "tcp": steps.append(CopyTimeline.Step(type: .acknowledged, at: routed, data: .object(["channel": "mqtt"])))
         case "apns": steps.append(CopyTimeline.Step(type: .sentAPNs, at: routed, data: .object(["channel": "apns"])))
+        case "fcm": steps.append(CopyTimeline.Step(type: .sentFCM, at: routed, data: .object(["channel": "fcm"])))
         case "failed": steps.append(CopyTimeline.Step(type: .failed, at: routed, data: reasonData))
         case "expired": steps.append(CopyTimeline.Step(type: .expired, at: routed, data: reasonData))
         default: break

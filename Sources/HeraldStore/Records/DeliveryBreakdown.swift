@@ -68,6 +68,10 @@ public struct DeliveryBreakdown: Sendable, Hashable {
     public var connection: [Family: Counts] = [:]
     /// Copies Herald sent to APNs (Apple devices only).
     public var apns = Counts()
+    /// Copies FCM took (Android devices not connected): JPush's `android_pns_sent`. They
+    /// count with the connection's too, where the device acknowledges them when it reads
+    /// its inbox.
+    public var fcmSent = 0
 
     public init(msgID: String, hasNotification: Bool, hasMessage: Bool) {
         self.msgID = msgID

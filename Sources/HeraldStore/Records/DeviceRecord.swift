@@ -11,6 +11,8 @@ public struct DeviceRecord: Sendable, Hashable {
     public var apnsEnvironment: APNsEnvironment?
     public var voipToken: String?
     public var tokenValid: Bool
+    /// Its Firebase Cloud Messaging token (Android), if it registered one.
+    public var fcmToken: String? = nil
     /// The mobile number JPush's device API keeps (set by an import or an update), not used
     /// to send anything yet.
     public var mobile: String?
@@ -49,6 +51,8 @@ public struct DeviceRegistration: Sendable, Hashable {
     public var timeZone: String?
     /// The device's BCP 47 language (validated), if it reported one.
     public var language: String?
+    /// An Android device's FCM registration token (validated), if it has one.
+    public var fcmToken: String?
 
     public init(
         platform: Platform,
@@ -56,8 +60,10 @@ public struct DeviceRegistration: Sendable, Hashable {
         voipToken: String? = nil,
         apnsEnvironment: APNsEnvironment? = nil,
         timeZone: String? = nil,
-        language: String? = nil
+        language: String? = nil,
+        fcmToken: String? = nil
     ) {
+        self.fcmToken = fcmToken
         self.language = language
         self.platform = platform
         self.apnsToken = apnsToken
@@ -81,6 +87,7 @@ public struct DeviceChange: Sendable, Hashable {
     public var alias: Update<String>?
     public var apnsToken: Update<String>?
     public var voipToken: Update<String>?
+    public var fcmToken: Update<String>?
     public var apnsEnvironment: APNsEnvironment?
     public var mobile: Update<String>?
     public var timeZone: Update<String>?

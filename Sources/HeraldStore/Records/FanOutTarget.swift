@@ -11,6 +11,8 @@ public struct FanOutTarget: Sendable, Hashable {
     public var voipToken: String?
     public var tokenValid: Bool
     public var inBackground: Bool
+    /// Its Firebase Cloud Messaging token (Android).
+    public var fcmToken: String? = nil
     /// The position in the device's inbox, when the message is stored.
     public var inboxSeq: Int64?
     /// The device's badge after this push, when the push sets or changes it.
@@ -25,10 +27,16 @@ extension FanOutTarget {
     /// the statement follows them with the copy's inbox seq and the device's badge (either
     /// may be null), and decodes them with ``init(_:at:)`` (`herald_node_routes`, migration
     /// 0024, returns them too: change both together).
-    static let columns = "d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid, d.in_background"
+    static let columns =
+        "d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid, d.in_background, d.fcm_token"
+
+    /// The device's token for a channel other than APNs (``HeraldRouting/DeliveryChannel``).
+    public func token(forChannel channel: String) -> String? {
+        channel == "fcm" ? fcmToken : nil
+    }
 
     /// The number of columns ``init(_:at:)`` reads: ``columns``, inbox seq and badge.
-    static let columnCount = 10
+    static let columnCount = 11
 
     /// The target in the row's columns from `offset` on (``columns``, inbox seq, badge);
     /// nil when the device's id is null (the row of a push without a copy).
@@ -45,8 +53,9 @@ extension FanOutTarget {
             voipToken: try row[offset + 5].decode(String?.self),
             tokenValid: try row[offset + 6].decode(Bool?.self) ?? false,
             inBackground: try row[offset + 7].decode(Bool?.self) ?? false,
-            inboxSeq: try row[offset + 8].decode(Int64?.self),
-            badge: try row[offset + 9].decode(Int32?.self).map(Int.init)
+            fcmToken: try row[offset + 8].decode(String?.self),
+            inboxSeq: try row[offset + 9].decode(Int64?.self),
+            badge: try row[offset + 10].decode(Int32?.self).map(Int.init)
         )
     }
 }

@@ -116,6 +116,9 @@ public struct MessageReport: Sendable, Hashable, Codable {
     /// attempt (migration 0023).
     public var smsSent = 0
     public var smsFailed = 0
+    /// Copies FCM took (Android devices offline). `apnsFailed` and `apnsFailures` count the
+    /// copies either push service refused.
+    public var fcmSent = 0
     /// What the devices' SDKs reported (HeraldKit's receipts).
     public var device = DeviceReceipts()
 }
@@ -157,7 +160,7 @@ public struct DeliveryStatus: Sendable, Hashable, Codable {
     /// `tcp`, one whose message has expired as `expired`, else its state (`pending`,
     /// `waiting`, `held`). Read by ``name(ofState:)``.
     static let stateSQL = """
-        CASE WHEN dl.state IN ('recalled', 'replaced', 'failed', 'apns', 'tcp', 'expired', 'dropped') THEN dl.state \
+        CASE WHEN dl.state IN ('recalled', 'replaced', 'failed', 'apns', 'fcm', 'tcp', 'expired', 'dropped') THEN dl.state \
         WHEN dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq THEN 'tcp' \
         WHEN m.expires_at <= now() THEN 'expired' \
         ELSE dl.state END
@@ -168,6 +171,7 @@ public struct DeliveryStatus: Sendable, Hashable, Codable {
         switch state {
         case "tcp": "delivered_tcp"
         case "apns": "sent_apns"
+        case "fcm": "sent_fcm"
         default: state
         }
     }

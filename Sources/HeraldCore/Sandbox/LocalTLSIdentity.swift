@@ -3,17 +3,18 @@ import Foundation
 import SwiftASN1
 import X509
 
-/// The sandbox's own TLS identity: a self-signed certificate for localhost made at start.
-struct SandboxCertificate: Sendable {
-    var certificatePEM: String
-    var privateKeyPEM: String
+/// A local sandbox's own TLS identity (the APNs and FCM sandboxes): a self-signed
+/// certificate for localhost and 127.0.0.1, made at start, for its clients to trust.
+public struct LocalTLSIdentity: Sendable {
+    public var certificatePEM: String
+    public var privateKeyPEM: String
 
-    static func make(now: Date = Date()) throws -> SandboxCertificate {
+    public static func make(organization: String, now: Date = Date()) throws -> LocalTLSIdentity {
         let key = P256.Signing.PrivateKey()
         let certificateKey = Certificate.PrivateKey(key)
         let name = try DistinguishedName {
             CommonName("localhost")
-            OrganizationName("Herald APNs Sandbox")
+            OrganizationName(organization)
         }
         let certificate = try Certificate(
             version: .v3,
@@ -32,6 +33,6 @@ struct SandboxCertificate: Sendable {
             },
             issuerPrivateKey: certificateKey
         )
-        return SandboxCertificate(certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+        return LocalTLSIdentity(certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
     }
 }
