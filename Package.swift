@@ -173,6 +173,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `herald-fcm-bench`: HeraldFCM against the FCM sandbox, and google-auth + httpx as the peer.
+        .executableTarget(
+            name: "herald-fcm-bench",
+            dependencies: [
+                "HeraldCore", "HeraldFCM",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `herald-apns-bench`: HeraldAPNs against the sandbox, and aioapns as the peer.
         .executableTarget(
             name: "herald-apns-bench",
@@ -208,12 +221,28 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The FCM channel: HTTP v1 sends over AsyncHTTPClient's HTTP/2 pool, service-account
+        // An HTTP/2 client connection carrying many requests, streams without channels: what
+        // the push services' clients send over.
+        .target(
+            name: "HeraldHTTP2",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The FCM channel: HTTP v1 sends over HeraldHTTP2 connections, service-account
         // access tokens, FCM's error table.
         .target(
             name: "HeraldFCM",
             dependencies: [
-                "HeraldCore", "HeraldRouting",
+                "HeraldCore", "HeraldRouting", "HeraldHTTP2",
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -224,19 +253,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // A conformant FCM server (token endpoint and messages:send): tests, local runs, benchmarks.
+        // A conformant FCM server (token endpoint and messages:send) on SwiftNIO: tests, local
+        // runs, benchmarks.
         .target(
             name: "HeraldFCMSandbox",
             dependencies: [
                 "HeraldCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what is missing, checks formatting,
-# builds, checks the README's quick start, JPush's official Python client and the web
-# console in Chromium against a running server, runs every test against a real PostgreSQL (started by the tests
+# builds, checks the README's quick start, JPush's official Python client, FCM's contract
+# with google-auth and the web console in Chromium against a running server, runs every test against a real PostgreSQL (started by the tests
 # themselves), then checks openapi.yaml against a running server with schemathesis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,9 @@ scripts/check-quickstart.sh
 
 echo "==> JPush's official Python client against the server (scripts/check-jpush-client.sh)"
 scripts/check-jpush-client.sh
+
+echo "==> FCM's wire contract against google-auth and PyCA cryptography (scripts/check-fcm-interop.sh)"
+scripts/check-fcm-interop.sh
 
 echo "==> the web console in a real browser (scripts/check-console.sh)"
 scripts/check-console.sh

@@ -22,15 +22,19 @@ public enum FCMCredentialError: Error, Sendable, Hashable, CustomStringConvertib
 /// that find none wait for the one exchange under way. A 401 from FCM drops the token it
 /// was sent with (``invalidate(_:token:)``), and the next send asks for a new one.
 actor FCMAccessTokens {
+    /// The account as its tokens' owner: the key itself too (a key file made again with
+    /// the same id is another credential).
     struct Key: Hashable {
         var clientEmail: String
         var privateKeyID: String
         var tokenURI: String
+        var privateKeyPEM: String
 
         init(_ account: FCMServiceAccount) {
             clientEmail = account.clientEmail
             privateKeyID = account.privateKeyID
             tokenURI = account.tokenURI
+            privateKeyPEM = account.privateKeyPEM
         }
     }
 
@@ -43,7 +47,13 @@ actor FCMAccessTokens {
     private enum Entry {
         case ready(token: String, refreshAt: ContinuousClock.Instant)
         case fetching(Task<Issued, any Error>)
+        /// The endpoint refused the account: every send until then gets the same refusal
+        /// without asking again (the sends of one batch race for it).
+        case refused(FCMCredentialError, until: ContinuousClock.Instant)
     }
+
+    /// How long a refusal is remembered.
+    static let refusalMemory: Duration = .seconds(60)
 
     private var entries: [Key: Entry] = [:]
     private let exchange: @Sendable (FCMServiceAccount) async throws -> Issued
@@ -65,6 +75,8 @@ actor FCMAccessTokens {
             return token
         case .fetching(let task):
             return try await task.value.token
+        case .refused(let error, let until) where ContinuousClock.now < until:
+            throw error
         default:
             break
         }
@@ -75,6 +87,13 @@ actor FCMAccessTokens {
             let issued = try await task.value
             entries[key] = .ready(token: issued.token, refreshAt: .now + issued.expiresIn - Self.margin(issued.expiresIn))
             return issued.token
+        } catch let error as FCMCredentialError {
+            if case .refused = error {
+                entries[key] = .refused(error, until: .now + Self.refusalMemory)
+            } else {
+                entries[key] = nil
+            }
+            throw error
         } catch {
             entries[key] = nil
             throw error

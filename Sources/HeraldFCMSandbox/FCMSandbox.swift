@@ -1,18 +1,17 @@
 import Crypto
 import Foundation
-import HTTPTypes
 import HeraldCore
-import Hummingbird
-import HummingbirdHTTP2
-import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
 import NIOSSL
 import _CryptoExtras
 
 /// A conformant FCM server on this machine, beside the APNs one: for the embedded default,
-/// the tests and the benchmarks. HTTP/2 over TLS (a self-signed certificate made at start,
-/// ``certificatePEM``), with
+/// the tests and the benchmarks. HTTP/2 (and HTTP/1.1) over TLS (a self-signed certificate
+/// made at start, ``certificatePEM``), on SwiftNIO directly, with
 /// - `POST /token`: Google's token endpoint for the service accounts registered with it
 ///   (``admit(_:)``), checking each assertion (RS256 signature, key id, audience, scope,
 ///   an hour at most) and issuing access tokens;
@@ -62,77 +61,73 @@ public final class FCMSandbox: Sendable {
     public var tokenURL: String { baseURL + "/token" }
 
     private let state: NIOLockedValueBox<FCMSandboxState>
-    private let task: Task<Void, any Error>
+    private let channel: any Channel
 
-    private init(port: Int, certificatePEM: String, state: NIOLockedValueBox<FCMSandboxState>, task: Task<Void, any Error>) {
+    private init(port: Int, certificatePEM: String, state: NIOLockedValueBox<FCMSandboxState>, channel: any Channel) {
         self.port = port
         self.certificatePEM = certificatePEM
         self.state = state
-        self.task = task
+        self.channel = channel
     }
 
     /// Starts a sandbox on `port` (0: any free one) of 127.0.0.1. `record`: keep every
     /// message taken (off for benchmarks, which count them).
-    public static func start(port: Int = 0, record: Bool = true, logger: Logger = Logger(label: "herald.fcm-sandbox")) async throws -> FCMSandbox {
+    ///
+    /// TLS with ALPN: `h2` gets HTTP/2 (one handler on the connection, no stream channels),
+    /// `http/1.1` the same routes over HTTP/1.1 (google-auth asks the token endpoint so).
+    public static func start(
+        port: Int = 0,
+        record: Bool = true,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> FCMSandbox {
         let identity = try LocalTLSIdentity.make(organization: "Herald FCM Sandbox")
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem))
         )
         tls.applicationProtocols = ["h2", "http/1.1"]
+        let context = try NIOSSLContext(configuration: tls)
         var initial = FCMSandboxState()
         initial.record = record
         let state = NIOLockedValueBox(initial)
-        let router = Router()
-        router.post("/token") { request, _ -> Response in
-            let form = String(buffer: try await request.body.collect(upTo: 1 << 16))
-            return Self.response(state.withLockedValue { $0.token(form: form, now: Date()) })
-        }
-        router.post("/v1/projects/:project/:method") { request, context -> Response in
-            guard let project = context.parameters.get("project"), context.parameters.get("method") == "messages:send" else {
-                return Self.response(FCMSandboxState.error(404, "NOT_FOUND", "Not found", errorCode: nil))
+        let channel = try await ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                }.flatMap {
+                    channel.configureHTTP2SecureUpgrade(
+                        h2ChannelConfigurator: { channel in
+                            channel.eventLoop.makeCompletedFuture {
+                                var connection = NIOHTTP2Handler.ConnectionConfiguration()
+                                connection.initialSettings = [
+                                    HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),
+                                    HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+                                ]
+                                connection.targetWindowSize = 1 << 24
+                                try channel.pipeline.syncOperations.addHandlers([
+                                    NIOHTTP2Handler(mode: .server, connectionConfiguration: connection),
+                                    FCMSandboxHTTP2Handler(state: state),
+                                ])
+                            }
+                        },
+                        http1ChannelConfigurator: { channel in
+                            channel.pipeline.configureHTTPServerPipeline().flatMap {
+                                channel.pipeline.addHandler(FCMSandboxHTTP1Handler(state: state))
+                            }
+                        }
+                    )
+                }
             }
-            let body = try await request.body.collect(upTo: 1 << 16)
-            let authorization = request.headers[.authorization]
-            return Self.response(
-                state.withLockedValue { $0.send(project: project, authorization: authorization, body: Array(buffer: body), now: Date()) }
-            )
-        }
-        router.get("/sandbox/stats") { _, _ -> Response in
-            let (count, tokens) = state.withLockedValue { ($0.receivedCount, $0.tokenRequests) }
-            return Self.response(.init(status: 200, body: Array(#"{"received":\#(count),"token_requests":\#(tokens)}"#.utf8)))
-        }
-        router.get("/sandbox/assertions") { _, _ -> Response in
-            let assertions = state.withLockedValue { $0.assertions }
-            var writer = JSONObjectWriter()
-            writer.field("assertions", assertions)
-            return Self.response(.init(status: 200, body: writer.finish()))
-        }
-        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
-        var logger = logger
-        logger.logLevel = .warning
-        let app = Application(
-            router: router,
-            server: try .http2Upgrade(tlsConfiguration: tls),
-            configuration: .init(address: .hostname("127.0.0.1", port: port)),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-            logger: logger
-        )
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var iterator = stream.makeAsyncIterator()
-        guard let bound = await iterator.next(), bound > 0 else { throw FCMSandboxError.couldNotBind }
-        return FCMSandbox(port: bound, certificatePEM: identity.certificatePEM, state: state, task: task)
+            .bind(host: "127.0.0.1", port: port)
+            .get()
+        return FCMSandbox(port: channel.localAddress?.port ?? port, certificatePEM: identity.certificatePEM, state: state, channel: channel)
     }
 
+    /// Stops listening (the connections open close with their peers).
     public func shutdown() async {
-        task.cancel()
-        _ = try? await task.value
-    }
-
-    static func response(_ answer: FCMSandboxState.Answer) -> Response {
-        var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
-        for (name, value) in answer.headers { if let field = HTTPField.Name(name) { headers[field] = value } }
-        return Response(status: .init(code: answer.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+        try? await channel.close()
     }
 
     // MARK: - What it admits
@@ -188,10 +183,6 @@ public final class FCMSandbox: Sendable {
     public var tokenRequests: Int { state.withLockedValue { $0.tokenRequests } }
     /// The assertions it accepted, as sent.
     public var assertions: [String] { state.withLockedValue { $0.assertions } }
-}
-
-public enum FCMSandboxError: Error {
-    case couldNotBind
 }
 
 extension FCMSandbox {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import HeraldFCMSandbox
-import Logging
 
 /// `fcm-sandbox`: a conformant FCM server (Google's token endpoint and FCM's HTTP v1
 /// send) for local runs, benchmarks and the checks other implementations make of it.
@@ -25,9 +24,7 @@ struct FCMSandboxCommand: AsyncParsableCommand {
     @Flag(help: "Keep no messages, only count them (benchmarks).") var countOnly = false
 
     func run() async throws {
-        var logger = Logger(label: "herald.fcm-sandbox")
-        logger.logLevel = .warning
-        let sandbox = try await FCMSandbox.start(port: port, record: !countOnly, logger: logger)
+        let sandbox = try await FCMSandbox.start(port: port, record: !countOnly)
         let (json, account) = try FCMSandbox.keyFile(project: project, tokenURI: sandbox.tokenURL)
         try sandbox.admit(account)
         try json.write(to: URL(fileURLWithPath: keyFileOut))
