@@ -372,6 +372,7 @@ let package = Package(
                 "HeraldAPI",
                 "HeraldAPNs",
                 "HeraldAPNsSandbox",
+                "HeraldFCMSandbox",
                 "HeraldCenter",
                 "HeraldCore",
                 "HeraldGateway",

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 extension FCMSandbox {
     /// A `messages:send` body that passed: its token and its `message`, as JSON.
@@ -36,7 +37,8 @@ extension FCMSandbox {
     /// with exactly one target, known fields only, `data` of strings without reserved keys,
     /// an Android part whose priority, TTL (a duration of at most 28 days) and notification
     /// fields are FCM's, and a payload of at most 4 KB.
-    static func validate(_ body: [UInt8]) -> Result<ValidatedMessage, Problem> {
+    /// `keep`: return the message's fields (to record them); else only its token.
+    static func validate(_ body: [UInt8], keep: Bool = true) -> Result<ValidatedMessage, Problem> {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             return .failure(Problem(description: "Invalid JSON payload received."))
         }
@@ -104,7 +106,7 @@ extension FCMSandbox {
             }
         }
         guard payload <= maxPayload else { return .failure(Problem(description: "Message is too big", field: "message")) }
-        return .success(ValidatedMessage(token: token, message: message.mapValues(JSONAny.init)))
+        return .success(ValidatedMessage(token: token, message: keep ? message.mapValues(JSONAny.init) : [:]))
     }
 
     /// FCM registration tokens: URL-safe characters (and `:`), long.
@@ -174,6 +176,18 @@ public indirect enum JSONAny: Sendable, Hashable {
         case let array as [Any]: self = .array(array.map(JSONAny.init))
         case let object as [String: Any]: self = .object(object.mapValues(JSONAny.init))
         default: self = .null
+        }
+    }
+
+    /// As HeraldCore's JSON value, to write.
+    var jsonValue: JSONValue {
+        switch self {
+        case .null: .null
+        case .bool(let value): .bool(value)
+        case .number(let value): value == value.rounded() && abs(value) < 1e15 ? .int(Int64(value)) : .double(value)
+        case .string(let value): .string(value)
+        case .array(let values): .array(values.map(\.jsonValue))
+        case .object(let object): .object(object.mapValues(\.jsonValue))
         }
     }
 

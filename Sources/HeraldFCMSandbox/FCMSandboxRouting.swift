@@ -23,6 +23,20 @@ extension FCMSandboxState {
             return send(project: project, authorization: request.authorization, body: request.body, now: now)
         case ("GET", "/sandbox/stats"):
             return Answer(status: 200, body: Array(#"{"received":\#(receivedCount),"token_requests":\#(tokenRequests)}"#.utf8))
+        case ("GET", "/sandbox/messages"):
+            // The latest messages it took, newest first: what an operator checks.
+            var messages: [JSONValue] = []
+            for received in received.suffix(100).reversed() {
+                messages.append(
+                    .object([
+                        "project": .string(received.project), "token": .string(received.token),
+                        "received_at": .string(received.receivedAt.ISO8601Format()), "message": JSONAny.object(received.message).jsonValue,
+                    ])
+                )
+            }
+            var writer = JSONObjectWriter()
+            writer.field("messages", JSONValue.array(messages))
+            return Answer(status: 200, body: writer.finish())
         case ("GET", "/sandbox/assertions"):
             var writer = JSONObjectWriter()
             writer.field("assertions", assertions)

@@ -112,7 +112,7 @@ struct FCMSandboxState {
             return Self.error(403, "PERMISSION_DENIED", "Permission 'cloudmessaging.messages.create' denied on resource", errorCode: nil)
         }
         let message: FCMSandbox.ValidatedMessage
-        switch FCMSandbox.validate(body) {
+        switch FCMSandbox.validate(body, keep: record) {
         case .success(let validated): message = validated
         case .failure(let problem):
             return Self.error(400, "INVALID_ARGUMENT", problem.description, errorCode: "INVALID_ARGUMENT", field: problem.field)

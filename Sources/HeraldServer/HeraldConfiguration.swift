@@ -41,6 +41,10 @@ struct HeraldConfiguration: Sendable {
     /// `apns.sandboxPort`, `apns.sandboxInspectPort`: the local sandbox's ports.
     var apnsSandboxPort: Int
     var apnsSandboxInspectPort: Int
+    /// `fcm.sandbox`: "auto" (on when the database is embedded), "on" or "off": send FCM
+    /// traffic to a local FCM sandbox instead of Google. `fcm.sandboxPort`: its port (0: any).
+    var fcmSandbox: Bool
+    var fcmSandboxPort: Int
 
     /// The loopback ranges, reachable by outbound requests in the local setup.
     static let loopback = [IPRange("127.0.0.0/8")!, IPRange("::1")!]
@@ -79,6 +83,15 @@ struct HeraldConfiguration: Sendable {
             }
             apnsSandboxPort = try apns.port("sandboxPort", default: 2197)
             apnsSandboxInspectPort = try apns.port("sandboxInspectPort", default: 2198)
+            let fcm = root.section("fcm")
+            let fcmChoice = fcm.string("sandbox", default: "auto")
+            switch fcmChoice {
+            case "auto": fcmSandbox = database.url == nil
+            case "on", "true": fcmSandbox = true
+            case "off", "false": fcmSandbox = false
+            default: throw fcm.error("sandbox", "expected auto, on or off (got '\(fcmChoice)')")
+            }
+            fcmSandboxPort = try fcm.port("sandboxPort", default: 2199)
             if let adminToken, adminToken.utf8.count < 16 {
                 throw ConfigurationError(key: "admin.token", "at least 16 characters")
             }

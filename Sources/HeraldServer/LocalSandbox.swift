@@ -2,6 +2,7 @@ import HeraldAPNs
 import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldCore
+import HeraldFCMSandbox
 import HeraldNode
 import Logging
 import ServiceLifecycle
@@ -41,5 +42,18 @@ struct LocalSandbox: Sendable {
             )
         }
         return LocalSandbox(sandbox: sandbox, sms: sms, inspection: inspection, routing: .localSandbox(sandbox))
+    }
+
+    /// The FCM sandbox `herald serve` starts when `fcm.sandbox` is on (the embedded
+    /// default): FCM traffic goes there, each app's service account admitted as it is used.
+    /// It lives as long as the process.
+    static func startFCM(_ configuration: HeraldConfiguration) async throws -> FCMSandbox {
+        do {
+            return try await FCMSandbox.start(port: configuration.fcmSandboxPort)
+        } catch {
+            throw StartupError(
+                "fcm.sandboxPort: could not start the FCM sandbox on port \(configuration.fcmSandboxPort) (\(error)); set HERALD_FCM_SANDBOX_PORT or HERALD_FCM_SANDBOX=off"
+            )
+        }
     }
 }

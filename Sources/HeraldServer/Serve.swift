@@ -3,6 +3,7 @@ import Foundation
 import HeraldAPI
 import HeraldCenter
 import HeraldCore
+import HeraldFCMSandbox
 import HeraldGateway
 import HeraldNode
 import HeraldStore
@@ -51,7 +52,7 @@ struct Serve: AsyncParsableCommand {
                     services += sandbox.services
                     banner.sandbox = sandbox
                 }
-                let node = HeraldNodeConfiguration(
+                var node = HeraldNodeConfiguration(
                     database: .init(
                         url: database.url,
                         poolSize: configuration.database.poolSize,
@@ -63,6 +64,11 @@ struct Serve: AsyncParsableCommand {
                     gateway: configuration.gateway,
                     center: center
                 )
+                if configuration.fcmSandbox {
+                    let fcm = try await LocalSandbox.startFCM(configuration)
+                    node.fcm = .localSandbox(fcm)
+                    banner.fcm = fcm
+                }
                 let readyBanner = banner
                 let herald = HeraldNode(
                     node,
@@ -111,6 +117,7 @@ struct Banner: Sendable {
     let database: DatabaseSetup
     let adminTokenFromFile: Bool
     var sandbox: LocalSandbox?
+    var fcm: FCMSandbox?
 
     func print(port: Int, mqttPort: Int) {
         let host = ["0.0.0.0", "::", ""].contains(configuration.api.host) ? "127.0.0.1" : configuration.api.host
@@ -127,6 +134,7 @@ struct Banner: Sendable {
               Devices   mqtt://\(host):\(mqttPort)   (MQTT 3.1.1, see docs/protocol.md)\(configuration.gateway.tls.map { "\n              Devices   mqtts://\(host):\($0.port)   (MQTT over TLS)" } ?? "")
               Database  \(databaseLine)
               APNs      \(sandbox.map { "local sandbox (no Apple credentials needed); deliveries at http://127.0.0.1:\($0.inspectPort)/notifications" } ?? "Apple (api.push.apple.com / api.sandbox.push.apple.com)")
+              FCM       \(fcm.map { "local sandbox (no Firebase project needed); sent messages at \($0.baseURL)/sandbox/messages (its certificate is self-signed)" } ?? "Google (fcm.googleapis.com)")
               SMS       \(sandbox.map { "local sandbox (nothing reaches a phone); sent SMS at http://127.0.0.1:\($0.inspectPort)/sms" } ?? "none configured (sms_message is recorded failed: NoSMSProvider)")
               Admin     token \(adminTokenFromFile ? "in \(dataDirectory.adminTokenFile)" : "from HERALD_ADMIN_TOKEN")
 
