@@ -231,6 +231,7 @@ struct DeliveryRouter: Sendable {
             }
         }
         metrics.tcpDelivered(updates.count { $0.state == .tcp })
+        guard !fcm.isEmpty else { return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0)) }
         async let overFCM = send(prepared, over: RoutePlanner.Route.fcm.channel!, targets: fcm, attempts: 0)
         return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0)) + (await overFCM)
     }
