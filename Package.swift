@@ -202,11 +202,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The APNs provider: HTTP/2 connection pool, token and certificate auth.
+        // The APNs provider: HTTP/2 connection pool (over HeraldHTTP2), token and certificate auth.
         .target(
             name: "HeraldAPNs",
             dependencies: [
-                "HeraldCore",
+                "HeraldCore", "HeraldHTTP2",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,26 +1,23 @@
 import Foundation
-import NIOConcurrencyHelpers
+import HeraldCore
+import HeraldHTTP2
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// One HTTP/2 connection to APNs.
-///
-/// Senders on any thread queue their requests here; the first one into an empty queue
-/// schedules one event-loop task that writes everything queued by then with one flush, so
-/// a busy connection costs one wake-up and one TLS write per batch, not per request.
+/// One HTTP/2 connection to APNs: a HeraldHTTP2 client connection (streams without a
+/// channel each, the requests queued meanwhile written with one flush) whose root stream
+/// ``APNsConnectionHandler`` watches for the pool (the stream limit, GOAWAY, PING).
 final class APNsConnection: Sendable {
     let id: Int
-    let channel: any Channel
-    private let streams: NIOLoopBound<APNsStreamsHandler>
-    private let queued = NIOLockedValueBox<[APNsRequest]>([])
+    private let http2: HTTP2ClientConnection
+    var channel: any Channel { http2.channel }
 
-    private init(id: Int, channel: any Channel, streams: NIOLoopBound<APNsStreamsHandler>) {
+    private init(id: Int, http2: HTTP2ClientConnection) {
         self.id = id
-        self.channel = channel
-        self.streams = streams
+        self.http2 = http2
     }
 
     /// Connects, completes TLS (ALPN h2) or h2c, and waits for the peer's first SETTINGS.
@@ -30,84 +27,48 @@ final class APNsConnection: Sendable {
         sslContext: NIOSSLContext?,
         events: APNsConnectionEvents
     ) async throws -> APNsConnection {
-        let group = configuration.eventLoopGroup
-        let eventLoop = group.next()
-        let ready = eventLoop.makePromise(of: Void.self)
-        let serverHostname = configuration.tlsServerName ?? (Self.isIPAddress(configuration.host) ? nil : configuration.host)
         let pingInterval = TimeAmount(configuration.pingInterval)
         let pingTimeout = TimeAmount(configuration.pingTimeout)
-        let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: eventLoop)
-                .connectTimeout(TimeAmount(configuration.connectTimeout))
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        if let sslContext {
-                            let tls = try NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname)
-                            try channel.pipeline.syncOperations.addHandler(tls)
-                        }
-                        var connection = NIOHTTP2Handler.ConnectionConfiguration()
-                        connection.initialSettings = [
-                            HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-                            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                        ]
-                        connection.targetWindowSize = 1 << 24
-                        // The client builds every request's headers itself and reads two
-                        // headers of the answer: checking each block against RFC 9113's
-                        // field rules was several percent of its cost at APNs rates.
-                        connection.headerBlockValidation = .disabled
-                        connection.contentLengthValidation = .disabled
-                        let http2 = NIOHTTP2Handler(mode: .client, connectionConfiguration: connection)
-                        let handler = APNsConnectionHandler(events: events, ready: ready, pingInterval: pingInterval, pingTimeout: pingTimeout)
-                        try channel.pipeline.syncOperations.addHandlers([http2, APNsStreamsHandler(), handler])
-                    }
+            let http2 = try await HTTP2ClientConnection.connect(
+                host: configuration.host,
+                port: configuration.port,
+                sslContext: sslContext,
+                serverHostname: configuration.tlsServerName ?? (Self.isIPAddress(configuration.host) ? nil : configuration.host),
+                eventLoop: configuration.eventLoopGroup.next(),
+                connectTimeout: TimeAmount(configuration.connectTimeout),
+                rootHandler: { ready in
+                    APNsConnectionHandler(events: events, ready: ready, pingInterval: pingInterval, pingTimeout: pingTimeout)
                 }
-                .connect(host: configuration.host, port: configuration.port)
-                .get()
-        } catch {
-            ready.fail(error)
-            throw error
-        }
-        let timeout = eventLoop.scheduleTask(in: TimeAmount(configuration.connectTimeout)) {
-            ready.fail(APNsError(.deadlineExceeded, detail: "no SETTINGS from the peer"))
-        }
-        do {
-            try await ready.futureResult.get()
-            timeout.cancel()
-            let streams = try await channel.pipeline.handler(type: APNsStreamsHandler.self).map {
-                NIOLoopBound($0, eventLoop: channel.eventLoop)
-            }.get()
-            return APNsConnection(id: id, channel: channel, streams: streams)
-        } catch {
-            timeout.cancel()
-            channel.close(promise: nil)
-            throw error
+            )
+            return APNsConnection(id: id, http2: http2)
+        } catch HTTP2RequestError.connectionClosed {
+            throw APNsError(.deadlineExceeded, detail: "no SETTINGS from the peer")
         }
     }
 
     /// Sends one request on a new stream and waits for the answer or the deadline.
     func execute(headers: HPACKHeaders, body: [UInt8], deadline: NIODeadline) async throws -> APNsResponse {
-        let promise = channel.eventLoop.makePromise(of: APNsResponse.self)
-        let request = APNsRequest(headers: headers, body: channel.allocator.buffer(bytes: body), deadline: deadline, promise: promise)
-        let first = queued.withLockedValue { queue in
-            queue.append(request)
-            return queue.count == 1
-        }
-        if first {
-            channel.eventLoop.execute { [self] in
-                let requests = queued.withLockedValue { queue in
-                    defer { queue.removeAll(keepingCapacity: true) }
-                    return queue
-                }
-                streams.value.start(requests)
+        let answer: HTTP2Response
+        do {
+            answer = try await http2.execute(headers: headers, body: body, deadline: deadline)
+        } catch let error as HTTP2RequestError {
+            switch error {
+            case .connectionClosed: throw APNsError.connectionClosed
+            case .deadlineExceeded: throw APNsError.deadlineExceeded
             }
         }
-        return try await promise.futureResult.get()
+        // APNs echoes the request's apns-id: read only for errors, which log it.
+        var response = APNsResponse(
+            status: answer.status,
+            apnsID: answer.status == 200 ? nil : answer.headers.first(name: "apns-id").flatMap(UUID.init(canonical:))
+        )
+        if let body = answer.body { response.readBody(body) }
+        return response
     }
 
     func close() {
-        channel.close(promise: nil)
+        http2.close()
     }
 
     private static func isIPAddress(_ host: String) -> Bool {

@@ -16,7 +16,7 @@ public struct HTTP2Request: Sendable {
     }
 }
 
-/// The answer to one request: its status, headers and body.
+/// The answer to one request: its status, its header block (`:status` included) and body.
 public struct HTTP2Response: Sendable {
     public var status: Int
     public var headers: HPACKHeaders

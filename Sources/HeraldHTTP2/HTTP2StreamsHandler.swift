@@ -96,12 +96,10 @@ public final class HTTP2StreamsHandler: ChannelInboundHandler {
         switch frame.payload {
         case .headers(let headers):
             guard streams[frame.streamID] != nil else { return }
-            for (name, value, _) in headers.headers {
-                if name == ":status" {
-                    streams[frame.streamID]?.status = Int(value)
-                } else {
-                    streams[frame.streamID]?.headers.add(name: name, value: value)
-                }
+            // The answer's header block as it came (trailers, if any, are not kept).
+            if streams[frame.streamID]?.status == nil, let value = headers.headers.first(name: ":status") {
+                streams[frame.streamID]?.status = Int(value)
+                streams[frame.streamID]?.headers = headers.headers
             }
             if headers.endStream { finish(frame.streamID) }
         case .data(let data):
