@@ -132,7 +132,7 @@ let package = Package(
         .target(
             name: "HeraldAPNsSandbox",
             dependencies: [
-                "HeraldCore",
+                "HeraldCore", "HeraldHTTP2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -258,7 +258,7 @@ let package = Package(
         .target(
             name: "HeraldFCMSandbox",
             dependencies: [
-                "HeraldCore",
+                "HeraldCore", "HeraldHTTP2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldHTTP2
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -24,8 +25,7 @@ final class SandboxRootHandler: ChannelInboundHandler {
     /// Requests complete in this read, in arrival order.
     private var completed: [(streamID: HTTP2StreamID, request: SandboxRequest)] = []
     private var needsFlush = false
-    /// DATA bytes received and not yet given back to the peer's connection window.
-    private var unacknowledgedBytes = 0
+    private var window = HTTP2ReceiveWindow()
 
     init(sandbox: APNsSandbox, connectionID: Int) {
         self.sandbox = sandbox
@@ -59,20 +59,10 @@ final class SandboxRootHandler: ChannelInboundHandler {
         }
     }
 
-    /// Without a stream multiplexer nobody else returns flow-control credit: give back
-    /// the connection window in 32 KiB steps, and a stream's window while it is open.
+    /// Without a stream multiplexer nobody else returns flow-control credit.
     private func replenishWindows(streamID: HTTP2StreamID, data: HTTP2Frame.FramePayload.Data, context: ChannelHandlerContext) {
-        let length = data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
-        guard length > 0 else { return }
-        if !data.endStream {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .windowUpdate(windowSizeIncrement: length))), promise: nil)
-            needsFlush = true
-        }
-        unacknowledgedBytes += length
-        if unacknowledgedBytes >= 1 << 15 {
-            let increment = unacknowledgedBytes
-            unacknowledgedBytes = 0
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+        for update in window.received(data, on: streamID) {
+            context.write(wrapOutboundOut(update), promise: nil)
             needsFlush = true
         }
     }

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
+import HeraldHTTP2
 import NIOHTTP2
 
 /// Sits on an HTTP/2 sandbox connection after the HTTP/2 handler and sees every frame:
@@ -19,8 +20,7 @@ final class FCMSandboxHTTP2Handler: ChannelInboundHandler {
     private var streams: [HTTP2StreamID: FCMSandboxRequest] = [:]
     private var completed: [(streamID: HTTP2StreamID, request: FCMSandboxRequest)] = []
     private var needsFlush = false
-    /// DATA bytes received and not yet given back to the peer's connection window.
-    private var unacknowledgedBytes = 0
+    private var window = HTTP2ReceiveWindow()
 
     init(state: NIOLockedValueBox<FCMSandboxState>) {
         self.state = state
@@ -59,20 +59,9 @@ final class FCMSandboxHTTP2Handler: ChannelInboundHandler {
         completed.append((streamID, request))
     }
 
-    /// Without a stream multiplexer nobody else returns flow-control credit: give back the
-    /// connection window in 32 KiB steps, and a stream's window while it is open.
     private func replenishWindows(streamID: HTTP2StreamID, data: HTTP2Frame.FramePayload.Data, context: ChannelHandlerContext) {
-        let length = data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
-        guard length > 0 else { return }
-        if !data.endStream {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .windowUpdate(windowSizeIncrement: length))), promise: nil)
-            needsFlush = true
-        }
-        unacknowledgedBytes += length
-        if unacknowledgedBytes >= 1 << 15 {
-            let increment = unacknowledgedBytes
-            unacknowledgedBytes = 0
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+        for update in window.received(data, on: streamID) {
+            context.write(wrapOutboundOut(update), promise: nil)
             needsFlush = true
         }
     }
