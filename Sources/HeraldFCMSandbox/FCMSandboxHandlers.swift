@@ -1,9 +1,9 @@
 import Foundation
+import HeraldHTTP2
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
-import HeraldHTTP2
 import NIOHTTP2
 
 /// Sits on an HTTP/2 sandbox connection after the HTTP/2 handler and sees every frame:
