@@ -271,6 +271,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The SMS fallback: providers (an app's over HTTP, the sandbox) and the outbox's sender.
+        .target(
+            name: "HeraldSMS",
+            dependencies: [
+                "HeraldCore", "HeraldStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `herald-device`: registers, connects and prints what it receives.
         .executableTarget(
             name: "herald-device",
@@ -354,6 +365,7 @@ let package = Package(
                 "HeraldFCMSandbox",
                 "HeraldCenter",
                 "HeraldCore",
+                "HeraldSMS",
                 "HeraldGateway",
                 "HeraldStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -375,6 +387,7 @@ let package = Package(
                 "HeraldFCMSandbox",
                 "HeraldCenter",
                 "HeraldCore",
+                "HeraldSMS",
                 "HeraldGateway",
                 "HeraldStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -542,7 +555,7 @@ let package = Package(
             dependencies: [
                 "HeraldNodeTesting", "HeraldNode",
                 "HeraldAPI", "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCenter", .product(name: "HeraldKit", package: "apple"), "HeraldCore",
-                "HeraldFCMSandbox", "HeraldGateway",
+                "HeraldFCMSandbox", "HeraldGateway", "HeraldSMS",
                 "HeraldStore", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -558,6 +571,7 @@ let package = Package(
             name: "HeraldStoreTests",
             dependencies: [
                 "HeraldStore", "HeraldCore", "HeraldTestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -592,7 +606,7 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldServer", "HeraldTestSupport",
+                "HeraldServer", "HeraldSMS", "HeraldTestSupport",
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
             swiftSettings: testSwiftSettings

@@ -55,16 +55,6 @@ public struct CenterConfiguration: Sendable {
     /// The scheduler's clock: what "now" is when it evaluates schedules (a test runs it
     /// fast or moves it; Herald uses the wall clock).
     public var scheduleClock: @Sendable () -> Date = { Date() }
-    /// Where the SMS of `sms_message` go; nil: nowhere (each is recorded failed,
-    /// `NoSMSProvider`). `herald serve` and the tests use an ``SMSSandbox``.
-    public var sms: (any SMSProvider)?
-    /// Attempts per SMS before it is recorded failed.
-    public var smsMaxAttempts: Int = 3
-    /// The wait before an SMS's next attempt, doubled per attempt.
-    public var smsRetryDelay: Duration = .seconds(30)
-    /// How long a node holds a claimed SMS: one claimed by a node that died is claimed
-    /// again after it.
-    public var smsLease: Duration = .seconds(60)
     /// How long delivery events are kept (the event stream, webhooks, timelines); older ones
     /// are deleted every `inboxPurgeInterval`.
     public var eventRetention: Duration = .seconds(7 * 86_400)

@@ -109,9 +109,6 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.retryDue() }
                 group.addTask { await self.releaseHeld() }
                 group.addTask { await self.purgeExpired() }
-                group.addTask {
-                    await SMSSender(store: self.store, configuration: self.configuration, logger: self.logger).run()
-                }
                 if let webhooks { group.addTask { await webhooks.run() } }
                 if let callbacks { group.addTask { await callbacks.run() } }
                 await withDiscardingTaskGroup { workers in

@@ -3,6 +3,7 @@ import HeraldAPI
 import HeraldCenter
 import HeraldCore
 import HeraldGateway
+import HeraldSMS
 import HeraldStore
 import Hummingbird
 import Logging
@@ -120,6 +121,16 @@ public struct HeraldNode: Sendable {
             logger: logger
         )
         let scheduler = Scheduler(configuration: centerConfiguration, store: stores.api, center: stores.center, logger: logger)
+        // The SMS fallback (its outbox is the center store's).
+        let sms = SMSService(
+            sender: SMSSender(
+                store: stores.center,
+                configuration: configuration.sms,
+                pollInterval: centerConfiguration.pollInterval,
+                outbound: OutboundClient(rule: centerConfiguration.outbound),
+                logger: logger
+            )
+        )
         // The console's dashboard draws these.
         let figures = NodeFigures(
             node: configuration.node.nodeID,
@@ -141,7 +152,7 @@ public struct HeraldNode: Sendable {
             registry: registry,
             // Shut down in reverse: the center finishes what it claimed, the gateway closes
             // its connections, the node leaves the cluster, the pools close.
-            services: [durable, delivery, eventsPool, membership, gateway, fcm] + services + [center, scheduler, figures],
+            services: [durable, delivery, eventsPool, membership, gateway, fcm] + services + [center, sms, scheduler, figures],
             fannedOutPushes: center,
             outbound: OutboundClient(rule: centerConfiguration.outbound),
             draining: { membership.isDraining },

@@ -2,6 +2,7 @@ import HeraldAPI
 import HeraldCenter
 import HeraldCore
 import HeraldGateway
+import HeraldSMS
 import HeraldStore
 
 /// The configuration of a whole node: each component's, and what they share.
@@ -47,6 +48,8 @@ public struct HeraldNodeConfiguration: Sendable {
     public var center: CenterConfiguration
     /// Where FCM traffic goes (Google unless a local sandbox is named).
     public var fcm: FCMRouting = .google
+    /// The SMS fallback: the provider of apps without their own, attempts, lease.
+    public var sms = SMSConfiguration()
 
     public init(
         database: Database,

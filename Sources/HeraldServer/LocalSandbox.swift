@@ -4,6 +4,7 @@ import HeraldCenter
 import HeraldCore
 import HeraldFCMSandbox
 import HeraldNode
+import HeraldSMS
 import Logging
 import ServiceLifecycle
 

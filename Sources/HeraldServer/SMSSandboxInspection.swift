@@ -2,6 +2,7 @@ import Foundation
 import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldCore
+import HeraldSMS
 
 /// The SMS sandbox at the local sandbox's inspection endpoint, beside the APNs sandbox:
 ///

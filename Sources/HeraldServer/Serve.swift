@@ -6,6 +6,7 @@ import HeraldCore
 import HeraldFCMSandbox
 import HeraldGateway
 import HeraldNode
+import HeraldSMS
 import HeraldStore
 import Hummingbird
 import Logging
@@ -46,9 +47,6 @@ struct Serve: AsyncParsableCommand {
                 if configuration.apnsSandbox {
                     let sandbox = try await LocalSandbox.start(configuration, logger: logger)
                     center.apns = sandbox.routing
-                    // The local setup's SMS fallback goes to the in-process SMS sandbox:
-                    // recorded, never sent to a phone.
-                    center.sms = center.sms ?? sandbox.sms
                     services += sandbox.services
                     banner.sandbox = sandbox
                 }
@@ -64,6 +62,9 @@ struct Serve: AsyncParsableCommand {
                     gateway: configuration.gateway,
                     center: center
                 )
+                // The local setup's SMS fallback goes to the in-process SMS sandbox:
+                // recorded, never sent to a phone.
+                if let sandbox = banner.sandbox { node.sms.provider = sandbox.sms }
                 if configuration.fcmSandbox {
                     let fcm = try await LocalSandbox.startFCM(configuration)
                     node.fcm = .localSandbox(fcm)

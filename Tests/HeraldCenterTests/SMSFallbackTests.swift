@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldKit
 import HeraldNode
 import HeraldNodeTesting
+import HeraldSMS
 import HeraldTestSupport
 import PostgresNIO
 import Testing
@@ -13,10 +14,10 @@ import Testing
 @Suite struct SMSFallbackTests {
     private static func withSMS(_ sms: SMSSandbox) -> @Sendable (inout HeraldNodeConfiguration) -> Void {
         { configuration in
-            configuration.center.sms = sms
-            configuration.center.smsLease = .seconds(1)
-            configuration.center.smsRetryDelay = .milliseconds(300)
-            configuration.center.smsMaxAttempts = 100
+            configuration.sms.provider = sms
+            configuration.sms.lease = .seconds(1)
+            configuration.sms.retryDelay = .milliseconds(300)
+            configuration.sms.maxAttempts = 100
         }
     }
 

@@ -4,6 +4,7 @@ import HeraldCenter
 import HeraldCore
 import HeraldNode
 import HeraldNodeTesting
+import HeraldSMS
 import HeraldTestSupport
 import Hummingbird
 import NIOConcurrencyHelpers
@@ -53,8 +54,8 @@ import Testing
     @Test func theAppsProviderGetsOneSignedRequestPerSMSAfterARetry() async throws {
         let sandbox = SMSSandbox()
         let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
-            configuration.center.sms = sandbox
-            configuration.center.smsRetryDelay = .milliseconds(200)
+            configuration.sms.provider = sandbox
+            configuration.sms.retryDelay = .milliseconds(200)
             configuration.allowLoopbackReceivers()
         }
         try await withProviderServer(statuses: [503]) { port, received in

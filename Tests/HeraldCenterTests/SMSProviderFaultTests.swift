@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldKit
 import HeraldNode
 import HeraldNodeTesting
+import HeraldSMS
 import HeraldTestSupport
 import Testing
 
@@ -15,7 +16,7 @@ import Testing
     @Test func aHungProviderHoldsOnlyItsOwnSMSAndEachOutcomeIsRecordedAsItComes() async throws {
         let sandbox = SMSSandbox()
         let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
-            configuration.center.sms = sandbox
+            configuration.sms.provider = sandbox
             configuration.allowLoopbackReceivers()
         }
         try await TestReceiver.run { receiver in
@@ -84,8 +85,8 @@ import Testing
 
     @Test func aProvidersRedirectIsRetriedNotFollowed() async throws {
         let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
-            configuration.center.sms = SMSSandbox()
-            configuration.center.smsRetryDelay = .milliseconds(200)
+            configuration.sms.provider = SMSSandbox()
+            configuration.sms.retryDelay = .milliseconds(200)
             configuration.allowLoopbackReceivers()
         }
         let redirectingOnce: @Sendable (Int) -> Int = { $0 == 0 ? 307 : 200 }

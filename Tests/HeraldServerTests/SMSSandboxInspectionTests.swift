@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPNsSandbox
 import HeraldCenter
+import HeraldSMS
 import HeraldTestSupport
 import Logging
 import Testing

@@ -2,7 +2,7 @@ import HeraldTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
-@testable import HeraldCenter
+@testable import HeraldStore
 
 /// The loop behind webhooks, callbacks and SMS: a claim that never returns (a query cut
 /// off by PostgreSQL going away, which ignores cancellation) doesn't stop it.

@@ -10,7 +10,7 @@ import NIOConcurrencyHelpers
 /// returns without throwing, the operation is awaited alone. The abandoned operation is
 /// cancelled and left to end by itself, in an unstructured task: structured concurrency
 /// would wait for it. Whatever it still does must be harmless (fenced by a lease, say).
-func abandoning<Result: Sendable>(
+public func abandoning<Result: Sendable>(
     _ operation: @escaping @Sendable () async throws -> Result,
     when watch: @escaping @Sendable () async throws -> Void
 ) async throws -> Result {
@@ -50,11 +50,11 @@ func abandoning<Result: Sendable>(
 }
 
 /// The deadline ``abandoning(_:when:)`` watches for.
-struct TimedOut: Error {}
+public struct TimedOut: Error {}
 
 /// `operation`'s result, or ``TimedOut`` after `timeout` without waiting for it to end
 /// (``abandoning(_:when:)``).
-func abandoning<Result: Sendable>(
+public func abandoning<Result: Sendable>(
     after timeout: Duration,
     _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {

@@ -2,7 +2,7 @@ import HeraldTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
-@testable import HeraldCenter
+@testable import HeraldStore
 
 /// Work that never ends and ignores cancellation (a statement cut off with its connection)
 /// is abandoned when its watch gives up: the job's worker, and the node's shutdown, go on.
@@ -19,7 +19,7 @@ struct AbandoningTests {
                     return 1
                 } when: {
                     try await Task.sleep(for: .milliseconds(100))
-                    throw JobStalled()
+                    throw WatchGaveUp()
                 }
             } catch {
                 outcome.withLockedValue { $0 = error }
@@ -27,7 +27,7 @@ struct AbandoningTests {
             finished.withLockedValue { $0 = true }
         }
         try await waitUntil("the caller to go on without the hung work") { finished.withLockedValue { $0 } }
-        #expect(outcome.withLockedValue { $0 } is JobStalled)
+        #expect(outcome.withLockedValue { $0 } is WatchGaveUp)
         await caller.value
         try await waitUntil("the hung work to have started") { hung.withLockedValue { $0 } != nil }
         hung.withLockedValue { $0 }?.resume()
@@ -51,3 +51,6 @@ struct AbandoningTests {
         }
     }
 }
+
+/// What the watch throws when it gives up on the work.
+private struct WatchGaveUp: Error {}

@@ -3,7 +3,7 @@ import Foundation
 import HeraldCore
 
 /// An app's SMS provider over HTTP (``SMSHTTPProviderConfiguration``): one signed POST per
-/// SMS through the ``OutboundClient`` (addresses checked, no redirect followed), ended by
+/// SMS through the node's `OutboundClient` (addresses checked, no redirect followed), ended by
 /// the configuration's deadline. Retries are the outbox's (bounded attempts with backoff),
 /// so a provider that is down delays SMS instead of holding the sender.
 struct HTTPSMSProvider: SMSProvider {

@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 /// whole batch. So one slow or hung item (a receiver that never answers) holds its own slot
 /// and no other. A failed claim is reported and tried again on the next poll; the loop
 /// only ends when its task is cancelled.
-struct ClaimLoop<Item: Sendable>: Sendable {
+public struct ClaimLoop<Item: Sendable>: Sendable {
     /// Items in flight at most.
     let width: Int
     /// Free slots that trigger a claim before the next poll (1: claim whenever one frees).
@@ -21,7 +21,7 @@ struct ClaimLoop<Item: Sendable>: Sendable {
     /// A claim failed (the loop goes on).
     let failed: @Sendable (any Error) -> Void
 
-    init(
+    public init(
         width: Int,
         refill: Int = 1,
         pollInterval: Duration,
@@ -52,7 +52,7 @@ struct ClaimLoop<Item: Sendable>: Sendable {
         case poll
     }
 
-    func run() async {
+    public func run() async {
         await withTaskGroup(of: Event.self) { group in
             var inFlight = 0
             var polling = false
