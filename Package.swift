@@ -271,6 +271,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Webhooks and JPush callbacks from the event log, and the outbound client that reaches
+        // operators' receivers (addresses checked, no redirect).
+        .target(
+            name: "HeraldWebhooks",
+            dependencies: [
+                "HeraldCore", "HeraldStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The SMS fallback: providers (an app's over HTTP, the sandbox) and the outbox's sender.
         .target(
             name: "HeraldSMS",
@@ -366,6 +382,7 @@ let package = Package(
                 "HeraldCenter",
                 "HeraldCore",
                 "HeraldSMS",
+                "HeraldWebhooks",
                 "HeraldGateway",
                 "HeraldStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -388,6 +405,7 @@ let package = Package(
                 "HeraldCenter",
                 "HeraldCore",
                 "HeraldSMS",
+                "HeraldWebhooks",
                 "HeraldGateway",
                 "HeraldStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -555,7 +573,7 @@ let package = Package(
             dependencies: [
                 "HeraldNodeTesting", "HeraldNode",
                 "HeraldAPI", "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCenter", .product(name: "HeraldKit", package: "apple"), "HeraldCore",
-                "HeraldFCMSandbox", "HeraldGateway", "HeraldSMS",
+                "HeraldFCMSandbox", "HeraldGateway", "HeraldSMS", "HeraldWebhooks",
                 "HeraldStore", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -58,31 +58,9 @@ public struct CenterConfiguration: Sendable {
     /// How long delivery events are kept (the event stream, webhooks, timelines); older ones
     /// are deleted every `inboxPurgeInterval`.
     public var eventRetention: Duration = .seconds(7 * 86_400)
-    /// Webhook and callback delivery (``WebhookDispatcher``, ``CallbackWorker``).
-    public var webhooks = WebhookDelivery()
     /// The addresses webhooks, callbacks and SMS providers may reach
     /// (``NodeConfiguration/outbound``), checked on every address a host resolves to.
     public var outbound = OutboundAddressRule()
-
-    /// How webhooks and JPush callbacks are delivered.
-    public struct WebhookDelivery: Sendable {
-        /// How long a batch (a callback request) is retried before it is given up
-        /// (dead-lettered, the cursor moving on).
-        public var retryFor: Duration = .seconds(86_400)
-        /// First retry delay, doubling per failure up to `maxRetryDelay`.
-        public var retryDelay: Duration = .seconds(1)
-        public var maxRetryDelay: Duration = .seconds(300)
-        /// How long one request may take, connecting included.
-        public var timeout: Duration = .seconds(10)
-        /// How often idle senders look for new events and due retries.
-        public var pollInterval: Duration = .milliseconds(500)
-        /// Events per webhook request.
-        public var batch: Int = 100
-        /// Endpoints sent to at once by this node, and callback requests in flight.
-        public var concurrency: Int = 8
-
-        public init() {}
-    }
 
     public init() {}
 }
@@ -114,11 +92,5 @@ public enum APNsRouting: Sendable {
             self.transport = transport
             self.admit = admit
         }
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

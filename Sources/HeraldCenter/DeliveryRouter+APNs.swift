@@ -288,7 +288,7 @@ extension DeliveryRouter {
     ) -> DeliveryUpdate {
         let backoff = min(configuration.apnsRetryDelay * (1 << min(attempts, 20)), configuration.apnsMaxRetryDelay)
         let delay = max(after ?? .zero, backoff * (1 - 0.2 * Double.random(in: 0..<1)))
-        let at = Date().addingTimeInterval(delay.seconds)
+        let at = Date().addingTimeInterval(delay.timeInterval)
         guard at < prepared.message.expiresAt else {
             return DeliveryUpdate(deviceID: target.deviceID, state: .expired, apnsReason: reason, apnsAttempted: attempted)
         }

@@ -277,7 +277,7 @@ extension DeliveryRouter {
             pushType: .background,
             payload: PushRendering.apnsRecall(commandID: commandID, identifiers: recall.identifiers),
             priority: .powerConsiderate,
-            expiration: Date().addingTimeInterval(configuration.recallWindow.seconds)
+            expiration: Date().addingTimeInterval(configuration.recallWindow.timeInterval)
         )
         do {
             let outcome = try await client.send(notification)

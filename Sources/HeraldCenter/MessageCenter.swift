@@ -28,8 +28,6 @@ public final class MessageCenter: Service, Sendable {
     private let cluster: ClusterMembership?
     private let nodeRoutes: NodeRouteWorker?
     /// Webhook and callback delivery, when the node has the event log's store.
-    private let webhooks: WebhookDispatcher?
-    private let callbacks: CallbackWorker?
     private let wake = WakeSignal()
     /// Pushes this process's API fanned out when it accepted them (``receive(_:)``).
     private let accepted = AsyncStream.makeStream(of: [FannedOutPush].self)
@@ -44,23 +42,10 @@ public final class MessageCenter: Service, Sendable {
         events: DeviceEvents,
         faults: CenterFaults = CenterFaults(),
         cluster: ClusterMembership? = nil,
-        eventLog: EventStore? = nil,
         channels: [any DeliveryChannel] = [],
         logger: Logger
     ) {
         self.configuration = configuration
-        self.webhooks = eventLog.map {
-            WebhookDispatcher(
-                store: $0,
-                node: configuration.nodeID,
-                configuration: configuration.webhooks,
-                outbound: configuration.outbound,
-                logger: logger
-            )
-        }
-        self.callbacks = eventLog.map {
-            CallbackWorker(store: $0, configuration: configuration.webhooks, outbound: configuration.outbound, logger: logger)
-        }
         self.cluster = cluster
         self.store = store
         self.events = events
@@ -109,8 +94,6 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.retryDue() }
                 group.addTask { await self.releaseHeld() }
                 group.addTask { await self.purgeExpired() }
-                if let webhooks { group.addTask { await webhooks.run() } }
-                if let callbacks { group.addTask { await callbacks.run() } }
                 await withDiscardingTaskGroup { workers in
                     workers.addTask { await self.routeAccepted() }
                     if let nodeRoutes, let cluster {
@@ -236,7 +219,7 @@ public final class MessageCenter: Service, Sendable {
                 let inboxBatch = 10_000
                 while try await store.purgeExpiredInbox(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
                 while try await store.purgeDailyCounts(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
-                let cutoff = Date().addingTimeInterval(-configuration.messageRetention.seconds)
+                let cutoff = Date().addingTimeInterval(-configuration.messageRetention.timeInterval)
                 let messageBatch = 1_000
                 var purged = 0
                 var count = messageBatch
@@ -245,7 +228,7 @@ public final class MessageCenter: Service, Sendable {
                     purged += count
                 }
                 if purged > 0 { logger.info("Deleted messages past their retention", metadata: ["herald.messages": "\(purged)"]) }
-                let eventCutoff = Date().addingTimeInterval(-configuration.eventRetention.seconds)
+                let eventCutoff = Date().addingTimeInterval(-configuration.eventRetention.timeInterval)
                 let eventBatch = 10_000
                 while try await store.purgeEvents(before: eventCutoff, limit: eventBatch) == eventBatch, !Task.isCancelled {}
             } catch {

@@ -69,15 +69,15 @@ struct SpreadPace: Sendable, Hashable {
 
     /// Copies per batch: the audience's share of one step, at least 1.
     var batch: Int {
-        let seconds = max(duration.seconds, 0.001)
-        return min(maxBatch, max(1, Int((Double(total) * step.seconds / seconds).rounded(.up))))
+        let seconds = max(duration.timeInterval, 0.001)
+        return min(maxBatch, max(1, Int((Double(total) * step.timeInterval / seconds).rounded(.up))))
     }
 
     /// When the batch after `done` copies is due, or nil when it is due now (within half a
     /// step: a parked job wakes within a step anyway).
     func due(after done: Int, now: Date) -> Date? {
         guard total > 0, done < total else { return nil }
-        let at = start.addingTimeInterval(duration.seconds * Double(done) / Double(total))
-        return at.timeIntervalSince(now) > step.seconds / 2 ? at : nil
+        let at = start.addingTimeInterval(duration.timeInterval * Double(done) / Double(total))
+        return at.timeIntervalSince(now) > step.timeInterval / 2 ? at : nil
     }
 }

@@ -111,7 +111,7 @@ struct PushJobRunner: Sendable {
             try await store.finishJob(job)
             return true
         }
-        let window = configuration.recallWindow.seconds
+        let window = configuration.recallWindow.timeInterval
         let remaining = max(1, message.createdAt.addingTimeInterval(window).timeIntervalSinceNow)
         var cursor = job.cursor
         while true {

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import NIOConcurrencyHelpers
 
 /// The silent recall pushes this node sent lately, so a device gets one per recall.
@@ -23,7 +24,7 @@ final class RecentRecallPushes: Sendable {
 
     /// - Parameter window: how long a push counts as recent.
     init(window: Duration) {
-        self.window = window.seconds
+        self.window = window.timeInterval
     }
 
     /// Claims the push of `identifiers` to a device: true when the same identifiers did

@@ -48,7 +48,8 @@ public final class Scheduler: Service, Sendable {
         while !Task.isCancelled, !alarm.isStopped {
             var wait = configuration.schedulePollInterval
             do {
-                while let fired = try await store.fireDueSchedule(now: configuration.scheduleClock(), grace: configuration.scheduleGrace.seconds) {
+                while let fired = try await store.fireDueSchedule(now: configuration.scheduleClock(), grace: configuration.scheduleGrace.timeInterval)
+                {
                     log(fired)
                     if Task.isCancelled { return }
                 }

@@ -5,6 +5,7 @@ import HeraldCore
 import HeraldGateway
 import HeraldSMS
 import HeraldStore
+import HeraldWebhooks
 import Hummingbird
 import Logging
 import NIOCore
@@ -116,11 +117,18 @@ public struct HeraldNode: Sendable {
             events: events,
             faults: faults,
             cluster: membership,
-            eventLog: stores.events,
             channels: [fcm.channel],
             logger: logger
         )
         let scheduler = Scheduler(configuration: centerConfiguration, store: stores.api, center: stores.center, logger: logger)
+        // Webhooks and callbacks, from the event log.
+        let eventDelivery = EventDeliveryService(
+            store: stores.events,
+            node: configuration.node.nodeID,
+            configuration: configuration.webhooks,
+            outbound: centerConfiguration.outbound,
+            logger: logger
+        )
         // The SMS fallback (its outbox is the center store's).
         let sms = SMSService(
             sender: SMSSender(
@@ -152,7 +160,7 @@ public struct HeraldNode: Sendable {
             registry: registry,
             // Shut down in reverse: the center finishes what it claimed, the gateway closes
             // its connections, the node leaves the cluster, the pools close.
-            services: [durable, delivery, eventsPool, membership, gateway, fcm] + services + [center, sms, scheduler, figures],
+            services: [durable, delivery, eventsPool, membership, gateway, fcm] + services + [center, sms, eventDelivery, scheduler, figures],
             fannedOutPushes: center,
             outbound: OutboundClient(rule: centerConfiguration.outbound),
             draining: { membership.isDraining },

@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldGateway
 import HeraldSMS
 import HeraldStore
+import HeraldWebhooks
 
 /// The configuration of a whole node: each component's, and what they share.
 public struct HeraldNodeConfiguration: Sendable {
@@ -50,6 +51,8 @@ public struct HeraldNodeConfiguration: Sendable {
     public var fcm: FCMRouting = .google
     /// The SMS fallback: the provider of apps without their own, attempts, lease.
     public var sms = SMSConfiguration()
+    /// Webhook and callback delivery.
+    public var webhooks = WebhookDelivery()
 
     public init(
         database: Database,

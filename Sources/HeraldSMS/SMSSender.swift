@@ -163,8 +163,7 @@ public struct SMSSender: Sendable {
         case .retryLater(let reason):
             guard sms.attempt < configuration.maxAttempts else { return update(.failed, reason) }
             let delay = configuration.retryDelay * (1 << min(sms.attempt - 1, 10))
-            let (seconds, attoseconds) = delay.components
-            return update(.pending, reason, retryAt: Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18))
+            return update(.pending, reason, retryAt: Date().addingTimeInterval(delay.timeInterval))
         }
     }
 }

@@ -5,6 +5,7 @@ import HeraldCenter
 import HeraldCore
 import HeraldGateway
 import HeraldStore
+import HeraldWebhooks
 import Logging
 
 /// Everything `herald serve` reads from configuration: each component's configuration, read
@@ -26,6 +27,8 @@ struct HeraldConfiguration: Sendable {
     /// `apns.requestTimeout`, `apns.circuitBreaker.*`. Where APNs traffic goes is set when
     /// the sandbox has started.
     var center: CenterConfiguration
+    /// `center.webhook*`: webhook and callback delivery.
+    var webhooks: WebhookDelivery
 
     /// `dataDir`: Herald's own files (embedded cluster, generated secrets).
     var dataDirectory: String
@@ -63,6 +66,7 @@ struct HeraldConfiguration: Sendable {
             api = try APIConfiguration(reader: reader, node: node, database: database)
             gateway = try GatewayConfiguration(reader: reader)
             center = try CenterConfiguration(reader: reader, node: node)
+            webhooks = try WebhookDelivery(reader: reader)
 
             let root = ConfigSection(reader)
             dataDirectory = root.string("dataDir", default: ".herald")

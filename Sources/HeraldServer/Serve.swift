@@ -8,6 +8,7 @@ import HeraldGateway
 import HeraldNode
 import HeraldSMS
 import HeraldStore
+import HeraldWebhooks
 import Hummingbird
 import Logging
 import NIOCore
@@ -65,6 +66,7 @@ struct Serve: AsyncParsableCommand {
                 // The local setup's SMS fallback goes to the in-process SMS sandbox:
                 // recorded, never sent to a phone.
                 if let sandbox = banner.sandbox { node.sms.provider = sandbox.sms }
+                node.webhooks = configuration.webhooks
                 if configuration.fcmSandbox {
                     let fcm = try await LocalSandbox.startFCM(configuration)
                     node.fcm = .localSandbox(fcm)

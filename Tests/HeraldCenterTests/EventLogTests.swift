@@ -152,7 +152,7 @@ import Testing
     @Test func aPushCallbackReportsSentAndReceivedWithItsParams() async throws {
         try await TestReceiver.run { receiver in
             let quick: @Sendable (inout HeraldNodeConfiguration) -> Void = {
-                $0.center.webhooks.pollInterval = .milliseconds(50)
+                $0.webhooks.pollInterval = .milliseconds(50)
                 $0.allowLoopbackReceivers()
             }
             try await TestNode.run(configure: quick) { test in

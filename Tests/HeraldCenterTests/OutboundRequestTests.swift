@@ -123,7 +123,7 @@ import Testing
 
     @Test func aNameThatResolvesToAnInternalAddressGetsNoRequest() async throws {
         try await TestReceiver.run { receiver in
-            let quick: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.center.webhooks.pollInterval = .milliseconds(50) }
+            let quick: @Sendable (inout HeraldNodeConfiguration) -> Void = { $0.webhooks.pollInterval = .milliseconds(50) }
             // No loopback allowance: `localhost` is a name the API takes, refused once resolved.
             try await TestNode.run(configure: quick) { test in
                 let url = "http://localhost:\(receiver.port)/hook"

@@ -38,7 +38,7 @@ import Testing
         try await TestReceiver.run { receiver in
             let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = {
                 Self.quick(&$0)
-                $0.center.webhooks.concurrency = 2
+                $0.webhooks.concurrency = 2
             }
             try await TestNode.run(configure: configure) { test in
                 let paths = (0..<5).map { "/hook\($0)" }
@@ -67,7 +67,7 @@ import Testing
             let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = {
                 Self.quick(&$0)
                 // Longer than the waits below: only the hung endpoint waits for it.
-                $0.center.webhooks.timeout = .seconds(120)
+                $0.webhooks.timeout = .seconds(120)
             }
             receiver.hang("/slow")
             try await TestNode.run(configure: configure) { test in

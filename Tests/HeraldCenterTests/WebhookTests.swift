@@ -11,9 +11,9 @@ import Testing
 @Suite struct WebhookTests {
     /// Short retries and polls, so real time stays short.
     static let quickRetries: @Sendable (inout HeraldNodeConfiguration) -> Void = {
-        $0.center.webhooks.retryDelay = .milliseconds(100)
-        $0.center.webhooks.maxRetryDelay = .milliseconds(200)
-        $0.center.webhooks.pollInterval = .milliseconds(50)
+        $0.webhooks.retryDelay = .milliseconds(100)
+        $0.webhooks.maxRetryDelay = .milliseconds(200)
+        $0.webhooks.pollInterval = .milliseconds(50)
         $0.allowLoopbackReceivers()
     }
 
@@ -72,7 +72,7 @@ import Testing
         try await TestReceiver.run(respond: failing) { receiver in
             let configure: @Sendable (inout HeraldNodeConfiguration) -> Void = {
                 Self.quickRetries(&$0)
-                $0.center.webhooks.retryFor = .seconds(1)
+                $0.webhooks.retryFor = .seconds(1)
             }
             try await TestNode.run(configure: configure) { test in
                 let created = try await test.call(

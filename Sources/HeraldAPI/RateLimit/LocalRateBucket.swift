@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldStore
 
 /// A node's share of one app's rate limit: the tokens it took from the app's bucket in

@@ -205,9 +205,3 @@ extension Push {
         return push
     }
 }
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

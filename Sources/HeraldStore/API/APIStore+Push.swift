@@ -151,9 +151,9 @@ extension APIStore {
         let inboxed = pushes.map { $0.devicePayloads != nil }
         let payloads = pushes.map { ByteBuffer(bytes: $0.devicePayloads?.standard ?? []) }
         let androidPayloads = pushes.map { ByteBuffer(bytes: $0.devicePayloads?.android ?? []) }
-        let lease = (sink?.lease ?? .zero).intervalSeconds
+        let lease = (sink?.lease ?? .zero).timeInterval
         let node = sink?.node ?? ""
-        let peerDeadAfter = sink?.peerRouting?.deadAfter.intervalSeconds ?? 0
+        let peerDeadAfter = sink?.peerRouting?.deadAfter.timeInterval ?? 0
         let accepted = try await retryingDeadlocks {
             // The rows are read to the end: an error raised while the statement executes
             // (after its row description) arrives with them, not from query().

@@ -11,7 +11,7 @@ extension CenterStore {
     public func claimJobs(node: String, lease: Duration, limit: Int) async throws -> [PushJob] {
         let rows = try await client.query(
             """
-            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(lease.intervalSeconds)), leased_by = \(node),
+            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(lease.timeInterval)), leased_by = \(node),
                 attempts = attempts + 1
             WHERE id IN (
                 SELECT id FROM push_jobs WHERE available_at <= now() AND (leased_until IS NULL OR leased_until < now())
@@ -107,17 +107,10 @@ extension CenterStore {
         guard !jobIDs.isEmpty else { return 0 }
         return try await client.query(
             """
-            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(lease.intervalSeconds))
+            UPDATE push_jobs SET leased_until = now() + make_interval(secs => \(lease.timeInterval))
             WHERE id = ANY(\(jobIDs)) AND leased_by = \(node) RETURNING id
             """,
             logger: logger
         ).count()
-    }
-}
-
-extension Duration {
-    /// Seconds, as PostgreSQL's make_interval takes them.
-    var intervalSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

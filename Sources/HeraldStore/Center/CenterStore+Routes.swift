@@ -21,7 +21,7 @@ extension CenterStore {
         guard !deviceIDs.isEmpty else { return [:] }
         let rows = try await client.query(
             """
-            WITH p AS (SELECT \(node)::text AS node, \(deadAfter.intervalSeconds)::double precision AS dead_after)
+            WITH p AS (SELECT \(node)::text AS node, \(deadAfter.timeInterval)::double precision AS dead_after)
             SELECT s.device_id, s.node_id FROM p, device_sessions s JOIN nodes n ON n.node_id = s.node_id
             WHERE s.device_id = ANY(\(deviceIDs)::bigint[])
               AND \(unescaped: LiveHolders.condition(except: "p.node", deadAfter: "p.dead_after"))
@@ -51,7 +51,7 @@ extension CenterStore {
             WITH v AS (
                 SELECT * FROM unnest(\(copies.map(\.messageID))::bigint[], \(copies.map(\.deviceID))::bigint[]) AS v(message_id, device_id)
             ), p AS (
-                SELECT \(node)::text AS node, \(deadAfter.intervalSeconds)::double precision AS dead_after
+                SELECT \(node)::text AS node, \(deadAfter.timeInterval)::double precision AS dead_after
             ), held AS (
                 SELECT s.device_id, s.node_id FROM p, device_sessions s JOIN nodes n ON n.node_id = s.node_id
                 WHERE s.device_id IN (SELECT device_id FROM v)

@@ -51,7 +51,7 @@ extension ClusterStore {
     public func record(_ sample: NodeSample, keep: Duration = .seconds(7200)) async throws {
         try await client.query(
             """
-            WITH forgotten AS (DELETE FROM node_samples WHERE at < now() - make_interval(secs => \(keep.intervalSeconds)))
+            WITH forgotten AS (DELETE FROM node_samples WHERE at < now() - make_interval(secs => \(keep.timeInterval)))
             INSERT INTO node_samples (node_id, at, connected, accepted, delivered_tcp, delivered_apns, apns_ok, apns_failed)
             VALUES (\(sample.nodeID), \(sample.at), \(sample.connected), \(sample.accepted), \(sample.deliveredTCP),
                     \(sample.deliveredAPNs), \(sample.apnsOK), \(sample.apnsFailed))

@@ -86,7 +86,7 @@ extension ClusterStore {
         let rows = try await client.query(
             """
             WITH dead AS (
-                DELETE FROM nodes WHERE heartbeat_at < now() - make_interval(secs => \(deadAfter.intervalSeconds))
+                DELETE FROM nodes WHERE heartbeat_at < now() - make_interval(secs => \(deadAfter.timeInterval))
                 RETURNING node_id, heartbeat_at
             ), cleared AS (
                 UPDATE device_sessions s SET node_id = NULL, last_seen_at = dead.heartbeat_at, unrecorded = true
@@ -137,7 +137,7 @@ extension ClusterStore {
         let rows = try await client.query(
             """
             SELECT node_id, started_at, heartbeat_at, draining_at IS NOT NULL,
-                   heartbeat_at > now() - make_interval(secs => \(deadAfter.intervalSeconds)), mqtt_address, http_address
+                   heartbeat_at > now() - make_interval(secs => \(deadAfter.timeInterval)), mqtt_address, http_address
             FROM nodes ORDER BY node_id
             """,
             logger: logger
@@ -166,7 +166,7 @@ extension ClusterStore {
         let rows = try await client.query(
             """
             INSERT INTO cluster_tasks AS t (name, holder, leased_until)
-            VALUES (\(name), \(node), now() + make_interval(secs => \(lease.intervalSeconds)))
+            VALUES (\(name), \(node), now() + make_interval(secs => \(lease.timeInterval)))
             ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, leased_until = EXCLUDED.leased_until
             WHERE t.holder = EXCLUDED.holder OR t.leased_until < now()
             RETURNING holder

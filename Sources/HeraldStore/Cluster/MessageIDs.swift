@@ -94,7 +94,7 @@ public final class MessageIDs: Sendable {
                     LIMIT 1
                 ), taken AS (
                     INSERT INTO msg_id_slots AS s (slot, holder, leased_until, time_bound)
-                    SELECT slot, \(holder), now() + make_interval(secs => \(Self.lease.intervalSeconds)),
+                    SELECT slot, \(holder), now() + make_interval(secs => \(Self.lease.timeInterval)),
                            GREATEST(time_bound, \(Int64(floor))) + \(Self.leaseMilliseconds)
                     FROM candidate
                     ON CONFLICT (slot) DO UPDATE
@@ -126,7 +126,7 @@ public final class MessageIDs: Sendable {
         do {
             let rows = try await client.query(
                 """
-                UPDATE msg_id_slots SET leased_until = now() + make_interval(secs => \(Self.lease.intervalSeconds)),
+                UPDATE msg_id_slots SET leased_until = now() + make_interval(secs => \(Self.lease.timeInterval)),
                     time_bound = GREATEST(time_bound, \(Int64(bound) + Self.leaseMilliseconds))
                 WHERE slot = \(Int32(lease.slot)) AND holder = \(holder)
                 RETURNING slot

@@ -10,7 +10,7 @@ extension ConsoleStore {
         let rows = try await client.query(
             """
             SELECT node_id, at, connected, accepted, delivered_tcp, delivered_apns, apns_ok, apns_failed FROM node_samples
-            WHERE at >= now() - make_interval(secs => \(since.intervalSeconds)) ORDER BY at, node_id
+            WHERE at >= now() - make_interval(secs => \(since.timeInterval)) ORDER BY at, node_id
             """,
             logger: logger
         )

@@ -22,7 +22,7 @@ extension EventStore {
                 SELECT id FROM callback_outbox WHERE failed_at IS NULL AND next_attempt_at <= now()
                 ORDER BY next_attempt_at, id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED
             )
-            UPDATE callback_outbox c SET next_attempt_at = now() + make_interval(secs => \(lease.intervalSeconds))
+            UPDATE callback_outbox c SET next_attempt_at = now() + make_interval(secs => \(lease.timeInterval))
             FROM due WHERE c.id = due.id
             RETURNING c.id, c.url, c.body, c.attempts, c.created_at
             """,

@@ -27,7 +27,7 @@ extension EventStore {
                   )
                 ORDER BY COALESCE(w.retry_at, w.released_at, '-infinity'), w.id LIMIT \(Int64(limit)) FOR UPDATE OF w SKIP LOCKED
             ), claimed AS (
-                UPDATE webhooks w SET leased_by = \(node), leased_until = now() + make_interval(secs => \(lease.intervalSeconds))
+                UPDATE webhooks w SET leased_by = \(node), leased_until = now() + make_interval(secs => \(lease.timeInterval))
                 FROM due WHERE w.id = due.id
                 RETURNING w.*
             )
@@ -60,7 +60,7 @@ extension EventStore {
     public func renewWebhook(id: Int64, node: String, lease: Duration) async throws -> Bool {
         try await client.query(
             """
-            UPDATE webhooks SET leased_until = now() + make_interval(secs => \(lease.intervalSeconds))
+            UPDATE webhooks SET leased_until = now() + make_interval(secs => \(lease.timeInterval))
             WHERE id = \(id) AND leased_by = \(node) RETURNING id
             """,
             logger: logger

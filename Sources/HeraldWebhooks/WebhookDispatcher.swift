@@ -7,12 +7,12 @@ import NIOConcurrencyHelpers
 /// Sends each app webhook its events, in order: a node claims an endpoint (a lease, so one
 /// node at a time sends to it), reads the events after its cursor, POSTs them in batches,
 /// and moves the cursor after a 2xx only. A failing batch is retried with exponential
-/// backoff for ``CenterConfiguration/WebhookDelivery/retryFor``, then recorded in
+/// backoff for ``WebhookDelivery/retryFor``, then recorded in
 /// `webhook_failures` and passed over. It runs on the events pool, apart from delivery.
-struct WebhookDispatcher: Sendable {
+public struct WebhookDispatcher: Sendable {
     let store: EventStore
     let node: String
-    let configuration: CenterConfiguration.WebhookDelivery
+    let configuration: WebhookDelivery
     let poster: WebhookPoster
     let logger: Logger
     /// The webhooks this node is sending to now; any other it holds a lease on is stale.
@@ -24,10 +24,10 @@ struct WebhookDispatcher: Sendable {
     /// Batches sent to one endpoint before it is given back (others may be waiting).
     static let batchesPerClaim = 50
 
-    init(
+    public init(
         store: EventStore,
         node: String,
-        configuration: CenterConfiguration.WebhookDelivery,
+        configuration: WebhookDelivery,
         outbound: OutboundAddressRule,
         logger: Logger
     ) {
@@ -41,7 +41,7 @@ struct WebhookDispatcher: Sendable {
     /// Claims endpoints and sends to them until cancelled, each endpoint in a task of its
     /// own: a slow or hung receiver holds its own slot of `concurrency`, and the others are
     /// claimed and sent to meanwhile.
-    func run() async {
+    public func run() async {
         let loop = ClaimLoop<ClaimedWebhook>(
             width: configuration.concurrency,
             pollInterval: configuration.pollInterval,
@@ -89,7 +89,7 @@ struct WebhookDispatcher: Sendable {
                     // Shutting down: the request was cut short, not refused; the endpoint is given back.
                     if Task.isCancelled { throw CancellationError() }
                     let since = failingSince ?? Date()
-                    if Date().timeIntervalSince(since) >= configuration.retryFor.seconds {
+                    if Date().timeIntervalSince(since) >= configuration.retryFor.timeInterval {
                         logger.warning("webhook batch given up", metadata: ["herald.events": "\(page.events.count)", "error": "\(error)"])
                         try await store.webhookGaveUp(id: webhook.id, node: node, events: page.events, status: status, error: error)
                         cursor = page.events[page.events.count - 1].cursor
@@ -103,7 +103,7 @@ struct WebhookDispatcher: Sendable {
                         node: node,
                         status: status,
                         error: error,
-                        retryAt: Date().addingTimeInterval(delay.seconds)
+                        retryAt: Date().addingTimeInterval(delay.timeInterval)
                     )
                     logger.debug("webhook request failed", metadata: ["error": "\(error)", "herald.failures": "\(failures + 1)"])
                     return
@@ -120,7 +120,7 @@ struct WebhookDispatcher: Sendable {
     /// The wait after the `failures`+1-th failure: the first delay doubled per failure, up to
     /// the longest, less up to a fifth at random (endpoints that failed together don't all
     /// come back together).
-    static func backoff(failures: Int, configuration: CenterConfiguration.WebhookDelivery) -> Duration {
+    static func backoff(failures: Int, configuration: WebhookDelivery) -> Duration {
         let delay = min(configuration.retryDelay * (1 << min(failures, 20)), configuration.maxRetryDelay)
         return delay * (1 - 0.2 * Double.random(in: 0..<1))
     }

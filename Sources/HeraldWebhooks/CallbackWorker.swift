@@ -5,23 +5,23 @@ import Logging
 
 /// Sends JPush per-push callback requests from `callback_outbox`: claims due rows (SKIP
 /// LOCKED, with a lease, so nodes share them), POSTs each, deletes it on a 2xx, backs off
-/// on a failure, and keeps it as failed once ``CenterConfiguration/WebhookDelivery/retryFor``
+/// on a failure, and keeps it as failed once ``WebhookDelivery/retryFor``
 /// has passed since it was written. Each request is sent and recorded on its own (at most
 /// `concurrency` in flight): a slow receiver holds only its own requests.
-struct CallbackWorker: Sendable {
+public struct CallbackWorker: Sendable {
     let store: EventStore
-    let configuration: CenterConfiguration.WebhookDelivery
+    let configuration: WebhookDelivery
     let poster: WebhookPoster
     let logger: Logger
 
-    init(store: EventStore, configuration: CenterConfiguration.WebhookDelivery, outbound: OutboundAddressRule, logger: Logger) {
+    public init(store: EventStore, configuration: WebhookDelivery, outbound: OutboundAddressRule, logger: Logger) {
         self.store = store
         self.configuration = configuration
         self.poster = WebhookPoster(client: OutboundClient(rule: outbound), timeout: configuration.timeout)
         self.logger = logger
     }
 
-    func run() async {
+    public func run() async {
         let loop = ClaimLoop<CallbackRequest>(
             width: configuration.concurrency,
             refill: max(1, configuration.concurrency / 4),
@@ -43,14 +43,14 @@ struct CallbackWorker: Sendable {
             case .refused(let status, let error):
                 // Shutting down: cut short, not refused; sent again once its lease runs out.
                 if Task.isCancelled { return }
-                let giveUp = Date().timeIntervalSince(request.createdAt) >= configuration.retryFor.seconds
+                let giveUp = Date().timeIntervalSince(request.createdAt) >= configuration.retryFor.timeInterval
                 let delay = WebhookDispatcher.backoff(failures: request.attempts, configuration: configuration)
                 if giveUp { logger.warning("callback request given up", metadata: ["herald.callback_id": "\(request.id)", "error": "\(error)"]) }
                 try await store.callbackFailed(
                     id: request.id,
                     status: status,
                     error: error,
-                    retryAt: Date().addingTimeInterval(delay.seconds),
+                    retryAt: Date().addingTimeInterval(delay.timeInterval),
                     giveUp: giveUp
                 )
             }
