@@ -252,6 +252,21 @@ extension DeliveryRouter {
         await withTaskGroup(of: Void.self) { group in
             for recall in targets {
                 let target = recall.target
+                if let name = RoutePlanner.recallChannel(target.facts), let channel = channels[name], let token = target.token(forChannel: name) {
+                    guard recentRecalls.claim(deviceID: target.deviceID, token: token, identifiers: recall.identifiers, recalledAt: recall.recalledAt)
+                    else { continue }
+                    group.addTask {
+                        if !(await sendRecall(recall, over: channel, token: token, appID: appID)) {
+                            recentRecalls.release(
+                                deviceID: target.deviceID,
+                                token: token,
+                                identifiers: recall.identifiers,
+                                recalledAt: recall.recalledAt
+                            )
+                        }
+                    }
+                    continue
+                }
                 guard RoutePlanner.canRecallOverAPNs(target.facts), let token = target.apnsToken else { continue }
                 guard recentRecalls.claim(deviceID: target.deviceID, token: token, identifiers: recall.identifiers, recalledAt: recall.recalledAt)
                 else { continue }
@@ -263,6 +278,21 @@ extension DeliveryRouter {
                 }
             }
         }
+    }
+
+    /// Sends one recall command over a channel; false when it didn't take it.
+    private func sendRecall(_ recall: RecallTarget, over channel: any DeliveryChannel, token: String, appID: Int64) async -> Bool {
+        guard let commandID = try? await store.newMsgID() else { return false }
+        return await channel.sendRecall(
+            ChannelRecall(
+                appID: appID,
+                deviceID: recall.target.deviceID,
+                token: token,
+                commandID: commandID,
+                identifiers: recall.identifiers,
+                expiresAt: Date().addingTimeInterval(configuration.recallWindow.timeInterval)
+            )
+        )
     }
 
     /// Sends one recall push; false when APNs did not take it.

@@ -134,7 +134,7 @@ struct PushJobRunner: Sendable {
                 if outcome == .acknowledged {
                     try await store.recallsConfirmed(deviceID: target.target.deviceID, identifiers: [message.identifier])
                 } else {
-                    viaAPNs.append(target)  // iOS devices without an MQTT connection
+                    viaAPNs.append(target)  // devices without an MQTT connection: APNs or FCM
                 }
             }
             // Devices connected to another node load the command from their inboxes now.

@@ -13,8 +13,9 @@ public protocol FCMChannelStore: Sendable {
     /// FCM (or its token endpoint) refused the app's credentials.
     func markFCMCredentialsBroken(appID: Int64, reason: String) async throws
     /// FCM says the device's token is dead: it is removed (if it is still the device's)
-    /// and never used again; `messageID`: the copy that learned it, for its event.
-    func removeFCMToken(deviceID: Int64, token: String, reason: String, messageID: Int64) async throws
+    /// and never used again; `messageID`: the copy that learned it, for its event (nil: a
+    /// command learned it, and no event is written).
+    func removeFCMToken(deviceID: Int64, token: String, reason: String, messageID: Int64?) async throws
 }
 
 /// Firebase Cloud Messaging as a channel: the copies the planner routes to FCM, each sent
@@ -69,6 +70,28 @@ public struct FCMChannel: DeliveryChannel {
             for (index, outcome) in results { outcomes[index] = outcome }
         }
         return outcomes
+    }
+
+    public func sendRecall(_ recall: ChannelRecall) async -> Bool {
+        guard let credentials = try? await store.fcmServiceAccount(appID: recall.appID), credentials.brokenReason == nil else { return false }
+        let message = FCMMessage.recall(
+            token: recall.token,
+            commandID: recall.commandID,
+            identifiers: recall.identifiers,
+            expiresAt: recall.expiresAt
+        )
+        switch await client.send(message, account: credentials.account) {
+        case .delivered:
+            return true
+        case .tokenDead(let reason):
+            try? await store.removeFCMToken(deviceID: recall.deviceID, token: recall.token, reason: reason, messageID: nil)
+            return false
+        case .credentialsRefused(let reason):
+            try? await store.markFCMCredentialsBroken(appID: recall.appID, reason: reason)
+            return false
+        case .retryLater, .failed:
+            return false
+        }
     }
 
     private func send(_ copy: ChannelCopy, account: FCMServiceAccount) async -> ChannelOutcome {

@@ -73,6 +73,29 @@ public struct FCMMessage: Sendable, Hashable {
         self.init(token: token, body: body.finish())
     }
 
+    /// A recall command the SDK executes: a data message (`herald_type: recall`, the
+    /// command's `msg_id`, `identifiers` as a JSON array), normal priority, no notification,
+    /// valid until the recall window ends.
+    public static func recall(token: String, commandID: String, identifiers: [String], expiresAt: Date, now: Date = Date()) -> FCMMessage {
+        let ttl = max(0, Int(expiresAt.timeIntervalSince(now).rounded(.down)))
+        var body = JSONObjectWriter(capacity: 300)
+        body.object("message") { message in
+            message.field("token", token)
+            message.object("android") { android in
+                android.field("priority", "NORMAL")
+                android.field("ttl", "\(ttl)s")
+            }
+            message.field(
+                "data",
+                [
+                    "herald_type": JSONValue.string("recall"), "msg_id": .string(commandID),
+                    "identifiers": .string(String(decoding: JSONValue.array(identifiers.map(JSONValue.string)).bytes, as: UTF8.self)),
+                ]
+            )
+        }
+        return FCMMessage(token: token, body: body.finish())
+    }
+
     /// JPush's Android priority (-2…2) as FCM's `notification_priority`.
     static func notificationPriority(_ priority: Int) -> String {
         switch priority {

@@ -76,7 +76,7 @@ struct FCMService: Service {
             try await store.markBroken(appID: appID, reason: reason)
         }
 
-        func removeFCMToken(deviceID: Int64, token: String, reason: String, messageID: Int64) async throws {
+        func removeFCMToken(deviceID: Int64, token: String, reason: String, messageID: Int64?) async throws {
             try await store.removeToken(deviceID: deviceID, token: token, reason: reason, messageID: messageID)
         }
     }

@@ -13,6 +13,32 @@ public protocol DeliveryChannel: Sendable {
     /// Sends copies (of one message or several) and says what became of each, in order.
     /// A channel removes a token it learns is dead itself, before it answers.
     func send(_ copies: [ChannelCopy]) async -> [ChannelOutcome]
+
+    /// Sends a recall command the device's SDK executes (it withdraws the notifications of
+    /// those identifiers); true when the service took it.
+    func sendRecall(_ recall: ChannelRecall) async -> Bool
+}
+
+/// A recall command for one device over a channel.
+public struct ChannelRecall: Sendable {
+    public var appID: Int64
+    public var deviceID: Int64
+    public var token: String
+    /// The command's own message id (the SDK deduplicates by it).
+    public var commandID: String
+    /// Every identifier still pending recall on the device.
+    public var identifiers: [String]
+    /// When the command is of no use any more (the recall window's end).
+    public var expiresAt: Date
+
+    public init(appID: Int64, deviceID: Int64, token: String, commandID: String, identifiers: [String], expiresAt: Date) {
+        self.appID = appID
+        self.deviceID = deviceID
+        self.token = token
+        self.commandID = commandID
+        self.identifiers = identifiers
+        self.expiresAt = expiresAt
+    }
 }
 
 /// One copy for a channel: the message and the device's token there.

@@ -101,6 +101,12 @@ public enum RoutePlanner {
     public static func canRecallOverAPNs(_ device: DeviceFacts) -> Bool {
         device.platform.usesAPNs && device.tokenValid && device.hasAPNsToken
     }
+
+    /// The channel a recall command goes to a device over when it isn't APNs (FCM: a data
+    /// message to an Android device's token), or nil.
+    public static func recallChannel(_ device: DeviceFacts) -> String? {
+        device.platform == .android && device.hasFCMToken ? Route.fcm.channel : nil
+    }
 }
 
 /// The APNs environment a copy goes to: the one its push asks for (`apns_production`),

@@ -106,6 +106,29 @@ import Testing
         }
     }
 
+    /// A recall reaches an Android device that got the push through FCM as a data command
+    /// its SDK executes (the identifiers to withdraw), once.
+    @Test func aRecallGoesToFCMAsADataCommand() async throws {
+        try await withFCM { test, sandbox, _ in
+            let device = try await android(test, token: token(6), alias: "reader")
+            let push = try await test.push([
+                "platform": "android", "audience": ["alias": ["reader"]], "notification": ["alert": "wrong headline"],
+                "options": ["identifier": "headline-1"],
+            ])
+            #expect(try await test.status(push.msgID, device.registrationID, becomes: "sent_fcm") == "sent_fcm")
+            #expect(try await test.call("POST", "/v3/push/recall", ["identifiers": ["headline-1"]]).status == 200)
+            try await waitFor("the recall command to reach FCM") { sandbox.receivedCount == 2 }
+            let command = try #require(sandbox.received.last)
+            #expect(command.token == token(6))
+            #expect(command.message["notification"] == nil)
+            #expect(command.message["data"]?["herald_type"]?.string == "recall")
+            #expect(command.message["data"]?["identifiers"]?.string == #"["headline-1"]"#)
+            #expect(command.message["android"]?["priority"]?.string == "NORMAL")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(sandbox.receivedCount == 2)
+        }
+    }
+
     /// UNREGISTERED: the token is removed from its device, with a `token_invalidated`
     /// event, and never used again: the next push leaves the copy in the inbox.
     @Test func anUnregisteredTokenIsRemovedAndNeverUsedAgain() async throws {

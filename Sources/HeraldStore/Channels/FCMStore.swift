@@ -86,7 +86,7 @@ public struct FCMStore: StoreFacade {
     /// FCM said the token is dead: it leaves the device (if it is still the device's, not
     /// one registered since), and the copy's message gets a `token_invalidated` event
     /// (`{"reason": …, "token": "fcm"}`) when its app records events or it has a callback.
-    public func removeToken(deviceID: Int64, token: String, reason: String, messageID: Int64) async throws {
+    public func removeToken(deviceID: Int64, token: String, reason: String, messageID: Int64?) async throws {
         let recording = Array(core.eventApps.current.all)
         try await client.query(
             """
