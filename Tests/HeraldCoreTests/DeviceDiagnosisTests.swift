@@ -10,8 +10,25 @@ struct DeviceDiagnosisTests {
 
     @Test func anAndroidDeviceThatNeverConnectedIsOnlyInfo() {
         let findings = DeviceDiagnosis(.init(platform: .android, hasAPNsToken: false, tokenValid: true)).findings
-        #expect(findings.map(\.code) == ["never_connected", "no_copies", "nothing_wrong"])
+        #expect(findings.map(\.code) == ["no_fcm_token", "never_connected", "no_copies", "nothing_wrong"])
         #expect(findings.allSatisfy { $0.level == .info })
+    }
+
+    @Test func anAndroidDeviceWithAnFCMToken() {
+        var facts = DeviceDiagnosis.Facts(platform: .android, hasAPNsToken: false, tokenValid: true, lastOnlineAt: Date())
+        facts.hasFCMToken = true
+        #expect(codes(facts).first == "no_fcm_credentials")
+        facts.fcmCredentials = FCMCredentialsSummary(projectID: "shop", clientEmail: "a@shop.iam.gserviceaccount.com", privateKeyID: "k")
+        #expect(codes(facts) == ["offline", "no_copies", "nothing_wrong"])
+        #expect(DeviceDiagnosis(facts).findings[0].message.hasSuffix("and go to FCM"))
+        facts.fcmProblem = "THIRD_PARTY_AUTH_ERROR"
+        #expect(codes(facts).first == "fcm_credentials_refused")
+        facts.fcmProblem = nil
+        facts.recent = [DeviceDiagnosis.Copy(msgID: "1", sentAt: Date(), status: "failed", reason: "UNREGISTERED")]
+        let failed = DeviceDiagnosis(facts).findings.first { $0.code == "fcm_failed" }
+        #expect(failed?.level == .problem)
+        #expect(failed?.message.contains("failed at FCM with UNREGISTERED") == true)
+        #expect(!codes(facts).contains("apns_failed"))
     }
 
     @Test func anIOSDeviceWithoutATokenOrCredentials() {

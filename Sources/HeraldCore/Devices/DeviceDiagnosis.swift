@@ -26,6 +26,11 @@ public struct DeviceDiagnosis: Sendable, Hashable {
         public var toSandbox = false
         /// It has a VoIP (PushKit) token now.
         public var hasVoIPToken = false
+        /// It has an FCM registration token now (Android).
+        public var hasFCMToken = false
+        /// The app's FCM service account, and FCM's refusal of it.
+        public var fcmCredentials: FCMCredentialsSummary?
+        public var fcmProblem: String?
 
         public init(
             platform: Platform,
@@ -98,13 +103,19 @@ public struct DeviceDiagnosis: Sendable, Hashable {
         }
         if facts.platform.usesAPNs {
             Self.apns(facts, add)
+        } else if facts.platform == .android {
+            Self.fcm(facts, add)
         }
         if let node = facts.node {
             add(.info, "online", "connected now, to node \(node): pushes go over the long connection first")
         } else if let last = facts.lastOnlineAt {
-            add(.info, "offline", "offline since \(Self.format(last)): copies wait in its inbox\(facts.platform.usesAPNs ? " and go to APNs" : "")")
+            add(
+                .info,
+                "offline",
+                "offline since \(Self.format(last)): copies wait in its inbox\(Self.fallback(facts).map { " and go to \($0)" } ?? "")"
+            )
         } else {
-            add(.info, "never_connected", "has never connected over MQTT\(facts.platform.usesAPNs ? ": it gets pushes through APNs only" : "")")
+            add(.info, "never_connected", "has never connected over MQTT\(Self.fallback(facts).map { ": it gets pushes through \($0) only" } ?? "")")
         }
         if facts.inBackground, facts.node != nil {
             add(.info, "in_background", "the app said it is in the background: notifications go to APNs, not over the connection")
@@ -165,9 +176,54 @@ public struct DeviceDiagnosis: Sendable, Hashable {
         }
     }
 
+    /// The push service its copies go to while it is not connected, if any.
+    private static func fallback(_ facts: Facts) -> String? {
+        if facts.platform.usesAPNs { return "APNs" }
+        return facts.platform == .android && facts.hasFCMToken && facts.fcmCredentials != nil ? "FCM" : nil
+    }
+
+    private static func fcm(_ facts: Facts, _ add: (Finding.Level, String, String) -> Void) {
+        guard facts.hasFCMToken else {
+            // Not a problem where there is no Google Play (JPush's own market): the long
+            // connection is the channel there.
+            add(
+                .info,
+                "no_fcm_token",
+                "no FCM token: it gets pushes only while its app is connected (the app has not registered FirebaseMessaging's token: fcm_token)"
+            )
+            return
+        }
+        guard facts.fcmCredentials != nil else {
+            add(
+                .problem,
+                "no_fcm_credentials",
+                "the app has no FCM service account: nothing reaches it while its app is not connected (PUT /admin/v1/apps/{app_key}/fcm)"
+            )
+            return
+        }
+        if let problem = facts.fcmProblem {
+            add(
+                .problem,
+                "fcm_credentials_refused",
+                "FCM refused the app's service account (\(problem)): nothing goes to FCM for the app until a new key file is uploaded"
+            )
+        }
+    }
+
     private static func recent(_ copies: [Copy], _ facts: Facts, _ add: (Finding.Level, String, String) -> Void) {
         var reasons: [String: Int] = [:]
         for copy in copies where copy.status == "failed" { reasons[copy.reason ?? "unknown", default: 0] += 1 }
+        if facts.platform == .android {
+            for (reason, count) in reasons.sorted(by: { $0.key < $1.key }) {
+                let dead = ["UNREGISTERED", "SENDER_ID_MISMATCH", "InvalidRegistration"].contains(reason)
+                add(
+                    .problem,
+                    "fcm_failed",
+                    "\(count) of its last \(copies.count) copies failed at FCM with \(reason)\(dead ? ": FCM said its token was dead (the app was uninstalled, or the token is another Firebase project's); Herald removed it, and FCM reaches it again once the app registers a new one" : "")"
+                )
+            }
+            reasons.removeAll()
+        }
         if let count = reasons.removeValue(forKey: APNsAdvice.wrongEnvironment) {
             // The push's fault, not the token's: the token stays valid.
             add(

@@ -44,6 +44,11 @@ extension APIStore {
             recent: copies
         )
         facts.hasVoIPToken = device.voipToken != nil
+        facts.hasFCMToken = device.fcmToken != nil
+        if let fcm = try await fcm.credentials(appKey: app.appKey) {
+            facts.fcmCredentials = fcm.summary
+            facts.fcmProblem = fcm.brokenReason
+        }
         return facts
     }
 }
