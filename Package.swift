@@ -602,6 +602,8 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
                 "HeraldAPI",
                 "HeraldAPNsSandbox",
+                "HeraldFCM",
+                "HeraldFCMSandbox",
                 "HeraldCenter",
                 "HeraldCore",
                 "HeraldStore",

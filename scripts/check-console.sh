@@ -55,6 +55,17 @@ echo "$CONSOLE_PASSWORD" | heraldctl users create "$CONSOLE_ADMIN_EMAIL" --passw
 # An APNs token key (.p8) to upload, as Apple gives one: PKCS#8, P-256.
 export CONSOLE_P8="$work/AuthKey_CHECK12345.p8"
 openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out "$CONSOLE_P8"
+# A Firebase service account's key file to upload, as Firebase's console gives one: an RSA key
+# (PKCS#8) in JSON with the account's fields.
+export CONSOLE_FCM_KEY="$work/browser-shop-firebase-adminsdk.json"
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$work/fcm.pem" 2> /dev/null
+python3 - "$work/fcm.pem" "$CONSOLE_FCM_KEY" << 'PY'
+import json, sys
+key = open(sys.argv[1]).read()
+json.dump({"type": "service_account", "project_id": "browser-shop", "private_key_id": "0123456789abcdef0123456789abcdef01234567",
+           "private_key": key, "client_email": "firebase-adminsdk-check@browser-shop.iam.gserviceaccount.com",
+           "client_id": "100000000000000000001", "token_uri": "https://oauth2.googleapis.com/token"}, open(sys.argv[2], "w"))
+PY
 export HERALD_DEVICE="$bin_dir/herald-device" HERALD_MQTT_PORT CONSOLE_WORK="$work"
 # Screenshots of the main pages, kept after the run.
 export CONSOLE_SCREENSHOTS="$root/.build/console-screenshots"

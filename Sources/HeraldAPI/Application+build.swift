@@ -76,6 +76,7 @@ public func buildRouter(
         lifetime: configuration.sessionLifetime,
         apnsDestination: configuration.apnsDestination,
         apnsCheck: configuration.apnsCheck,
+        fcmCheck: configuration.fcmCheck,
         oidcName: configuration.oidc?.name
     ).register(on: &routes)
     ReportRoutes(store: store, auth: auth, body: body).register(on: &routes)

@@ -68,14 +68,15 @@ actor FCMAccessTokens {
         min(.seconds(300), expiresIn / 2)
     }
 
-    func token(for account: FCMServiceAccount) async throws -> String {
+    /// `askingAgain`: a remembered refusal is not the answer (an upload is tried anew).
+    func token(for account: FCMServiceAccount, askingAgain: Bool = false) async throws -> String {
         let key = Key(account)
         switch entries[key] {
         case .ready(let token, let refreshAt) where ContinuousClock.now < refreshAt:
             return token
         case .fetching(let task):
             return try await task.value.token
-        case .refused(let error, let until) where ContinuousClock.now < until:
+        case .refused(let error, let until) where ContinuousClock.now < until && !askingAgain:
             throw error
         default:
             break

@@ -83,9 +83,10 @@ public final class FCMClient: Sendable {
     }
 
     /// An access token for the account: the cached one, or a new exchange. Throws
-    /// ``FCMCredentialError``.
-    public func accessToken(for account: FCMServiceAccount) async throws -> String {
-        try await tokens.token(for: account)
+    /// ``FCMCredentialError``. `askingAgain`: a refusal remembered from a send is not the
+    /// answer (an upload, or `fcm doctor`, asks the endpoint anew).
+    public func accessToken(for account: FCMServiceAccount, askingAgain: Bool = false) async throws -> String {
+        try await tokens.token(for: account, askingAgain: askingAgain)
     }
 
     /// Sends one message and says what FCM answered. A 401 is answered once more with a

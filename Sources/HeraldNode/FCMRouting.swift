@@ -52,7 +52,7 @@ struct FCMService: Service {
     func refusal(of account: FCMServiceAccount) async -> String? {
         do {
             try routing.admit?(account)
-            _ = try await client.accessToken(for: account)
+            _ = try await client.accessToken(for: account, askingAgain: true)
             return nil
         } catch FCMCredentialError.refused(let reason) {
             return reason

@@ -95,7 +95,7 @@ struct HeraldConfiguration: Sendable {
             case "off", "false": fcmSandbox = false
             default: throw fcm.error("sandbox", "expected auto, on or off (got '\(fcmChoice)')")
             }
-            fcmSandboxPort = try fcm.port("sandboxPort", default: 2199)
+            fcmSandboxPort = try fcm.port("sandboxPort", default: 0)
             if let adminToken, adminToken.utf8.count < 16 {
                 throw ConfigurationError(key: "admin.token", "at least 16 characters")
             }

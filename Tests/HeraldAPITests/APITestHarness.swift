@@ -23,12 +23,14 @@ struct APITest: Sendable {
         maxBodySize: Int = 1 << 20,
         apnsDestination: APNsDestination = .apple,
         apnsCheck: (@Sendable (APNsCredentials) async -> String?)? = nil,
+        fcmCheck: (@Sendable (FCMServiceAccount) async -> String?)? = nil,
         _ body: @Sendable @escaping (APITest) async throws -> Void
     ) async throws {
         try await serve(.router) { configuration, _ in
             configuration.maxBodySize = maxBodySize
             configuration.apnsDestination = apnsDestination
             configuration.apnsCheck = apnsCheck
+            configuration.fcmCheck = fcmCheck
         } _: { api, _ in
             try await body(api)
         }

@@ -4,7 +4,10 @@ import HTTPTypes
 import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldCore
+import HeraldFCM
+import HeraldFCMSandbox
 import HeraldTestSupport
+import Logging
 import NIOCore
 import Testing
 
@@ -460,9 +463,31 @@ import FoundationXML
         let sandbox = try await APNsSandbox.start(configuration: .init(transport: .plaintext))
         let target = APNsRouting.SandboxTarget(host: "127.0.0.1", port: sandbox.port, transport: .plaintext) { _ in }
         let dryRun = APNsDryRun(routing: .sandbox(target))
+        // FCM: a sandbox that knows only the service accounts admitted to it, as Google does.
+        let fcmSandbox = try await FCMSandbox.start()
+        let fcmClient = FCMClient(
+            endpoints: .init(sendBase: fcmSandbox.baseURL, tokenURL: fcmSandbox.tokenURL, trustedCertificatePEMs: [fcmSandbox.certificatePEM]),
+            logger: Logger(label: "test")
+        )
+        defer {
+            Task {
+                try? await fcmClient.shutdown()
+                await fcmSandbox.shutdown()
+            }
+        }
+        let fcmCheck: @Sendable (FCMServiceAccount) async -> String? = { account in
+            do {
+                _ = try await fcmClient.accessToken(for: account, askingAgain: true)
+                return nil
+            } catch FCMCredentialError.refused(let reason) {
+                return reason
+            } catch {
+                return nil
+            }
+        }
         do {
             let check: @Sendable (APNsCredentials) async -> String? = { await dryRun.refusal(of: $0) }
-            try await APITest.run(apnsCheck: check) { api in
+            try await APITest.run(apnsCheck: check, fcmCheck: fcmCheck) { api in
                 try await PeopleTests.user(api, "admin@example.com", instanceRole: "admin")
                 try await PeopleTests.user(api, "viewer@example.com", instanceRole: "viewer")
                 let session = try #require(try await Self.signIn(api, "admin@example.com").cookie)
@@ -543,6 +568,29 @@ import FoundationXML
                 // Replacing them asks for the password.
                 let unconfirmed = try await post(apnsPath, apns)
                 #expect(unconfirmed.status == 403 && unconfirmed.body.contains("password again"), "\(unconfirmed.body)")
+
+                // FCM: a key file checked as the API checks it, then tried at its token
+                // endpoint; saved only when both hold, and never shown again.
+                #expect(apnsState.body.contains("FCM service account") && apnsState.body.contains("not set"))
+                let fcmPath = "/console/apps/\(appKey)/fcm"
+                let garbage = try await post(fcmPath, ["_csrf": csrf, "service_account": "not a key file"])
+                #expect(
+                    garbage.status == 400 && garbage.body.contains("id=\"fcm-error\"") && garbage.body.contains("not a JSON object"),
+                    "\(garbage.body)"
+                )
+                let (keyFile, account) = try FCMSandbox.keyFile(project: "shop-a")
+                let keyText = String(decoding: keyFile, as: UTF8.self)
+                let otherProject = try await post(fcmPath, ["_csrf": csrf, "service_account": keyText, "project_id": "shop-b"])
+                #expect(otherProject.status == 400 && otherProject.body.contains("not &quot;shop-b&quot;"), "\(otherProject.body)")
+                let unknownAccount = try await post(fcmPath, ["_csrf": csrf, "service_account": keyText, "project_id": "shop-a"])
+                #expect(unknownAccount.status == 400 && unknownAccount.body.contains("token endpoint refused"), "\(unknownAccount.body)")
+                #expect(try await api.send(.get, "/admin/v1/apps/\(appKey)/fcm", auth: .admin).status == 404)
+                try fcmSandbox.admit(account)
+                #expect(try await post(fcmPath, ["_csrf": csrf, "service_account": keyText, "project_id": "shop-a"]).status == 303)
+                let fcmState = try await api.send(.get, settingsPath, headers: [.cookie: session])
+                #expect(fcmState.body.contains("ok: \(account.clientEmail), project shop-a") && !fcmState.body.contains("BEGIN PRIVATE KEY"))
+                let fcmUnconfirmed = try await post(fcmPath, ["_csrf": csrf, "service_account": keyText])
+                #expect(fcmUnconfirmed.status == 403 && fcmUnconfirmed.body.contains("password again"), "\(fcmUnconfirmed.body)")
 
                 // A viewer neither creates nor sets up.
                 let viewer = try #require(try await Self.signIn(api, "viewer@example.com").cookie)

@@ -161,6 +161,27 @@ def operator_flow():
         driver.find_element(By.CSS_SELECTOR, "form[action$='/apns'] button[type=submit]").click()
         WebDriverWait(driver, 20).until(EC.url_contains("saved=apns"))
         check("the .p8 upload is checked and saved", "ok: token key CHECK12345" in driver.page_source, driver.find_element(By.TAG_NAME, "main").text[:400])
+
+        # Its FCM service account: the key file chosen as a file, for another project first
+        # (refused next to the field), then for its own; tried at the token endpoint.
+        driver.find_element(By.ID, "project_id").send_keys("another-shop")
+        driver.find_element(By.ID, "fcm_file").send_keys(os.environ["CONSOLE_FCM_KEY"])
+        WebDriverWait(driver, 10).until(lambda d: "service_account" in d.find_element(By.ID, "service_account").get_attribute("value"))
+        driver.find_element(By.CSS_SELECTOR, "form[action$='/fcm'] button[type=submit]").click()
+        WebDriverWait(driver, 10).until(EC.presence_of_element_located((By.ID, "fcm-error")))
+        check("a key file for another project is refused next to the field", "another-shop" in driver.find_element(By.ID, "fcm-error").text, driver.find_element(By.ID, "fcm-error").text)
+        project = driver.find_element(By.ID, "project_id")
+        project.clear()
+        project.send_keys("browser-shop")
+        driver.find_element(By.ID, "fcm_file").send_keys(os.environ["CONSOLE_FCM_KEY"])
+        WebDriverWait(driver, 10).until(lambda d: "service_account" in d.find_element(By.ID, "service_account").get_attribute("value"))
+        driver.find_element(By.CSS_SELECTOR, "form[action$='/fcm'] button[type=submit]").click()
+        WebDriverWait(driver, 20).until(EC.url_contains("saved=fcm"))
+        check(
+            "the FCM key file is checked at its token endpoint and saved",
+            "ok: firebase-adminsdk-check@browser-shop.iam.gserviceaccount.com, project browser-shop" in driver.page_source,
+            driver.find_element(By.TAG_NAME, "main").text[:600],
+        )
         shot(driver, "settings")
 
         # A destructive action without the password again: refused.

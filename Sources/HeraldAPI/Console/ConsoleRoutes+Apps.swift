@@ -50,7 +50,7 @@ extension ConsoleRoutes {
     @Sendable func settingsPage(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
         guard let app = try await administered(session, context) else { return noApp(session, context) }
-        return settings(session, app)
+        return try await settings(session, app)
     }
 
     /// Time zone, rate limit, daily cap and quiet hours, as `PATCH /admin/v1/apps/{app_key}`
@@ -67,9 +67,44 @@ extension ConsoleRoutes {
             if zone != app.timeZone { _ = try await store.setAppTimeZone(appID: app.id, zone) }
             if change != AppSettingsChange() { _ = try await store.updateApp(appKey: app.appKey, change) }
         } catch let error as HeraldError {
-            return settings(session, app, form: fields, settingsError: error.message, status: .badRequest)
+            return try await settings(session, app, form: fields, settingsError: error.message, status: .badRequest)
         }
         return ConsolePages.redirect(to: "/console/apps/\(app.appKey)/settings?saved=settings")
+    }
+
+    /// An FCM service account: the key file's text (which the page's script reads from the
+    /// chosen file), and the Firebase project it must be for when given; checked as the API
+    /// checks it (`FCMRoutes.account`), then tried at its token endpoint; saved only when
+    /// both hold.
+    @Sendable func saveFCM(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
+        let fields = try await FormBody.fields(request, maxSize: 64 * 1024)
+        guard Self.isGenuine(request, fields) else { return forbidden("This form is stale or from another site: reload the page.") }
+        guard let app = try await administered(session, context) else { return noApp(session, context) }
+        RouteAccess.serving?.audit?.identify(actor: session.signedIn.actor, appID: app.id)
+        if try await store.fcm.credentials(appKey: app.appKey) != nil, let refused = try await confirmed(session, password: fields["password"]) {
+            return try await settings(session, app, form: fields, fcmError: refused, status: refused == Self.askPassword ? .forbidden : .unauthorized)
+        }
+        var body: [String: Any] = ["service_account": fields["service_account"] ?? ""]
+        if let project = fields["project_id"]?.trimmingCharacters(in: .whitespaces), !project.isEmpty { body["project_id"] = project }
+        let account: FCMServiceAccount
+        do {
+            account = try FCMRoutes.account(in: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
+        } catch let error as HeraldError {
+            return try await settings(session, app, form: fields, fcmError: error.message, status: .badRequest)
+        }
+        if let fcmCheck, let refusal = await fcmCheck(account) {
+            return try await settings(
+                session,
+                app,
+                form: fields,
+                fcmError: "Not saved: the token endpoint refused it: \(refusal).",
+                status: .badRequest
+            )
+        }
+        _ = try await store.fcm.setCredentials(account, appKey: app.appKey)
+        logger.info("FCM credentials set from the console", metadata: ["herald.app_key": "\(app.appKey)"])
+        return ConsolePages.redirect(to: "/console/apps/\(app.appKey)/settings?saved=fcm")
     }
 
     /// APNs credentials: a .p8 key (its text, which the page's script reads from the chosen
@@ -82,7 +117,13 @@ extension ConsoleRoutes {
         guard let app = try await administered(session, context) else { return noApp(session, context) }
         RouteAccess.serving?.audit?.identify(actor: session.signedIn.actor, appID: app.id)
         if app.apns != nil, let refused = try await confirmed(session, password: fields["password"]) {
-            return settings(session, app, form: fields, apnsError: refused, status: refused == Self.askPassword ? .forbidden : .unauthorized)
+            return try await settings(
+                session,
+                app,
+                form: fields,
+                apnsError: refused,
+                status: refused == Self.askPassword ? .forbidden : .unauthorized
+            )
         }
         var body: [String: Any] = [
             "type": fields["type"] ?? "token", "bundle_id": fields["bundle_id"] ?? "", "environment": fields["environment"] ?? "production",
@@ -98,10 +139,10 @@ extension ConsoleRoutes {
                 json: try JSONSerialization.data(withJSONObject: body)
             ).validated()
         } catch let error as HeraldError {
-            return settings(session, app, form: fields, apnsError: error.message, status: .badRequest)
+            return try await settings(session, app, form: fields, apnsError: error.message, status: .badRequest)
         }
         if let apnsCheck, let refusal = await apnsCheck(credentials) {
-            return settings(session, app, form: fields, apnsError: "Not saved: \(refusal).", status: .badRequest)
+            return try await settings(session, app, form: fields, apnsError: "Not saved: \(refusal).", status: .badRequest)
         }
         _ = try await store.setAPNsCredentials(credentials, appKey: app.appKey)
         logger.info("APNs credentials set from the console", metadata: ["herald.app_key": "\(app.appKey)"])
@@ -118,10 +159,10 @@ extension ConsoleRoutes {
         }
         RouteAccess.serving?.audit?.identify(actor: session.signedIn.actor, appID: app.id)
         if let refused = try await confirmed(session, password: fields["password"]) {
-            return settings(session, app, deleteError: refused, status: refused == Self.askPassword ? .forbidden : .unauthorized)
+            return try await settings(session, app, deleteError: refused, status: refused == Self.askPassword ? .forbidden : .unauthorized)
         }
         guard fields["confirm_name"] == app.name else {
-            return settings(session, app, deleteError: "Type the app's name exactly to delete it.", status: .badRequest)
+            return try await settings(session, app, deleteError: "Type the app's name exactly to delete it.", status: .badRequest)
         }
         _ = try await store.deleteApp(appKey: app.appKey)
         logger.warning(
@@ -169,9 +210,11 @@ extension ConsoleRoutes {
         form: [String: String]? = nil,
         settingsError: String? = nil,
         apnsError: String? = nil,
+        fcmError: String? = nil,
         deleteError: String? = nil,
         status: HTTPResponse.Status = .ok
-    ) -> Response {
+    ) async throws -> Response {
+        let fcm = try await store.fcm.credentials(appKey: app.appKey)
         let quiet = app.controls.quietHours
         func clock(_ seconds: Int) -> String { String(format: "%02d:%02d", seconds / 3600, seconds / 60 % 60) }
         let current: [String: String] = [
@@ -183,7 +226,10 @@ extension ConsoleRoutes {
         ]
         // What was typed is shown again, but never a key or a password.
         var shown = current
-        for (key, value) in form ?? [:] where !["private_key", "certificate", "password", "_csrf"].contains(key) { shown[key] = value }
+        for (key, value) in form ?? [:] where !["private_key", "certificate", "password", "_csrf", "service_account"].contains(key) {
+            shown[key] = value
+        }
+        if shown["project_id"] == nil { shown["project_id"] = fcm?.summary.projectID ?? "" }
         let apnsState =
             app.apnsProblem.map { "broken: \($0)" }
             ?? app.apns.map { "ok: \($0.type == .token ? "token key \($0.keyID ?? "")" : "certificate"), \($0.bundleID), \($0.environment.rawValue)" }
@@ -194,7 +240,12 @@ extension ConsoleRoutes {
             "mayDelete": session.signedIn.person.instanceRole == .admin,
             "quietHold": shown["quiet_action"] != "drop", "production": shown["environment"] != "sandbox",
             "certificate": shown["type"] == "certificate",
+            "fcmState": fcm.map { state in
+                state.brokenReason.map { "broken: \($0)" } ?? "ok: \(state.summary.clientEmail), project \(state.summary.projectID)"
+            } ?? "not set",
+            "fcmBroken": fcm?.brokenReason != nil, "replacingFCM": fcm != nil,
         ]
+        if let fcmError { values["fcmError"] = fcmError }
         if let settingsError { values["settingsError"] = settingsError }
         if let apnsError { values["apnsError"] = apnsError }
         if let deleteError { values["deleteError"] = deleteError }

@@ -22,6 +22,8 @@ struct ConsoleRoutes {
     let apnsDestination: APNsDestination
     /// APNs credentials tried before they are saved (``APIConfiguration/apnsCheck``).
     let apnsCheck: (@Sendable (APNsCredentials) async -> String?)?
+    /// FCM service accounts tried before they are saved (``APIConfiguration/fcmCheck``).
+    let fcmCheck: (@Sendable (FCMServiceAccount) async -> String?)?
     /// The OpenID Connect provider's label, when one is configured.
     let oidcName: String?
     let logger = Logger(label: "herald.console")
@@ -38,6 +40,7 @@ struct ConsoleRoutes {
         routes.on(.get, "/console/apps/{app_key}/settings", access: .console, use: settingsPage)
         routes.on(.post, "/console/apps/{app_key}/settings", access: .console, use: saveSettings)
         routes.on(.post, "/console/apps/{app_key}/apns", access: .console, use: saveAPNs)
+        routes.on(.post, "/console/apps/{app_key}/fcm", access: .console, use: saveFCM)
         routes.on(.post, "/console/apps/{app_key}/delete", access: .console, use: deleteApp)
         routes.on(.get, "/console/apps/{app_key}/devices", access: .console, use: devices)
         routes.on(.get, "/console/apps/{app_key}/devices/{registration_id}", access: .console, use: device)
