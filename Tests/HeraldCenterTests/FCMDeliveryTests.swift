@@ -5,6 +5,7 @@ import HeraldKit
 import HeraldNode
 import HeraldNodeTesting
 import HeraldTestSupport
+import NIOCore
 import Testing
 
 /// FCM end to end: a node routed to a local FCM sandbox, an app with a service account
@@ -103,6 +104,25 @@ import Testing
                 let detail = try await test.call("GET", "/v3/received/detail?msg_ids=\(push.msgID)")
                 #expect(detail.json[0]["android_pns_sent"].int == 1)
             }
+        }
+    }
+
+    /// A copy FCM took, opened on the device (which reports it over its connection later),
+    /// gets its `opened` event after `sent_fcm`, as an APNs copy does after `sent_apns`.
+    @Test func anOpenedFCMCopyIsLoggedAfterItsSend() async throws {
+        try await withFCM { test, _, _ in
+            try await test.recordEvents()
+            let device = try await android(test, token: token(7), alias: "opener")
+            let push = try await test.push(["platform": "android", "audience": ["alias": ["opener"]], "notification": ["alert": "Sale"]])
+            #expect(try await test.status(push.msgID, device.registrationID, becomes: "sent_fcm") == "sent_fcm")
+            let connection = try await test.rawConnection(device)
+            var opened = ByteBuffer()
+            opened.writeString(#"{"event": "opened", "msg_id": "\#(push.msgID)"}"#)
+            try await connection.send(.publish(.init(topic: "herald/\(device.registrationID)/events", payload: opened)))
+            let answer = try await test.timeline(push.msgID, device.registrationID, until: "opened")
+            let types = (answer.json["timeline"].array ?? []).map { $0["type"].string ?? "" }
+            #expect(types.contains("sent_fcm") && types.last == "opened", "\(types)")
+            await connection.close()
         }
     }
 

@@ -53,7 +53,7 @@ extension APIStore {
                     SELECT dl.device_id, \(message.identifier), \(now) FROM deliveries dl JOIN devices d ON d.id = dl.device_id
                          LEFT JOIN device_acks a ON a.device_id = dl.device_id
                     WHERE dl.message_id = \(message.id)
-                      AND (dl.state IN ('tcp', 'apns', 'fcm') OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq)
+                      AND (dl.state IN \(unescaped: DeliveredCopy.states) OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= a.acked_seq)
                            -- In the inbox of a device connected since the message was sent: it
                            -- may hold the copy, its acknowledgement not recorded yet (written in
                            -- batches, or lost). A command for a copy it never got removes nothing.

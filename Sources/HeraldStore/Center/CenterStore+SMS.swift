@@ -129,7 +129,7 @@ extension CenterStore {
             )
             SELECT c.message_id, c.device_id, c.app_id, c.attempts, m.msg_id, d.registration_id, herald_sms_message(m.request),
                 m.recalled_at IS NOT NULL OR m.superseded_at IS NOT NULL,
-                dl.state IN ('tcp', 'apns', 'fcm') OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= COALESCE(a.acked_seq, 0)
+                dl.state IN \(unescaped: DeliveredCopy.states) OR (dl.inbox_seq IS NOT NULL AND dl.inbox_seq <= COALESCE(a.acked_seq, 0)
                                                 AND dl.state NOT IN ('recalled', 'replaced', 'expired')),
                 d.mobile, d.mobile_sealed, d.mobile_key
             FROM claimed c JOIN messages m ON m.id = c.message_id JOIN devices d ON d.id = c.device_id

@@ -37,7 +37,7 @@ extension StoreFacade {
                     SELECT b.app_id, 'opened' AS type, b.message_id, b.msg_id, d.id AS device_id, d.registration_id, '{}'::jsonb AS data
                     FROM before b JOIN devices d ON d.id = \(deviceID) WHERE b.first AND b.events
                       AND EXISTS (SELECT 1 FROM events e WHERE e.message_id = b.message_id AND e.device_id = \(deviceID)
-                                  AND e.type IN ('acknowledged', 'sent_apns'))
+                                  AND e.type IN \(unescaped: DeliveredCopy.events))
                 ), \(unescaped: EventRows.ctes)
                 SELECT count(*) FROM opened
                 """,
