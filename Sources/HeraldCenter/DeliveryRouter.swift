@@ -20,7 +20,7 @@ struct DeliveryRouter: Sendable {
     let metrics: CenterMetrics
     let logger: Logger
     /// This node's cluster, when it has one: where devices not connected here are.
-    let cluster: ClusterMembership?
+    let cluster: (any ClusterView)?
     /// Records APNs outcomes as they come: those answered while a write is under way go
     /// together in the next one. True when the outcome was recorded.
     let recorder: GroupCommit<(messageID: Int64, update: DeliveryUpdate), Bool>
@@ -35,7 +35,7 @@ struct DeliveryRouter: Sendable {
         apns: APNsDispatcher,
         configuration: CenterConfiguration,
         metrics: CenterMetrics,
-        cluster: ClusterMembership?,
+        cluster: (any ClusterView)?,
         channels: [any DeliveryChannel] = [],
         logger: Logger
     ) {

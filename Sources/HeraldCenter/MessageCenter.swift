@@ -25,7 +25,7 @@ public final class MessageCenter: Service, Sendable {
     private let dispatcher: APNsDispatcher
     private let runner: PushJobRunner
     private let router: DeliveryRouter
-    private let cluster: ClusterMembership?
+    private let cluster: (any ClusterView)?
     private let nodeRoutes: NodeRouteWorker?
     /// Webhook and callback delivery, when the node has the event log's store.
     private let wake = WakeSignal()
@@ -41,7 +41,7 @@ public final class MessageCenter: Service, Sendable {
         gateway: Gateway,
         events: DeviceEvents,
         faults: CenterFaults = CenterFaults(),
-        cluster: ClusterMembership? = nil,
+        cluster: (any ClusterView)? = nil,
         channels: [any DeliveryChannel] = [],
         logger: Logger
     ) {
@@ -349,7 +349,7 @@ extension MessageCenter: FannedOutPushSink {
     /// On while other nodes are live (``ClusterMembership/hasPeers``).
     public var peerRouting: PeerRouting? {
         guard let cluster, cluster.hasPeers else { return nil }
-        return PeerRouting(deadAfter: cluster.configuration.deadAfter)
+        return PeerRouting(deadAfter: cluster.deadAfter)
     }
 
     /// Takes the pushes the API of this process fanned out in one commit; they are routed

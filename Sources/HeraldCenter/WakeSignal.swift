@@ -2,22 +2,24 @@ import NIOConcurrencyHelpers
 
 /// Wakes idle workers: a NOTIFY on the jobs channel, a poll tick, or shutdown. Each worker
 /// has its own stream holding at most one pending wake-up, so signals coalesce.
-final class WakeSignal: Sendable {
+public final class WakeSignal: Sendable {
+    public init() {}
+
     private let continuations = NIOLockedValueBox<[AsyncStream<Void>.Continuation]>([])
 
     /// A new worker's stream of wake-ups.
-    func subscribe() -> AsyncStream<Void> {
+    public func subscribe() -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         continuations.withLockedValue { $0.append(continuation) }
         return stream
     }
 
-    func signal() {
+    public func signal() {
         for continuation in continuations.withLockedValue({ $0 }) { continuation.yield() }
     }
 
     /// Ends every stream: workers stop waiting.
-    func finish() {
+    public func finish() {
         for continuation in continuations.withLockedValue({ $0 }) { continuation.finish() }
     }
 }

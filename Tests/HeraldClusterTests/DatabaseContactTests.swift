@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HeraldCenter
+@testable import HeraldNode
 
 /// When a node may declare others dead, and when it asks its peers whether it is the one
 /// cut off from the database: one row per rule, on a dead-after of 10 s.

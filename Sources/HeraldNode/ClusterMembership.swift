@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCenter
 import HeraldCore
 import HeraldGateway
 import HeraldStore
@@ -21,16 +22,17 @@ import ServiceLifecycle
 /// the database (``DatabaseContact``): if one does, this node alone is cut off, so it lets
 /// its devices go to live nodes and refuses new ones until it is back; if none does, the
 /// database is down for everyone and the devices stay.
-public final class ClusterMembership: Service, Sendable {
+public final class ClusterMembership: Service, ClusterView, Sendable {
     public let node: String
     let configuration: ClusterConfiguration
+    public var deadAfter: Duration { configuration.deadAfter }
     private let store: ClusterStore
     private let gateway: Gateway
     private let logger: Logger
     private let probe: any ContactProbe
     private let state: NIOLockedValueBox<State>
     /// Wakes the worker that routes copies routed to this node (``NodeRouteWorker``).
-    let routeWakeUps = WakeSignal()
+    public let routeWakeUps = WakeSignal()
     /// Finished once the node has joined: the gateway waits for it before it listens.
     private let joined: AsyncStream<Void>.Continuation
 
@@ -78,7 +80,7 @@ public final class ClusterMembership: Service, Sendable {
 
     /// Whether other live nodes are known: only then does the center look up where a device
     /// not connected here is connected.
-    var hasPeers: Bool { state.withLockedValue { !$0.peers.isEmpty } }
+    public var hasPeers: Bool { state.withLockedValue { !$0.peers.isEmpty } }
 
     /// Whether the node drains (SIGTERM): readiness fails, and the row says so.
     public var isDraining: Bool { state.withLockedValue { $0.draining } }
@@ -166,7 +168,7 @@ public final class ClusterMembership: Service, Sendable {
 
     /// Whether this node holds the lease on the cluster-wide task `name` (the purges) for
     /// `lease`; false when another node does, or the database doesn't answer.
-    func holds(_ name: String, lease: Duration) async -> Bool {
+    public func holds(_ name: String, lease: Duration) async -> Bool {
         (try? await store.holdTask(name, node: node, lease: lease)) ?? false
     }
 
