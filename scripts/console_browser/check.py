@@ -11,6 +11,7 @@ import sys
 import time
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -234,9 +235,16 @@ def operator_flow():
 
         # Recall it: the page says so.
         driver.execute_script("window.confirm = () => true;")
-        driver.find_element(By.CSS_SELECTOR, "form[action$='/recall'] button").click()
+        recall = driver.find_element(By.CSS_SELECTOR, "form[action$='/recall'] button")
+        recall.click()
+        # The answer redirects to the same URL: wait for the page the click left to go, then
+        # for the new one's facts (an element read while the page is replaced goes stale).
+        WebDriverWait(driver, 10).until(EC.staleness_of(recall))
         WebDriverWait(driver, 10).until(EC.url_to_be(message_url))
-        check("a recalled message says so", "Recalled" in driver.find_element(By.CSS_SELECTOR, "dl.facts").text)
+        recalled = WebDriverWait(driver, 10, ignored_exceptions=[StaleElementReferenceException]).until(
+            lambda d: "Recalled" in d.find_element(By.CSS_SELECTOR, "dl.facts").text
+        )
+        check("a recalled message says so", recalled)
         check("and it can't be recalled twice", not driver.find_elements(By.CSS_SELECTOR, "form[action$='/recall']"))
 
         # A test device, and a push to the test devices only.
