@@ -43,9 +43,10 @@ final class FCMConnections: Sendable {
         default:
             break
         }
-        let task = state.withLockedValue { state -> Task<HTTP2ClientConnection, any Error> in
-            if case .connecting(let task) = state.slots[index] { return task }
-            if case .ready(let connection) = state.slots[index], connection.isActive { return Task { connection } }
+        // Another caller may have connected (or begun to) since the slot was read.
+        let current = state.withLockedValue { state -> Slot in
+            if case .ready(let connection) = state.slots[index], connection.isActive { return state.slots[index] }
+            if case .connecting = state.slots[index] { return state.slots[index] }
             let (host, port, sslContext, eventLoop) = (host, port, sslContext, eventLoopGroup.next())
             let task = Task {
                 try await HTTP2ClientConnection.connect(
@@ -58,7 +59,13 @@ final class FCMConnections: Sendable {
                 )
             }
             state.slots[index] = .connecting(task)
-            return task
+            return .connecting(task)
+        }
+        let task: Task<HTTP2ClientConnection, any Error>
+        switch current {
+        case .ready(let connection): return connection
+        case .connecting(let connecting): task = connecting
+        case .empty: preconditionFailure("the slot is connecting or ready once taken")
         }
         do {
             let connection = try await task.value

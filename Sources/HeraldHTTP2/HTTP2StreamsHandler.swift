@@ -52,9 +52,6 @@ public final class HTTP2StreamsHandler: ChannelInboundHandler {
         self.context = nil
     }
 
-    /// Requests in flight on this connection.
-    public var inFlight: Int { streams.count }
-
     /// Writes the requests on new streams, in order, and flushes once. Must be called on
     /// the channel's event loop.
     public func start(_ requests: [HTTP2Request]) {
