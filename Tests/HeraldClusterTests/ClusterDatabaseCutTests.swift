@@ -85,7 +85,7 @@ struct ClusterDatabaseCutTests {
             let gotB = try await onB.messageIDs(1, timeout: .seconds(60))
             #expect(
                 gotA == [msgID] && gotB == [msgID],
-                "a: \(gotA), b: \(gotB)\n--- a\n\(a.output().suffix(4000))\n--- b\n\(b.output().suffix(4000))"
+                "a: \(gotA), b: \(gotB)\n--- a\n\(a.distinctOutput.suffix(6000))\n--- b\n\(b.distinctOutput.suffix(6000))"
             )
             await onA.close()
             await onB.close()

@@ -112,7 +112,10 @@ struct ClusterFailureTests {
             let device = try await cluster.register(on: a)
             let mqtt = try await cluster.connect(device, to: b)
             let killed = try await cluster.sql.query(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
+                """
+                SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
+                """
             )
             var count: Int64 = 0
             for try await n in killed.decode(Int64.self) { count = n }

@@ -132,6 +132,19 @@ final class ClusterNode: @unchecked Sendable {
         (try? String(contentsOf: log, encoding: .utf8)) ?? ""
     }
 
+    /// The log with a line that repeats the one before it (but for its time) left out: what
+    /// a failed test prints, so a message logged every second doesn't hide what came before.
+    var distinctOutput: String {
+        var last = ""
+        var kept: [Substring] = []
+        for line in output().split(separator: "\n") {
+            let message = line.split(separator: " ", maxSplits: 1).last ?? line
+            if message != last { kept.append(line) }
+            last = String(message)
+        }
+        return kept.joined(separator: "\n")
+    }
+
     /// `count` different ports free now (held open together while they are picked).
     private static func freePorts(_ count: Int) throws -> [Int] {
         let channels = try (0..<count).map { _ in
