@@ -27,6 +27,8 @@ public final class MessageCenter: Service, Sendable {
     private let router: DeliveryRouter
     private let cluster: (any ClusterView)?
     private let nodeRoutes: NodeRouteWorker?
+    /// The jobs channel's notifications (``DatabaseListener``): each wakes the workers.
+    private let jobNotices: AsyncStream<DatabaseListener.Event>
     /// Webhook and callback delivery, when the node has the event log's store.
     private let wake = WakeSignal()
     /// Pushes this process's API fanned out when it accepted them (``receive(_:)``).
@@ -43,8 +45,10 @@ public final class MessageCenter: Service, Sendable {
         faults: CenterFaults = CenterFaults(),
         cluster: (any ClusterView)? = nil,
         channels: [any DeliveryChannel] = [],
+        jobNotices: AsyncStream<DatabaseListener.Event>,
         logger: Logger
     ) {
+        self.jobNotices = jobNotices
         self.configuration = configuration
         self.cluster = cluster
         self.store = store
@@ -160,17 +164,10 @@ public final class MessageCenter: Service, Sendable {
         }
     }
 
-    /// LISTEN on the jobs channel and wake the workers on every NOTIFY; reconnects.
+    /// Wakes the workers on every NOTIFY of a committed job, and whenever the jobs
+    /// channel is listened to (again): a job committed meanwhile is not missed.
     private func listen() async {
-        while !Task.isCancelled {
-            do {
-                try await store.listenForJobs { [wake] in wake.signal() }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("LISTEN connection lost; reconnecting", metadata: ["error": "\(error)"])
-            }
-            try? await Task.sleep(for: .seconds(1))
-        }
+        for await _ in jobNotices { wake.signal() }
     }
 
     private func tick() async {

@@ -17,17 +17,18 @@ import ServiceLifecycle
 public final class Scheduler: Service, Sendable {
     private let configuration: CenterConfiguration
     private let store: APIStore
-    private let center: CenterStore
+    private let changes: AsyncStream<DatabaseListener.Event>?
     private let alarm = Alarm()
     private let logger: Logger
 
     /// - Parameters:
     ///   - store: the durable store the API accepts pushes through.
-    ///   - center: the store it listens on for changed schedules.
-    public init(configuration: CenterConfiguration, store: APIStore, center: CenterStore, logger: Logger) {
+    ///   - changes: the schedules channel's notifications (``DatabaseListener``), or nil to
+    ///     find changes by polling only.
+    public init(configuration: CenterConfiguration, store: APIStore, changes: AsyncStream<DatabaseListener.Event>?, logger: Logger) {
         self.configuration = configuration
         self.store = store
-        self.center = center
+        self.changes = changes
         self.logger = logger
     }
 
@@ -77,16 +78,10 @@ public final class Scheduler: Service, Sendable {
         }
     }
 
-    /// LISTEN for changed schedules and wake the loop on each; reconnects.
+    /// Wakes the loop on each changed schedule, and whenever the channel is listened to
+    /// (again): a change made meanwhile is not missed.
     private func listen() async {
-        while !Task.isCancelled {
-            do {
-                try await center.listenForSchedules { [alarm] in alarm.ring() }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("schedules LISTEN connection lost; reconnecting", metadata: ["error": "\(error)"])
-            }
-            try? await Task.sleep(for: .seconds(1))
-        }
+        guard let changes else { return }
+        for await _ in changes { alarm.ring() }
     }
 }

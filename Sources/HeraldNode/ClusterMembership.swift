@@ -30,6 +30,10 @@ public final class ClusterMembership: Service, ClusterView, Sendable {
     private let gateway: Gateway
     private let logger: Logger
     private let probe: any ContactProbe
+    /// The cluster's channel (``ClusterChannel/cluster``): a node joined.
+    private let clusterNotices: AsyncStream<DatabaseListener.Event>
+    /// This node's channel (``ClusterChannel/node(_:)``).
+    private let nodeNotices: AsyncStream<DatabaseListener.Event>
     private let state: NIOLockedValueBox<State>
     /// Wakes the worker that routes copies routed to this node (``NodeRouteWorker``).
     public let routeWakeUps = WakeSignal()
@@ -58,7 +62,9 @@ public final class ClusterMembership: Service, ClusterView, Sendable {
     /// accept a connection).
     static let ownProbeTimeout: Duration = .seconds(6)
 
-    /// - Parameter joined: finished once the node has joined (the gateway's wait).
+    /// - Parameters:
+    ///   - joined: finished once the node has joined (the gateway's wait).
+    ///   - listener: the node's LISTEN connection, which the membership subscribes to.
     public init(
         node: String,
         configuration: ClusterConfiguration,
@@ -66,8 +72,11 @@ public final class ClusterMembership: Service, ClusterView, Sendable {
         gateway: Gateway,
         joined: AsyncStream<Void>.Continuation,
         probe: any ContactProbe,
+        listener: DatabaseListener,
         logger: Logger
     ) {
+        self.clusterNotices = listener.subscribe(ClusterChannel.cluster)
+        self.nodeNotices = listener.subscribe(ClusterChannel.node(node))
         self.joined = joined
         self.probe = probe
         self.state = NIOLockedValueBox(State(contact: DatabaseContact(deadAfter: configuration.deadAfter)))
@@ -305,42 +314,40 @@ public final class ClusterMembership: Service, ClusterView, Sendable {
         }
     }
 
-    /// LISTEN on the cluster's and this node's channels; reconnects every second. What a
-    /// lost notification would have said is found by the heartbeat's checks and the route
-    /// worker's poll, and, once listening again, by every connected device reading its
-    /// inbox on (the copies another node stored for it meanwhile).
+    /// Hears the cluster's and this node's channels (``DatabaseListener``). Once they are
+    /// listened to, the route worker looks for copies routed here; after a reconnection,
+    /// every connected device reads its inbox again (the copies another node stored for it
+    /// meanwhile, whose notices were lost). What else a lost notification would have said
+    /// is found by the heartbeat's checks and the route worker's poll.
     private func listen(onListening: @escaping @Sendable () -> Void) async {
-        var listenedBefore = false
-        while !Task.isCancelled {
-            do {
-                let routeWakeUps = routeWakeUps
-                let relistening = listenedBefore
-                listenedBefore = true
-                try await store.listen(
-                    node: node,
-                    listening: { [gateway] in
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await event in self.clusterNotices {
+                    guard case .notification(let peer) = event, peer != self.node else { continue }
+                    self.state.withLockedValue { _ = $0.peers.insert(peer) }
+                }
+            }
+            group.addTask {
+                for await event in self.nodeNotices {
+                    switch event {
+                    case .listening(let again):
                         onListening()
-                        routeWakeUps.signal()
-                        if relistening { gateway.inboxesMayHaveChanged() }
-                    },
-                    receive: { [self] notice in
-                        switch notice {
-                        case .joined(let peer):
-                            if peer != node { state.withLockedValue { _ = $0.peers.insert(peer) } }
+                        self.routeWakeUps.signal()
+                        if again { self.gateway.inboxesMayHaveChanged() }
+                    case .notification(let payload):
+                        switch ClusterNotice(nodePayload: payload) {
                         case .sessionClaimed(let registrationID, let epoch):
-                            gateway.sessionClaimedElsewhere(registrationID: registrationID, epoch: epoch)
+                            self.gateway.sessionClaimedElsewhere(registrationID: registrationID, epoch: epoch)
                         case .routes:
-                            routeWakeUps.signal()
+                            self.routeWakeUps.signal()
                         case .inboxChanged(let registrationID):
-                            gateway.inboxChanged(registrationID: registrationID)
+                            self.gateway.inboxChanged(registrationID: registrationID)
+                        case .joined, nil:
+                            break
                         }
                     }
-                )
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("cluster LISTEN connection lost; reconnecting", metadata: ["error": "\(error)"])
+                }
             }
-            try? await Task.sleep(for: .seconds(1))
         }
     }
 }

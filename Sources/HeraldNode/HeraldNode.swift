@@ -86,6 +86,9 @@ public struct HeraldNode: Sendable {
             logger: logger
         )
         let stores = HeraldStores(durable: durable, delivery: delivery, events: eventsPool, sealer: sealer, logger: logger)
+        // The node's one LISTEN connection: the center, the scheduler and the membership
+        // subscribe to their channels on it.
+        let listener = DatabaseListener(url: database.url, connectTimeout: database.connectTimeout, logger: logger)
         let events = DeviceEvents()
         let joined = AsyncStream.makeStream(of: Void.self)
         let gateway = Gateway(
@@ -105,6 +108,7 @@ public struct HeraldNode: Sendable {
             gateway: gateway,
             joined: joined.continuation,
             probe: DirectContactProbe(url: database.url, logger: logger),
+            listener: listener,
             logger: logger
         )
         // The channels beside MQTT and APNs (issue #32): FCM.
@@ -118,9 +122,15 @@ public struct HeraldNode: Sendable {
             faults: faults,
             cluster: membership,
             channels: [fcm.channel],
+            jobNotices: listener.subscribe(CenterStore.jobsChannel),
             logger: logger
         )
-        let scheduler = Scheduler(configuration: centerConfiguration, store: stores.api, center: stores.center, logger: logger)
+        let scheduler = Scheduler(
+            configuration: centerConfiguration,
+            store: stores.api,
+            changes: listener.subscribe(APIStore.schedulesChannel),
+            logger: logger
+        )
         // Webhooks and callbacks, from the event log.
         let eventDelivery = EventDeliveryService(
             store: stores.events,
@@ -159,8 +169,10 @@ public struct HeraldNode: Sendable {
             events: stores.events,
             registry: registry,
             // Shut down in reverse: the center finishes what it claimed, the gateway closes
-            // its connections, the node leaves the cluster, the pools close.
-            services: [durable, delivery, eventsPool, membership, gateway, fcm] + services + [center, sms, eventDelivery, scheduler, figures],
+            // its connections, the node leaves the cluster, the LISTEN connection and the
+            // pools close.
+            services: [durable, delivery, eventsPool, listener, membership, gateway, fcm] + services
+                + [center, sms, eventDelivery, scheduler, figures],
             fannedOutPushes: center,
             outbound: OutboundClient(rule: centerConfiguration.outbound),
             draining: { membership.isDraining },

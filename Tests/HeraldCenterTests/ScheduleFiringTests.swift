@@ -112,7 +112,7 @@ import Testing
             var configuration = CenterConfiguration()
             configuration.schedulePollInterval = .milliseconds(50)
             configuration.scheduleClock = { clock.now }
-            let other = Scheduler(configuration: configuration, store: stores.api, center: stores.center, logger: TestDatabase.logger)
+            let other = Scheduler(configuration: configuration, store: stores.api, changes: nil, logger: TestDatabase.logger)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for pool in pools { group.addTask { try await pool.run() } }
                 group.addTask { try await other.run() }

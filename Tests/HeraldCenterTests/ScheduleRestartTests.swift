@@ -18,7 +18,7 @@ import Testing
         var configuration = CenterConfiguration()
         configuration.schedulePollInterval = .milliseconds(50)
         configuration.scheduleGrace = grace
-        let scheduler = Scheduler(configuration: configuration, store: stores.api, center: stores.center, logger: TestDatabase.logger)
+        let scheduler = Scheduler(configuration: configuration, store: stores.api, changes: nil, logger: TestDatabase.logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await scheduler.run() }
             defer { group.cancelAll() }

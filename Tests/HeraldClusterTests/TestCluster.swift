@@ -210,13 +210,3 @@ extension TestMQTTClient {
         return object?["msg_id"] as? String ?? ""
     }
 }
-
-extension DatabaseURL {
-    /// The same database, reached through `proxy`.
-    func through(_ proxy: PausableTCPProxy) -> DatabaseURL {
-        var url = self
-        url.host = "127.0.0.1"
-        url.port = proxy.port
-        return url
-    }
-}

@@ -1,3 +1,4 @@
+import HeraldStore
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -124,5 +125,15 @@ public final class PausableTCPProxy: Sendable {
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
             context.close(promise: nil)
         }
+    }
+}
+
+extension DatabaseURL {
+    /// The same database, reached through `proxy`.
+    public func through(_ proxy: PausableTCPProxy) -> DatabaseURL {
+        var url = self
+        url.host = "127.0.0.1"
+        url.port = proxy.port
+        return url
     }
 }

@@ -1,6 +1,10 @@
 /// A condition a test waited for that did not come true in time.
 public struct WaitTimedOut: Error, CustomStringConvertible {
     public let description: String
+
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 /// Polls `condition` every 10 ms until it holds; throws once `timeout` has passed, so a

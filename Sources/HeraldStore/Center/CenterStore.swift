@@ -22,28 +22,7 @@ public struct CenterStore: StoreFacade {
 
 extension CenterStore {
     /// The channel workers LISTEN on; a committed job NOTIFYs it.
-    static let jobsChannel = "herald_jobs"
-
-    /// Listens for new jobs on one connection of the pool: calls `wake` once listening (a
-    /// job committed before is not missed) and on every NOTIFY. Returns when the task is
-    /// cancelled; throws when the connection is lost.
-    public func listenForJobs(_ wake: @escaping @Sendable () -> Void) async throws {
-        try await client.withConnection { connection in
-            let notifications = try await connection.listen(Self.jobsChannel)
-            wake()
-            for try await _ in notifications { wake() }
-        }
-    }
-
-    /// Listens for changed schedules (``APIStore/schedulesChannel``) as ``listenForJobs(_:)``
-    /// listens for jobs.
-    public func listenForSchedules(_ wake: @escaping @Sendable () -> Void) async throws {
-        try await client.withConnection { connection in
-            let notifications = try await connection.listen(APIStore.schedulesChannel)
-            wake()
-            for try await _ in notifications { wake() }
-        }
-    }
+    public static let jobsChannel = "herald_jobs"
 }
 
 extension CenterStore {

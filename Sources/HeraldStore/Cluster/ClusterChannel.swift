@@ -9,7 +9,7 @@ public enum ClusterChannel {
     public static let cluster = "herald_cluster"
 
     /// The channel of `node`.
-    static func node(_ node: String) -> String {
+    public static func node(_ node: String) -> String {
         "herald_node_" + Insecure.MD5.hash(data: Array(node.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 

@@ -175,33 +175,6 @@ extension ClusterStore {
         )
         return try await rows.count() == 1
     }
-
-    /// Listens on the cluster's channel and on `node`'s own, on one connection of the
-    /// pool: calls `listening` once both are listened to, and `receive` with each
-    /// notification's channel and payload. Returns when the task is cancelled; throws when
-    /// the connection is lost.
-    public func listen(
-        node: String,
-        listening: @escaping @Sendable () -> Void,
-        receive: @escaping @Sendable (ClusterNotice) -> Void
-    ) async throws {
-        let own = ClusterChannel.node(node)
-        try await client.withConnection { connection in
-            let cluster = try await connection.listen(ClusterChannel.cluster)
-            let mine = try await connection.listen(own)
-            listening()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { for try await notice in cluster { receive(.joined(notice.payload)) } }
-                group.addTask {
-                    for try await notice in mine {
-                        if let parsed = ClusterNotice(nodePayload: notice.payload) { receive(parsed) }
-                    }
-                }
-                defer { group.cancelAll() }
-                try await group.next()
-            }
-        }
-    }
 }
 
 /// What a node is told on its channels.
@@ -217,7 +190,7 @@ public enum ClusterNotice: Sendable, Hashable {
 
     /// Parses a payload of the node's own channel: `t:<epoch>:<registration id>`, `r` or
     /// `i:<registration id>`.
-    init?(nodePayload payload: String) {
+    public init?(nodePayload payload: String) {
         if payload == "r" {
             self = .routes
             return

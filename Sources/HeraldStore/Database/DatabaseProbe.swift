@@ -1,3 +1,4 @@
+import HeraldCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -27,7 +28,11 @@ public enum DatabaseProbe {
 
     /// Connects with a deadline, translating failures into ``DatabaseUnavailableError``.
     public static func connect(to url: DatabaseURL, timeout: Duration = .seconds(10), logger: Logger) async throws -> PostgresConnection {
-        let configuration = try url.connectionConfiguration()
+        var options = try url.connectionConfiguration()
+        // The attempt itself ends at the deadline (a link that takes the connection but
+        // never answers its startup), rather than finishing later with nobody to close it.
+        options.options.connectTimeout = .nanoseconds(Int64(timeout.timeInterval * 1_000_000_000))
+        let configuration = options
         do {
             return try await withThrowingTaskGroup(of: PostgresConnection?.self) { group in
                 group.addTask {
@@ -44,6 +49,8 @@ public enum DatabaseProbe {
                 }
                 defer { group.cancelAll() }
                 guard let connection = try await group.next() ?? nil else {
+                    // An attempt that succeeds after all is closed, not left open.
+                    if case let late?? = try? await group.next() { try? await late.close() }
                     throw DatabaseUnavailableError(url: url, reason: "no answer within \(timeout)")
                 }
                 return connection
