@@ -128,7 +128,7 @@ public struct HeraldNode: Sendable {
         let scheduler = Scheduler(
             configuration: centerConfiguration,
             store: stores.api,
-            changes: listener.subscribe(APIStore.schedulesChannel),
+            changes: listener.subscribe(ScheduleStore.schedulesChannel),
             logger: logger
         )
         // Webhooks and callbacks, from the event log.

@@ -241,7 +241,7 @@ extension PushBench {
             return app.masterSecret
         case .key:
             let spec = APIKeySpec(name: "herald-bench", scopes: [.send, .reportsRead])
-            return try await herald.store.createKey(appID: app.appID, spec).secret
+            return try await herald.store.keys.create(appID: app.appID, spec).secret
         }
     }
 }

@@ -34,12 +34,12 @@ import Testing
             let now = Date()
             let first = LocalDateTime(secondsAsUTC: Int64(now.timeIntervalSince1970.rounded(.up)) + 2)
             let second = LocalDateTime(secondsAsUTC: first.secondsAsUTC + 4)
-            let early = try await stores.api.createSchedule(
+            let early = try await stores.api.schedules.create(
                 appID: app.app.id,
                 ScheduleDefinition(name: "early", enabled: true, trigger: .single(first), push: try Self.push()),
                 cid: nil
             ).schedule
-            let later = try await stores.api.createSchedule(
+            let later = try await stores.api.schedules.create(
                 appID: app.app.id,
                 ScheduleDefinition(name: "later", enabled: true, trigger: .single(second), push: try Self.push()),
                 cid: nil
@@ -49,22 +49,22 @@ import Testing
             try await Self.withScheduler(stores, grace: .seconds(3)) {
                 try await Task.sleep(for: .milliseconds(300))
             }
-            #expect(try await stores.api.scheduleRuns(appID: app.app.id, scheduleID: early.scheduleID)?.isEmpty == true)
+            #expect(try await stores.api.schedules.runs(appID: app.app.id, scheduleID: early.scheduleID)?.isEmpty == true)
             // Both come due while none runs: when one starts again, the first is 5.5 s late
             // (beyond the grace of 3 s), the second 1.5 s.
             let back = second.instant(in: utc).addingTimeInterval(1.5)
             try await Task.sleep(for: .seconds(max(0, back.timeIntervalSinceNow)))
             try await Self.withScheduler(stores, grace: .seconds(3)) {
                 try await waitUntilAsync("both to be handled") {
-                    let runs = try await stores.api.scheduleRuns(appID: app.app.id, scheduleID: early.scheduleID) ?? []
-                    let laterRuns = try await stores.api.scheduleRuns(appID: app.app.id, scheduleID: later.scheduleID) ?? []
+                    let runs = try await stores.api.schedules.runs(appID: app.app.id, scheduleID: early.scheduleID) ?? []
+                    let laterRuns = try await stores.api.schedules.runs(appID: app.app.id, scheduleID: later.scheduleID) ?? []
                     return runs.count == 1 && laterRuns.count == 1
                 }
             }
-            let missed = try #require(try await stores.api.scheduleRuns(appID: app.app.id, scheduleID: early.scheduleID)?.first)
+            let missed = try #require(try await stores.api.schedules.runs(appID: app.app.id, scheduleID: early.scheduleID)?.first)
             #expect(missed.state == .missed && missed.msgID == nil)
             #expect(missed.occurrence == first.instant(in: utc))
-            let fired = try #require(try await stores.api.scheduleRuns(appID: app.app.id, scheduleID: later.scheduleID)?.first)
+            let fired = try #require(try await stores.api.schedules.runs(appID: app.app.id, scheduleID: later.scheduleID)?.first)
             #expect(fired.state == .sent)
             #expect(fired.occurrence == second.instant(in: utc))
             let msgID = try #require(fired.msgID)
@@ -74,8 +74,8 @@ import Testing
             )
             for try await count in stored.decode(Int64.self) { #expect(count == 1, "the fired push's message and job") }
             // Both single schedules have finished.
-            #expect(try await stores.api.schedule(appID: app.app.id, scheduleID: early.scheduleID)?.finished == true)
-            #expect(try await stores.api.schedule(appID: app.app.id, scheduleID: later.scheduleID)?.finished == true)
+            #expect(try await stores.api.schedules.find(appID: app.app.id, scheduleID: early.scheduleID)?.finished == true)
+            #expect(try await stores.api.schedules.find(appID: app.app.id, scheduleID: later.scheduleID)?.finished == true)
         }
     }
 }

@@ -230,7 +230,7 @@ import Testing
             #expect(shown.status == 0, "\(shown)")
             #expect(shown.field("timeout_seconds") == "10")
             #expect(!shown.stdout.contains("s3cret"))
-            #expect(try await test.store.api.smsProvider(appKey: app.app.appKey)?.provider.secret == "s3cret-s3cret-s3cret")
+            #expect(try await test.store.api.smsProviders.find(appKey: app.app.appKey)?.provider.secret == "s3cret-s3cret-s3cret")
 
             let bad = try await test.heraldctl(
                 ["apps", "sms", "set", app.app.appKey, "--provider-url", "ftp://x", "--template", "{}", "--secret-file", secretFile.path],

@@ -11,7 +11,7 @@ extension ConsoleRoutes {
     @Sendable func schedulesPage(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
         guard let (app, _) = try await member(session, context, needs: .schedules) else { return noSchedules(session) }
-        let found = try await store.schedules(appID: app.id, page: 1, pageSize: 100)
+        let found = try await store.schedules.list(appID: app.id, page: 1, pageSize: 100)
         let formatter = ISO8601DateFormatter()
         let rows: [[String: Any]] = found.schedules.map { schedule in
             [
@@ -41,7 +41,7 @@ extension ConsoleRoutes {
         RouteAccess.serving?.audit?.identify(actor: session.signedIn.actor, appID: app.id)
         let enabled = fields["enabled"] == "1"
         do {
-            _ = try await store.updateSchedule(appID: app.id, scheduleID: try context.parameter("schedule_id")) { existing in
+            _ = try await store.schedules.update(appID: app.id, scheduleID: try context.parameter("schedule_id")) { existing in
                 var changed = existing
                 changed.enabled = enabled
                 return changed
@@ -56,7 +56,7 @@ extension ConsoleRoutes {
         guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
         guard let (app, _) = try await member(session, context, needs: .schedules) else { return noSchedules(session) }
         let scheduleID = try context.parameter("schedule_id")
-        guard let schedule = try await store.schedule(appID: app.id, scheduleID: scheduleID), !schedule.finished else {
+        guard let schedule = try await store.schedules.find(appID: app.id, scheduleID: scheduleID), !schedule.finished else {
             return pages.page(
                 "problem",
                 title: "No such schedule",
@@ -78,7 +78,7 @@ extension ConsoleRoutes {
         let body = fields["body"] ?? ""
         do {
             let (scheduleFields, push, _) = try schedules.decode(Data(body.utf8))
-            _ = try await store.updateSchedule(appID: app.id, scheduleID: scheduleID) { existing in
+            _ = try await store.schedules.update(appID: app.id, scheduleID: scheduleID) { existing in
                 try scheduleFields.updating(existing, push: push)
             }
         } catch let error as HeraldError {

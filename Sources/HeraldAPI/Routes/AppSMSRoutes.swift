@@ -22,7 +22,7 @@ struct AppSMSRoutes {
     @Sendable func show(_ request: Request, context: HeraldRequestContext) async throws -> SMSProviderSummary {
         try await auth.requireAdmin(request)
         let appKey = try await appKey(context)
-        guard let (provider, updatedAt) = try await store.smsProvider(appKey: appKey) else { throw Self.noProvider }
+        guard let (provider, updatedAt) = try await store.smsProviders.find(appKey: appKey) else { throw Self.noProvider }
         return SMSProviderSummary(provider, updatedAt: updatedAt)
     }
 
@@ -31,7 +31,7 @@ struct AppSMSRoutes {
         let appKey = try await appKey(context)
         let provider = try await body.decode(SMSHTTPProviderConfiguration.self, from: request).validated()
         try outbound.check(url: provider.url, field: "url")
-        guard try await store.setSMSProvider(provider, appKey: appKey) else { throw AdminRoutes.appNotFound }
+        guard try await store.smsProviders.set(provider, appKey: appKey) else { throw AdminRoutes.appNotFound }
         // Without its query, which often carries the provider's key (`?apikey=`).
         context.logger.info("SMS provider set", metadata: ["herald.app_key": "\(appKey)", "herald.sms.url": "\(provider.redactedURL)"])
         return SMSProviderSummary(provider, updatedAt: Date())
@@ -39,7 +39,7 @@ struct AppSMSRoutes {
 
     @Sendable func delete(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         try await auth.requireAdmin(request)
-        guard try await store.deleteSMSProvider(appKey: try await appKey(context)) else { throw Self.noProvider }
+        guard try await store.smsProviders.delete(appKey: try await appKey(context)) else { throw Self.noProvider }
         return .noContent
     }
 

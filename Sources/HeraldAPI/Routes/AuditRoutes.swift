@@ -82,7 +82,7 @@ struct AuditRoutes {
 
     @Sendable func verify(_ request: Request, context: HeraldRequestContext) async throws -> AuditVerification {
         try await auth.requireAdmin(request)
-        let (checked, broken) = try await store.verifyAudit()
+        let (checked, broken) = try await store.audit.verify()
         if let broken { context.logger.critical("the audit log's chain is broken", metadata: ["herald.audit_id": "\(broken)"]) }
         return AuditVerification(intact: broken == nil, checked: checked, firstBrokenId: broken)
     }
@@ -124,7 +124,7 @@ struct AuditQuery: Sendable {
     }
 
     func entries(in store: APIStore, appID: Int64?) async throws -> [StoredAuditEntry] {
-        try await store.auditEntries(
+        try await store.audit.entries(
             appID: appID,
             actor: actor,
             action: action,

@@ -30,7 +30,7 @@ struct CategoryRoutes {
     @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<JSONValue> {
         let app = try await auth.requireApp(request)
         let category = try await decode(request, identifier: nil)
-        guard let record = try await store.createCategory(appID: app.id, category) else {
+        guard let record = try await store.categories.create(appID: app.id, category) else {
             throw HeraldError(
                 .conflict,
                 "identifier: the app has a category \(category.identifier) already; change it with PUT /v3/categories/\(category.identifier)"
@@ -43,7 +43,7 @@ struct CategoryRoutes {
     /// `{"categories": [...]}`, by identifier.
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<JSONValue> {
         let app = try await auth.requireApp(request)
-        let records = try await store.categories(appID: app.id)
+        let records = try await store.categories.list(appID: app.id)
         return VerbatimKeysResponse(.object(["categories": .array(records.map(\.json))]))
     }
 
@@ -58,14 +58,14 @@ struct CategoryRoutes {
         let app = try await auth.requireApp(request)
         let identifier = try context.parameter("category_id")
         let category = try await decode(request, identifier: identifier)
-        guard let record = try await store.updateCategory(appID: app.id, category) else { throw Self.notFound(identifier) }
+        guard let record = try await store.categories.update(appID: app.id, category) else { throw Self.notFound(identifier) }
         return VerbatimKeysResponse(record.json)
     }
 
     @Sendable func delete(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let app = try await auth.requireApp(request)
         let identifier = try context.parameter("category_id")
-        guard try await store.deleteCategory(appID: app.id, identifier: identifier) else { throw Self.notFound(identifier) }
+        guard try await store.categories.delete(appID: app.id, identifier: identifier) else { throw Self.notFound(identifier) }
         return Response(status: .ok, headers: [.contentLength: "0"])
     }
 
@@ -100,7 +100,7 @@ struct CategoryRoutes {
     @Sendable func devices(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<JSONValue> {
         let app = try await auth.requireApp(request)
         let record = try await found(app: app, context: context)
-        let counts = try await store.categoryDeviceVersions(appID: app.id, identifier: record.category.identifier)
+        let counts = try await store.categories.deviceVersions(appID: app.id, identifier: record.category.identifier)
         return VerbatimKeysResponse(
             .object([
                 "identifier": .string(record.category.identifier),
@@ -113,7 +113,7 @@ struct CategoryRoutes {
 
     private func found(app: AppRecord, context: HeraldRequestContext) async throws -> CategoryRecord {
         let identifier = try context.parameter("category_id")
-        guard let record = try await store.category(appID: app.id, identifier: identifier) else { throw Self.notFound(identifier) }
+        guard let record = try await store.categories.find(appID: app.id, identifier: identifier) else { throw Self.notFound(identifier) }
         return record
     }
 
@@ -180,7 +180,7 @@ extension APIStore {
                 resolved.append(entry)
                 continue
             }
-            if configs[name] == nil { configs[name] = .some(try await category(appID: appID, identifier: name)?.config) }
+            if configs[name] == nil { configs[name] = .some(try await categories.find(appID: appID, identifier: name)?.config) }
             guard let config = configs[name] ?? nil else {
                 resolved.append(entry)
                 continue
@@ -204,7 +204,7 @@ extension APIStore {
     /// the lookup.
     func resolvingCategory(_ request: PushRequest, appID: Int64) async throws -> PushRequest {
         try request.checkNoCategoryConfig()
-        guard let name = request.namedCategory, let record = try await category(appID: appID, identifier: name) else { return request }
+        guard let name = request.namedCategory, let record = try await categories.find(appID: appID, identifier: name) else { return request }
         return request.carrying(categoryConfig: record.config)
     }
 }

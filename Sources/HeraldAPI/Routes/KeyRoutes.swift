@@ -39,14 +39,14 @@ struct KeyRoutes {
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> KeyList {
         let caller = try await auth.requireAppCaller(request)
-        return KeyList(keys: try await store.keys(appID: caller.app.id).map(KeyBody.init))
+        return KeyList(keys: try await store.keys.list(appID: caller.app.id).map(KeyBody.init))
     }
 
     @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<CreatedKeyBody> {
         let caller = try await auth.requireAppCaller(request)
         let spec = try await body.decode(KeyRequest.self, from: request).validated(admin: false)
         try Self.mayGrant(spec.scopes, caller)
-        let created = try await store.createKey(appID: caller.app.id, spec)
+        let created = try await store.keys.create(appID: caller.app.id, spec)
         Self.log(context, "key created", created.key, app: caller.app)
         return EditedResponse(status: .created, response: CreatedKeyBody(created))
     }
@@ -74,7 +74,7 @@ struct KeyRoutes {
 
     @Sendable func masterSecret(_ request: Request, context: HeraldRequestContext) async throws -> MasterSecretBody {
         let caller = try await auth.requireAppCaller(request)
-        return MasterSecretBody(enabled: try await store.masterSecretEnabled(appID: caller.app.id))
+        return MasterSecretBody(enabled: try await store.keys.masterSecretEnabled(appID: caller.app.id))
     }
 
     @Sendable func setMasterSecret(_ request: Request, context: HeraldRequestContext) async throws -> MasterSecretBody {
@@ -88,13 +88,13 @@ struct KeyRoutes {
 
     @Sendable func listAdmin(_ request: Request, context: HeraldRequestContext) async throws -> KeyList {
         try await auth.requireAdmin(request)
-        return KeyList(keys: try await store.keys(appID: nil).map(KeyBody.init))
+        return KeyList(keys: try await store.keys.list(appID: nil).map(KeyBody.init))
     }
 
     @Sendable func createAdmin(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<CreatedKeyBody> {
         try await auth.requireAdmin(request)
         let spec = try await body.decode(KeyRequest.self, from: request).validated(admin: true)
-        let created = try await store.createKey(appID: nil, spec)
+        let created = try await store.keys.create(appID: nil, spec)
         Self.log(context, "admin key created", created.key, app: nil)
         return EditedResponse(status: .created, response: CreatedKeyBody(created))
     }
@@ -119,14 +119,14 @@ struct KeyRoutes {
     @Sendable func listForApp(_ request: Request, context: HeraldRequestContext) async throws -> KeyList {
         try await auth.requireAdmin(request)
         let app = try await AdminRoutes.app(context, in: store)
-        return KeyList(keys: try await store.keys(appID: app.id).map(KeyBody.init))
+        return KeyList(keys: try await store.keys.list(appID: app.id).map(KeyBody.init))
     }
 
     @Sendable func createForApp(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<CreatedKeyBody> {
         try await auth.requireAdmin(request)
         let app = try await AdminRoutes.app(context, in: store)
         let spec = try await body.decode(KeyRequest.self, from: request).validated(admin: false)
-        let created = try await store.createKey(appID: app.id, spec)
+        let created = try await store.keys.create(appID: app.id, spec)
         Self.log(context, "key created", created.key, app: app)
         return EditedResponse(status: .created, response: CreatedKeyBody(created))
     }
@@ -151,7 +151,7 @@ struct KeyRoutes {
     /// authenticating at once on this node.
     private func switchMasterSecret(of app: AppRecord, _ request: Request, _ context: HeraldRequestContext) async throws -> MasterSecretBody {
         let input = try await body.decode(MasterSecretBody.self, from: request)
-        _ = try await store.setMasterSecretEnabled(input.enabled, appID: app.id)
+        _ = try await store.keys.setMasterSecretEnabled(input.enabled, appID: app.id)
         if !input.enabled { auth.apps.forgetMasterSecret(appID: app.id) }
         context.logger.notice("master secret \(input.enabled ? "enabled" : "disabled")", metadata: ["herald.app_key": "\(app.appKey)"])
         return input
@@ -167,7 +167,7 @@ struct KeyRoutes {
 
     private func key(appID: Int64?, _ context: HeraldRequestContext, admin: Bool) async throws -> APIKeyRecord {
         let keyID = try context.parameter("key_id")
-        guard APIKeyText.isKeyID(keyID, admin: admin), let key = try await store.key(appID: appID, keyID: keyID) else {
+        guard APIKeyText.isKeyID(keyID, admin: admin), let key = try await store.keys.find(appID: appID, keyID: keyID) else {
             throw Self.notFound(keyID)
         }
         return key
@@ -175,7 +175,7 @@ struct KeyRoutes {
 
     private func revoked(appID: Int64?, _ context: HeraldRequestContext, admin: Bool) async throws -> APIKeyRecord {
         let keyID = try context.parameter("key_id")
-        guard APIKeyText.isKeyID(keyID, admin: admin), let key = try await store.revokeKey(appID: appID, keyID: keyID) else {
+        guard APIKeyText.isKeyID(keyID, admin: admin), let key = try await store.keys.revoke(appID: appID, keyID: keyID) else {
             throw Self.notFound(keyID)
         }
         auth.apps.forget(keyID: keyID)
@@ -188,7 +188,7 @@ struct KeyRoutes {
         let input = try await body.decodeIfPresent(RotateKeyRequest.self, from: request)
         let expiresAt = try input?.validatedExpiry()
         let spec = APIKeySpec(name: old.name, scopes: old.scopes, allowedRanges: old.allowedRanges, expiresAt: expiresAt)
-        return try await store.createKey(appID: appID, spec, rotatedFrom: old.keyID)
+        return try await store.keys.create(appID: appID, spec, rotatedFrom: old.keyID)
     }
 
     static func notFound(_ keyID: String) -> HeraldError {

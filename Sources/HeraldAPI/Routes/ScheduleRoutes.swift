@@ -36,7 +36,7 @@ struct ScheduleRoutes {
         let app = try await auth.requireApp(request)
         let (fields, push, warnings) = try await decode(request)
         let definition = try fields.created(push: push)
-        let (schedule, repeated) = try await store.createSchedule(appID: app.id, definition, cid: fields.cid)
+        let (schedule, repeated) = try await store.schedules.create(appID: app.id, definition, cid: fields.cid)
         if !repeated {
             context.logger.info("schedule created", metadata: ["herald.schedule_id": "\(schedule.scheduleID)"])
         }
@@ -57,7 +57,7 @@ struct ScheduleRoutes {
             }
             page = value
         }
-        let found = try await store.schedules(appID: app.id, page: page, pageSize: Self.pageSize)
+        let found = try await store.schedules.list(appID: app.id, page: page, pageSize: Self.pageSize)
         let pages = (found.total + Self.pageSize - 1) / Self.pageSize
         return VerbatimKeysResponse(
             .object([
@@ -72,7 +72,7 @@ struct ScheduleRoutes {
     @Sendable func show(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<JSONValue> {
         let app = try await auth.requireApp(request)
         let scheduleID = try context.parameter("schedule_id")
-        guard let schedule = try await store.schedule(appID: app.id, scheduleID: scheduleID), !schedule.finished else {
+        guard let schedule = try await store.schedules.find(appID: app.id, scheduleID: scheduleID), !schedule.finished else {
             throw Self.notFound(scheduleID)
         }
         return VerbatimKeysResponse(schedule.json)
@@ -83,7 +83,7 @@ struct ScheduleRoutes {
         let app = try await auth.requireApp(request)
         let scheduleID = try context.parameter("schedule_id")
         let (fields, push, warnings) = try await decode(request)
-        let schedule = try await store.updateSchedule(appID: app.id, scheduleID: scheduleID) { existing in
+        let schedule = try await store.schedules.update(appID: app.id, scheduleID: scheduleID) { existing in
             try fields.updating(existing, push: push)
         }
         guard !warnings.isEmpty, case .object(var answer) = schedule.json else { return VerbatimKeysResponse(schedule.json) }
@@ -95,7 +95,7 @@ struct ScheduleRoutes {
     @Sendable func delete(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let app = try await auth.requireApp(request)
         let scheduleID = try context.parameter("schedule_id")
-        guard try await store.deleteSchedule(appID: app.id, scheduleID: scheduleID) else { throw Self.notFound(scheduleID) }
+        guard try await store.schedules.delete(appID: app.id, scheduleID: scheduleID) else { throw Self.notFound(scheduleID) }
         return Response(status: .ok, headers: [.contentLength: "0"])
     }
 
@@ -106,7 +106,7 @@ struct ScheduleRoutes {
     @Sendable func msgIDs(_ request: Request, context: HeraldRequestContext) async throws -> VerbatimKeysResponse<JSONValue> {
         let app = try await auth.requireApp(request)
         let scheduleID = try context.parameter("schedule_id")
-        guard let runs = try await store.scheduleRuns(appID: app.id, scheduleID: scheduleID) else { throw Self.notFound(scheduleID) }
+        guard let runs = try await store.schedules.runs(appID: app.id, scheduleID: scheduleID) else { throw Self.notFound(scheduleID) }
         let msgids = runs.filter { $0.state != .missed }.map(\.jpushMsgID)
         return VerbatimKeysResponse(
             .object(["count": .int(Int64(msgids.count)), "msgids": .array(msgids.map(JSONValue.string)), "runs": .array(runs.map(\.json))])

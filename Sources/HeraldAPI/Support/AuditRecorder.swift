@@ -104,7 +104,7 @@ final class AuditRecorder: Sendable {
         let logger = Logger(label: "herald.api.audit")
         commits = GroupCommit(maxBatch: 500, maxConcurrentCommits: 1) { entries in
             do {
-                try await store.appendAudit(entries)
+                try await store.audit.append(entries)
                 return entries.map { _ in .success(()) }
             } catch {
                 logger.error("cannot write the audit log", metadata: ["error": "\(error)", "herald.entries": "\(entries.count)"])

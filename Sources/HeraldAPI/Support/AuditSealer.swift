@@ -16,7 +16,7 @@ struct AuditSealer: Service {
             while true {
                 try await Task.sleep(for: self.interval)
                 do {
-                    try await self.store.sealPendingAudit()
+                    try await self.store.audit.sealPending()
                 } catch is CancellationError {
                     return
                 } catch {

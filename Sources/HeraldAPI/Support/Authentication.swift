@@ -58,14 +58,14 @@ struct Authentication: Sendable {
             return nil
         }
         guard APIKeyText.keyID(of: token)?.hasPrefix(APIKeyText.adminPrefix) == true,
-            let (key, app) = try await store.authenticateKey(secret: token), app == nil
+            let (key, app) = try await store.keys.authenticate(secret: token), app == nil
         else {
             throw HeraldError(.unauthorized, "Authorization: wrong admin token")
         }
         serving.audit?.identify(actor: "admin_key:\(key.keyID)", appID: nil)
         try Self.check(key, scope: nil, serving)
         verified.record(header)
-        try? await store.touchKey(key.keyID, from: serving.remoteAddress?.description)
+        try? await store.keys.touch(key.keyID, from: serving.remoteAddress?.description)
         return key
     }
 
@@ -125,7 +125,7 @@ struct Authentication: Sendable {
         serving.audit?.identify(actor: caller.key.map { "key:\($0.keyID)" } ?? "master_secret", appID: caller.app.id)
         if let key = caller.key {
             try Self.check(key, scope: serving.access.scope, serving)
-            if fresh { try? await store.touchKey(key.keyID, from: serving.remoteAddress?.description) }
+            if fresh { try? await store.keys.touch(key.keyID, from: serving.remoteAddress?.description) }
         }
         return caller
     }
@@ -136,13 +136,13 @@ struct Authentication: Sendable {
         if header.hasPrefix("Bearer ") {
             let token = String(header.dropFirst("Bearer ".count))
             guard APIKeyText.keyID(of: token)?.hasPrefix(APIKeyText.appPrefix) == true,
-                let (key, app) = try await store.authenticateKey(secret: token), let app
+                let (key, app) = try await store.keys.authenticate(secret: token), let app
             else { return nil }
             return AppCaller(app: app, key: key)
         }
         let (appKey, secret) = try Self.basicCredentials(header)
         if APIKeyText.keyID(of: secret)?.hasPrefix(APIKeyText.appPrefix) == true {
-            guard let (key, app) = try await store.authenticateKey(secret: secret), let app, app.appKey == appKey else { return nil }
+            guard let (key, app) = try await store.keys.authenticate(secret: secret), let app, app.appKey == appKey else { return nil }
             return AppCaller(app: app, key: key)
         }
         return try await store.authenticateApp(appKey: appKey, masterSecret: secret).map { AppCaller(app: $0, key: nil) }

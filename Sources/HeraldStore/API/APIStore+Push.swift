@@ -59,7 +59,7 @@ extension APIStore {
                         recordsEvents: recordsEvents,
                         on: connection
                     )
-                    if let audit { try await Self.appendPendingAudit([audit], on: connection, logger: logger) }
+                    if let audit { try await AuditStore.appendPendingAudit([audit], on: connection, logger: logger) }
                     return AcceptedPush(msgID: msgID, cid: push.cid, repeated: false)
                 }
             } catch  where Self.sqlState(error) == "23505" && attempt < 3 {

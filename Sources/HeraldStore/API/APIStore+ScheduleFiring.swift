@@ -32,8 +32,8 @@ extension APIStore {
                 guard let (id, scheduleID, appID, triggerJSON, pushJSON, ownZone, localTime, evaluatedUntil) = claimed else { return nil }
                 // The app stays while its schedule fires (and gives its zone when the
                 // schedule names none).
-                let appZone = try await lockedAppZone(appID: appID, on: connection)
-                let zone = Self.zone(ownZone ?? appZone)
+                let appZone = try await schedules.lockedAppZone(appID: appID, on: connection)
+                let zone = ScheduleStore.zone(ownZone ?? appZone)
                 let trigger = try ScheduleTrigger(json: JSONDecoder().decode(JSONValue.self, from: Data(triggerJSON.utf8)))
                 let evaluation = ScheduleEvaluation(
                     trigger: trigger,
@@ -106,7 +106,7 @@ extension APIStore {
             var request = try JSONDecoder().decode(PushRequest.self, from: Data(pushJSON.utf8))
             // Each occurrence is a push accepted now: it carries its category as it is now.
             if let name = request.namedCategory,
-                let category = try await Self.category(appID: appID, identifier: name, on: connection, logger: logger)
+                let category = try await CategoryStore.category(appID: appID, identifier: name, on: connection, logger: logger)
             {
                 request = request.carrying(categoryConfig: category.config)
                 resolvedJSON = String(decoding: request.storedJSON, as: UTF8.self)

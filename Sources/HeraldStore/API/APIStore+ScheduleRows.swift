@@ -3,7 +3,7 @@ import HeraldCore
 import PostgresNIO
 
 /// Reading schedule rows, shared by the API's operations and the schedulers.
-extension APIStore {
+extension ScheduleStore {
     /// The columns ``records(_:)`` reads, from `schedules s`.
     static let columns = """
         s.schedule_id::text, s.cid, s.name, s.enabled, s.trigger::text, s.push::text, s.time_zone, s.local_time,

@@ -23,6 +23,11 @@ public struct APIStore: StoreFacade {
         )
     }
 
+    /// The facade over a core another facade has (a key's app is read as the API reads it).
+    init(core: StoreCore) {
+        self.core = core
+    }
+
     /// Whether the database answers a trivial query.
     public func ping() async throws {
         try await client.query("SELECT 1", logger: logger)

@@ -2,13 +2,23 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
+/// The audit log, on the durable pool (``APIStore/audit``).
+public struct AuditStore: StoreFacade {
+    let core: StoreCore
+}
+
+extension APIStore {
+    /// The audit log, on the durable pool.
+    public var audit: AuditStore { AuditStore(core: core) }
+}
+
 /// The audit log (migration 0034): appended in batches that chain on the last entry, read
 /// by app, actor, action and time, and verified.
-extension APIStore {
+extension AuditStore {
     /// Appends `entries`, in order, to the chain, after the entries written in pushes'
     /// commits meanwhile (``sealPendingAudit()``): one transaction, which holds the log's
     /// lock from reading the last hash to its commit, so the nodes' appends never fork it.
-    public func appendAudit(_ entries: [AuditEntry]) async throws {
+    public func append(_ entries: [AuditEntry]) async throws {
         try await transaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.auditLock))", logger: logger)
             let pending = try await Self.takePending(on: connection, logger: logger)
@@ -19,7 +29,7 @@ extension APIStore {
     /// Moves the entries written in pushes' commits (`audit_pending`, migration 0036) into
     /// the chain, in the order they were written. Returns how many it moved.
     @discardableResult
-    public func sealPendingAudit() async throws -> Int {
+    public func sealPending() async throws -> Int {
         // Nothing pending (nearly always, between pushes): no lock taken.
         let any = try await client.query("SELECT 1 FROM audit_pending LIMIT 1", logger: logger)
         guard try await any.count() > 0 else { return 0 }
@@ -89,7 +99,7 @@ extension APIStore {
 
     /// Entries after `afterID`, oldest first: the app's (nil: every app's and the
     /// instance's), by an actor, an action, since and until a time.
-    public func auditEntries(
+    public func entries(
         appID: Int64?,
         actor: String? = nil,
         action: String? = nil,
@@ -99,7 +109,7 @@ extension APIStore {
         limit: Int = 100
     ) async throws -> [StoredAuditEntry] {
         // What pushes committed is read as every other entry: chained first.
-        try await sealPendingAudit()
+        try await sealPending()
         let sinceUS = since.map { Int64($0.timeIntervalSince1970 * 1_000_000) }
         let untilUS = until.map { Int64($0.timeIntervalSince1970 * 1_000_000) }
         let rows = try await client.query(
@@ -124,8 +134,8 @@ extension APIStore {
 
     /// Walks the whole chain, `batch` entries at a time: how many entries it checked, and
     /// the id of the first whose hash is not its chain's (altered, or after a removed one).
-    public func verifyAudit(batch: Int = 5_000) async throws -> (checked: Int, firstBroken: Int64?) {
-        try await sealPendingAudit()
+    public func verify(batch: Int = 5_000) async throws -> (checked: Int, firstBroken: Int64?) {
+        try await sealPending()
         var previous = AuditChain.genesis
         var afterID: Int64 = 0
         var checked = 0

@@ -2,10 +2,20 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-/// An app's SMS provider (migration 0023), sealed at rest like the APNs credentials.
+/// Each app's SMS provider, on the durable pool (``APIStore/smsProviders``).
+public struct SMSProviderStore: StoreFacade {
+    let core: StoreCore
+}
+
 extension APIStore {
+    /// Each app's SMS provider, on the durable pool.
+    public var smsProviders: SMSProviderStore { SMSProviderStore(core: core) }
+}
+
+/// An app's SMS provider (migration 0023), sealed at rest like the APNs credentials.
+extension SMSProviderStore {
     /// Stores the app's HTTP SMS provider; false when there is no such app.
-    public func setSMSProvider(_ provider: SMSHTTPProviderConfiguration, appKey: String) async throws -> Bool {
+    public func set(_ provider: SMSHTTPProviderConfiguration, appKey: String) async throws -> Bool {
         guard Identifiers.isAppKey(appKey) else { return false }
         let sealed = try sealer.seal(Array(try JSONEncoder().encode(provider)), context: "sms:" + appKey)
         return try await client.query(
@@ -19,7 +29,7 @@ extension APIStore {
 
     /// The app's provider, unsealed (for its owner's summary, never with the secret in an
     /// answer), and when it was set; nil when the app has none.
-    public func smsProvider(appKey: String) async throws -> (provider: SMSHTTPProviderConfiguration, updatedAt: Date)? {
+    public func find(appKey: String) async throws -> (provider: SMSHTTPProviderConfiguration, updatedAt: Date)? {
         guard Identifiers.isAppKey(appKey) else { return nil }
         let rows = try await client.query(
             "SELECT sms_provider, sms_provider_key, sms_provider_updated_at FROM apps WHERE app_key = \(appKey) AND sms_provider IS NOT NULL",
@@ -33,7 +43,7 @@ extension APIStore {
     }
 
     /// Removes the app's provider; false when it had none.
-    public func deleteSMSProvider(appKey: String) async throws -> Bool {
+    public func delete(appKey: String) async throws -> Bool {
         guard Identifiers.isAppKey(appKey) else { return false }
         return try await client.query(
             """

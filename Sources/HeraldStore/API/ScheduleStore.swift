@@ -2,10 +2,20 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
+/// Schedules (`/v3/schedules`), per app, on the durable pool (``APIStore/schedules``).
+public struct ScheduleStore: StoreFacade {
+    let core: StoreCore
+}
+
+extension APIStore {
+    /// Schedules (`/v3/schedules`), per app, on the durable pool.
+    public var schedules: ScheduleStore { ScheduleStore(core: core) }
+}
+
 /// Schedules (`/v3/schedules`): made, read, changed and deleted per app. The schedulers
 /// fire them (``fireDueSchedule(now:grace:)``); every change here wakes them with a NOTIFY
 /// on ``schedulesChannel`` (they also poll, so a lost one only costs time).
-extension APIStore {
+extension ScheduleStore {
     /// The channel a changed schedule NOTIFYs.
     public static let schedulesChannel = "herald_schedules"
 
@@ -13,7 +23,7 @@ extension APIStore {
     /// ``ScheduleDefinition/maxActivePerApp`` active schedules; the trigger must still
     /// fire (``ScheduleDefinition/checkTiming(now:zone:)``, in the schedule's zone).
     /// - Returns: the schedule, and whether it was made earlier with this cid.
-    public func createSchedule(
+    public func create(
         appID: Int64,
         _ definition: ScheduleDefinition,
         cid: String?,
@@ -65,7 +75,7 @@ extension APIStore {
     }
 
     /// A page (from 1) of the app's active schedules, oldest first, and how many there are.
-    public func schedules(appID: Int64, page: Int, pageSize: Int) async throws -> SchedulePage {
+    public func list(appID: Int64, page: Int, pageSize: Int) async throws -> SchedulePage {
         try await client.withConnection { connection in
             let counted = try await connection.query(
                 "SELECT count(*) FROM schedules WHERE app_id = \(appID) AND finished_at IS NULL",
@@ -85,7 +95,7 @@ extension APIStore {
     }
 
     /// The app's schedule with this id (finished or not), or nil.
-    public func schedule(appID: Int64, scheduleID: String) async throws -> ScheduleRecord? {
+    public func find(appID: Int64, scheduleID: String) async throws -> ScheduleRecord? {
         try await client.withConnection { try await schedule(appID: appID, scheduleID: scheduleID, on: $0) }
     }
 
@@ -94,7 +104,7 @@ extension APIStore {
     /// starts its evaluation afresh from `now`: occurrences before are neither fired nor
     /// recorded missed.
     /// - Throws: `scheduleNotFound` for no such schedule or a finished one.
-    public func updateSchedule(
+    public func update(
         appID: Int64,
         scheduleID: String,
         now: Date = Date(),
@@ -148,7 +158,7 @@ extension APIStore {
     }
 
     /// Deletes a schedule (finished or not) with its history. False when there was none.
-    public func deleteSchedule(appID: Int64, scheduleID: String) async throws -> Bool {
+    public func delete(appID: Int64, scheduleID: String) async throws -> Bool {
         guard UUID(uuidString: scheduleID) != nil else { return false }
         return try await client.query(
             "DELETE FROM schedules WHERE app_id = \(appID) AND schedule_id = \(scheduleID)::uuid RETURNING id",
@@ -158,7 +168,7 @@ extension APIStore {
 
     /// What a schedule's occurrences became, oldest first; nil when the app has no such
     /// schedule.
-    public func scheduleRuns(appID: Int64, scheduleID: String) async throws -> [ScheduleRun]? {
+    public func runs(appID: Int64, scheduleID: String) async throws -> [ScheduleRun]? {
         guard UUID(uuidString: scheduleID) != nil else { return nil }
         return try await client.withConnection { connection in
             let found = try await connection.query(
@@ -191,44 +201,6 @@ extension APIStore {
                 )
             }
             return runs
-        }
-    }
-
-    /// The zone an app's schedules use when they name none.
-    public func appTimeZone(appID: Int64) async throws -> String? {
-        let rows = try await client.query("SELECT time_zone FROM apps WHERE id = \(appID)", logger: logger)
-        for try await zone in rows.decode(String.self) { return zone }
-        return nil
-    }
-
-    /// Sets the zone an app's schedules use when they name none; those schedules are
-    /// evaluated afresh from now, and the copies its quiet hours hold are judged again (the
-    /// window is in the app's zone for devices that report none). False when there is no
-    /// such app.
-    public func setAppTimeZone(appID: Int64, _ zone: String, now: Date = Date()) async throws -> Bool {
-        try await transaction { connection in
-            let updated = try await connection.query(
-                "UPDATE apps SET time_zone = \(zone) WHERE id = \(appID) RETURNING id",
-                logger: logger
-            ).count()
-            guard updated == 1 else { return false }
-            try await connection.query(
-                """
-                UPDATE schedules SET evaluated_until = \(now), next_fire_at = \(now)
-                WHERE app_id = \(appID) AND time_zone IS NULL AND finished_at IS NULL
-                """,
-                logger: logger
-            )
-            try await connection.query(
-                """
-                UPDATE deliveries dl SET next_attempt_at = now()
-                WHERE dl.state = 'held' AND dl.next_attempt_at > now()
-                  AND EXISTS (SELECT 1 FROM messages m WHERE m.id = dl.message_id AND m.app_id = \(appID))
-                """,
-                logger: logger
-            )
-            try await connection.query("NOTIFY \(unescaped: Self.schedulesChannel)", logger: logger)
-            return true
         }
     }
 

@@ -2,6 +2,16 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
+/// Notification categories, per app, on the durable pool (``APIStore/categories``).
+public struct CategoryStore: StoreFacade {
+    let core: StoreCore
+}
+
+extension APIStore {
+    /// Notification categories, per app, on the durable pool.
+    public var categories: CategoryStore { CategoryStore(core: core) }
+}
+
 /// A category as stored: its definition, its version, when it was made and changed.
 public struct CategoryRecord: Sendable, Hashable {
     public var category: NotificationCategory
@@ -23,9 +33,9 @@ public struct CategoryRecord: Sendable, Hashable {
 }
 
 /// Notification categories (`/v3/categories`), per app.
-extension APIStore {
+extension CategoryStore {
     /// Defines a category; nil when the app has one with this identifier already.
-    public func createCategory(appID: Int64, _ category: NotificationCategory) async throws -> CategoryRecord? {
+    public func create(appID: Int64, _ category: NotificationCategory) async throws -> CategoryRecord? {
         try await transaction { connection in
             let counted = try await connection.query(
                 "SELECT count(*) FROM notification_categories WHERE app_id = \(appID)",
@@ -49,7 +59,7 @@ extension APIStore {
 
     /// Replaces a category's definition and raises its version by one; nil when the app
     /// has no such category.
-    public func updateCategory(appID: Int64, _ category: NotificationCategory) async throws -> CategoryRecord? {
+    public func update(appID: Int64, _ category: NotificationCategory) async throws -> CategoryRecord? {
         let rows = try await client.query(
             """
             UPDATE notification_categories SET definition = \(try Self.definitionText(category))::jsonb,
@@ -62,7 +72,7 @@ extension APIStore {
         return try await Self.categories(rows).first
     }
 
-    public func category(appID: Int64, identifier: String) async throws -> CategoryRecord? {
+    public func find(appID: Int64, identifier: String) async throws -> CategoryRecord? {
         let rows = try await client.query(
             "SELECT \(unescaped: Self.categoryColumns) FROM notification_categories WHERE app_id = \(appID) AND identifier = \(identifier)",
             logger: logger
@@ -80,7 +90,7 @@ extension APIStore {
     }
 
     /// The app's categories by identifier.
-    public func categories(appID: Int64) async throws -> [CategoryRecord] {
+    public func list(appID: Int64) async throws -> [CategoryRecord] {
         let rows = try await client.query(
             "SELECT \(unescaped: Self.categoryColumns) FROM notification_categories WHERE app_id = \(appID) ORDER BY identifier",
             logger: logger
@@ -89,7 +99,7 @@ extension APIStore {
     }
 
     /// Deletes a category and the versions devices reported of it; false when there was none.
-    public func deleteCategory(appID: Int64, identifier: String) async throws -> Bool {
+    public func delete(appID: Int64, identifier: String) async throws -> Bool {
         try await client.query(
             "DELETE FROM notification_categories WHERE app_id = \(appID) AND identifier = \(identifier) RETURNING version",
             logger: logger
@@ -98,7 +108,7 @@ extension APIStore {
 
     /// How many devices of the app reported holding each version of the category, by
     /// version.
-    public func categoryDeviceVersions(appID: Int64, identifier: String) async throws -> [(version: Int64, devices: Int)] {
+    public func deviceVersions(appID: Int64, identifier: String) async throws -> [(version: Int64, devices: Int)] {
         let rows = try await client.query(
             """
             SELECT version, count(*) FROM category_device_versions

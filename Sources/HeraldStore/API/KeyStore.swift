@@ -2,8 +2,18 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-/// API keys (migration 0033): an app's many scoped keys, and the admin API's.
+/// API keys, per app or for the administration, on the durable pool (``APIStore/keys``).
+public struct KeyStore: StoreFacade {
+    let core: StoreCore
+}
+
 extension APIStore {
+    /// API keys, per app or for the administration, on the durable pool.
+    public var keys: KeyStore { KeyStore(core: core) }
+}
+
+/// API keys (migration 0033): an app's many scoped keys, and the admin API's.
+extension KeyStore {
     static let keyColumns =
         """
         k.key_id, k.app_id, k.name, k.scopes, k.allowed_ranges, k.expires_at, k.created_at, k.rotated_from, k.revoked_at,
@@ -30,7 +40,7 @@ extension APIStore {
 
     /// Makes a key for the app (`appID`), or an admin key (nil); its secret is returned
     /// once and stored hashed.
-    public func createKey(appID: Int64?, _ spec: APIKeySpec, rotatedFrom: String? = nil) async throws -> CreatedAPIKey {
+    public func create(appID: Int64?, _ spec: APIKeySpec, rotatedFrom: String? = nil) async throws -> CreatedAPIKey {
         let (keyID, secret) = APIKeyText.make(admin: appID == nil)
         let rows = try await client.query(
             """
@@ -46,7 +56,7 @@ extension APIStore {
     }
 
     /// The app's keys (nil: the admin keys), oldest first, revoked ones included.
-    public func keys(appID: Int64?) async throws -> [APIKeyRecord] {
+    public func list(appID: Int64?) async throws -> [APIKeyRecord] {
         let rows = try await client.query(
             """
             SELECT \(unescaped: Self.keyColumns) FROM api_keys k
@@ -60,7 +70,7 @@ extension APIStore {
     }
 
     /// One key of the app's (nil: an admin key), or nil.
-    public func key(appID: Int64?, keyID: String) async throws -> APIKeyRecord? {
+    public func find(appID: Int64?, keyID: String) async throws -> APIKeyRecord? {
         let rows = try await client.query(
             "SELECT \(unescaped: Self.keyColumns) FROM api_keys k WHERE k.app_id IS NOT DISTINCT FROM \(appID) AND k.key_id = \(keyID)",
             logger: logger
@@ -71,7 +81,7 @@ extension APIStore {
 
     /// Revokes a key of the app's (nil: an admin key); it stops authenticating at once on
     /// this node. Returns the key, nil when there is none.
-    public func revokeKey(appID: Int64?, keyID: String) async throws -> APIKeyRecord? {
+    public func revoke(appID: Int64?, keyID: String) async throws -> APIKeyRecord? {
         let rows = try await client.query(
             """
             UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, now())
@@ -87,7 +97,7 @@ extension APIStore {
     /// The key whose secret this is, with its app when it is an app's, or nil: no such
     /// key, a wrong secret. Revoked and expired keys are returned (the caller says why it
     /// refuses them).
-    public func authenticateKey(secret: String) async throws -> (key: APIKeyRecord, app: AppRecord?)? {
+    public func authenticate(secret: String) async throws -> (key: APIKeyRecord, app: AppRecord?)? {
         guard let keyID = APIKeyText.keyID(of: secret) else { return nil }
         let rows = try await client.query(
             """
@@ -108,7 +118,7 @@ extension APIStore {
                 )
             )
             guard let appKey = try columns[12].decode(String?.self) else { return (key, nil) }
-            guard let app = try await app(appKey: appKey) else { return nil }
+            guard let app = try await APIStore(core: core).app(appKey: appKey) else { return nil }
             return (key, app)
         }
         return nil
@@ -116,7 +126,7 @@ extension APIStore {
 
     /// Records that a key was used now from `address`: at most once a minute per key, so a
     /// busy key costs no write per request.
-    public func touchKey(_ keyID: String, from address: String?) async throws {
+    public func touch(_ keyID: String, from address: String?) async throws {
         try await client.query(
             """
             UPDATE api_keys SET last_used_at = now(), last_used_from = \(address)::inet
