@@ -27,7 +27,7 @@ extension SeededApp {
         let appKey = created.app.appKey
         var registered = [RegisteredDevice?](repeating: nil, count: count)
         try await concurrently(count, limit: 32) { index in
-            try await store.registerDevice(
+            try await store.devices.register(
                 appKey: appKey,
                 DeviceRegistration(platform: .ios, apnsToken: String(format: "%064x", index + 1), apnsEnvironment: .sandbox)
             )
@@ -38,7 +38,12 @@ extension SeededApp {
         guard devices.count == count else { throw BenchError("registered \(devices.count) of \(count) devices") }
         let ids = devices.map(\.registrationID)
         for start in stride(from: 0, to: count, by: 1000) {
-            _ = try await store.changeTagMembers(appID: created.app.id, tag: tag, add: Array(ids[start..<min(count, start + 1000)]), remove: [])
+            _ = try await store.devices.changeTagMembers(
+                appID: created.app.id,
+                tag: tag,
+                add: Array(ids[start..<min(count, start + 1000)]),
+                remove: []
+            )
         }
         var names: [String]?
         if aliases {
@@ -46,7 +51,7 @@ extension SeededApp {
             try await concurrently(count, limit: 32) { index in
                 var change = DeviceChange()
                 change.alias = .set(all[index])
-                _ = try await store.updateDevice(appID: created.app.id, registrationID: ids[index], change)
+                _ = try await store.devices.update(appID: created.app.id, registrationID: ids[index], change)
             } collect: { _, _ in
             }
             names = all

@@ -26,7 +26,7 @@ import Testing
             let reply = try await api.send(.post, "/v3/devices/\(device.registrationID)", auth: app.auth, json: #"{"tags": {"add": [\#(tags)]}}"#)
             #expect(reply.errorCode == HeraldError.Code.limitExceeded.rawValue)
             #expect(reply.errorMessage == "tags.add: at most 100 per request (got 101)")
-            let stored = try await api.store.api.device(
+            let stored = try await api.store.api.devices.find(
                 appID: try #require(await api.store.api.app(appKey: app.appKey)).id,
                 registrationID: device.registrationID
             )

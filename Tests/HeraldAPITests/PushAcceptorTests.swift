@@ -113,7 +113,7 @@ import Testing
     @Test func anExplicitAudienceIsCheckedInTheStatementThatStoresIt() async throws {
         try await withStore { store in
             let app = try await store.api.createApp(name: "Group")
-            let device = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let device = try await store.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
             let acceptor = PushAcceptor(store: store.api, maxBatch: 64, maxConcurrentCommits: 1)
             let results = await withTaskGroup(of: (Bool, Result<AcceptedPush, any Error>).self) { group in
                 for index in 0..<60 {

@@ -37,7 +37,7 @@ import Testing
             #expect(status.json["statuses"][device.registrationID]["status"].string == "failed")
             #expect(status.json["statuses"][device.registrationID]["apns_reason"].string == "WrongEnvironment")
 
-            let stored = try await test.stores.api.device(appID: test.appID, registrationID: device.registrationID)
+            let stored = try await test.stores.api.devices.find(appID: test.appID, registrationID: device.registrationID)
             #expect(stored?.tokenValid == true)
 
             let findings = try await test.call("GET", "/v3/devices/\(device.registrationID)/diagnosis").json["findings"].array ?? []
@@ -61,7 +61,7 @@ import Testing
             ])
             let report = try await test.settledReport(sent.msgID) { $0["apns_failed"].int == 1 }
             #expect(report["apns_failures"][0]["reason"].string == "BadDeviceToken")
-            let stored = try await test.stores.api.device(appID: test.appID, registrationID: device.registrationID)
+            let stored = try await test.stores.api.devices.find(appID: test.appID, registrationID: device.registrationID)
             #expect(stored?.tokenValid == false)
         }
     }

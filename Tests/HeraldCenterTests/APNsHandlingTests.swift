@@ -87,7 +87,7 @@ import Testing
             #expect(report["apns_failed"].int == 1)
             let failures = report["apns_failures"].array
             #expect(failures?.first?["reason"].string == "Unregistered")
-            let stored = try await test.stores.api.device(appID: test.appID, registrationID: device.registrationID)
+            let stored = try await test.stores.api.devices.find(appID: test.appID, registrationID: device.registrationID)
             #expect(stored?.tokenValid == false)
             // Nothing more goes to a token known to be invalid.
             let next = try await test.push(["audience": ["alias": ["gone"]], "notification": ["alert": "still?"]])

@@ -25,7 +25,7 @@ import Testing
             #expect(try await test.count("device_messages WHERE device_id = \(deletedID)") == 2)
             #expect(try await test.count("deliveries WHERE device_id = \(deletedID)") == 2)
 
-            #expect(try await test.stores.api.deleteDevice(appID: test.appID, registrationID: deleted.registrationID))
+            #expect(try await test.stores.api.devices.delete(appID: test.appID, registrationID: deleted.registrationID))
             #expect(try await test.count("device_messages WHERE device_id = \(deletedID)") == 0)
             #expect(try await test.count("deliveries WHERE device_id = \(deletedID)") == 0)
             #expect(try await test.count("device_messages WHERE device_id = \(keptID)") == 2)

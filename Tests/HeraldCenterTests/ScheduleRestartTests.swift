@@ -29,7 +29,7 @@ import Testing
     @Test func aScheduleDueWhileNoSchedulerRanFiresWithinGraceOrIsRecordedMissed() async throws {
         try await TestDatabase.withStore { stores in
             let app = try await stores.api.createApp(name: "Restart")
-            _ = try await stores.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            _ = try await stores.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
             let utc = TimeZone(identifier: "UTC")!
             let now = Date()
             let first = LocalDateTime(secondsAsUTC: Int64(now.timeIntervalSince1970.rounded(.up)) + 2)

@@ -64,7 +64,7 @@ extension TestNode {
             let credentials = try await http.register(platform: "linux")
             try await http.setAlias("sdk-user", credentials: credentials)
             try await http.updateTags(add: ["beta"], credentials: credentials)
-            let stored = try await test.stores.api.device(
+            let stored = try await test.stores.api.devices.find(
                 appID: try #require(await test.stores.api.app(appKey: test.appKey)).id,
                 registrationID: credentials.registrationID
             )

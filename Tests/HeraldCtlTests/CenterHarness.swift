@@ -54,7 +54,7 @@ struct CenterCtlTest: Sendable {
     /// to it go to APNs.
     func iosDevice(alias: String? = nil, tags: [String] = []) async throws -> (registrationID: String, token: String) {
         let token = RandomToken.hex(byteCount: 32)
-        let registrationID = try await ctl.store.api.registerDevice(
+        let registrationID = try await ctl.store.api.devices.register(
             appKey: app.app.appKey,
             DeviceRegistration(platform: .ios, apnsToken: token, apnsEnvironment: .sandbox)
         ).registrationID
@@ -64,7 +64,7 @@ struct CenterCtlTest: Sendable {
 
     /// A Linux device (no APNs): pushes wait in its inbox until it connects.
     func linuxDevice(alias: String? = nil, tags: [String] = []) async throws -> RegisteredDevice {
-        let device = try await ctl.store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+        let device = try await ctl.store.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
         try await label(device.registrationID, alias: alias, tags: tags)
         return device
     }

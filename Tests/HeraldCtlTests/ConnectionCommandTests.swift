@@ -107,7 +107,7 @@ import Testing
         try await CtlTest.run { test in
             let app = try await test.createApp()
             let rid = try await test.registerDevice(app)
-            _ = try await test.store.api.changeTagMembers(appID: app.app.id, tag: "vip", add: [rid], remove: [])
+            _ = try await test.store.api.devices.changeTagMembers(appID: app.app.id, tag: "vip", add: [rid], remove: [])
             _ = try test.writeConfig(
                 """
                 {"default_profile": "admin",

@@ -67,14 +67,14 @@ struct CtlTest: Sendable {
 
     /// An iOS device of `app`, registered directly in the store.
     func registerDevice(_ app: CreatedApp) async throws -> String {
-        try await store.api.registerDevice(
+        try await store.api.devices.register(
             appKey: app.app.appKey,
             DeviceRegistration(platform: .ios, apnsToken: RandomToken.hex(byteCount: 32))
         ).registrationID
     }
 
     func device(_ app: CreatedApp, _ registrationID: String) async throws -> DeviceRecord? {
-        try await store.api.device(appID: app.app.id, registrationID: registrationID)
+        try await store.api.devices.find(appID: app.app.id, registrationID: registrationID)
     }
 
     /// Writes the config file at its default place under HOME.

@@ -400,7 +400,7 @@ import Testing
     @Test func gracefulShutdownClosesConnectionsAndKeepsEveryAcknowledgement() async throws {
         try await TestDatabase.withStore { store in
             let app = try await store.api.createApp(name: "Shutdown")
-            let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let registered = try await store.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
             let device = try #require(try await store.gateway.device(registrationID: registered.registrationID))
             // A long flush interval would lose acks if shutdown didn't flush.
             let gateway = Gateway(configuration: GatewayConfiguration(host: "127.0.0.1", port: 0), store: store.gateway, logger: TestDatabase.logger)

@@ -15,7 +15,7 @@ import Testing
         try await TestDatabase.withDedicatedCluster { cluster in
             try await TestDatabase.withStores(cluster.url) { store in
                 let app = try await store.api.createApp(name: "Outage")
-                let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .android))
+                let registered = try await store.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .android))
                 var configuration = GatewayConfiguration.test()
                 configuration.authTimeout = .seconds(1)
                 let gateway = Gateway(configuration: configuration, store: store.gateway, logger: TestDatabase.logger)

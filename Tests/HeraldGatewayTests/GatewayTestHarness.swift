@@ -54,7 +54,7 @@ struct GatewayTest: Sendable {
 
     /// Registers a device; returns its gateway identity and secret.
     func device(platform: Platform = .android) async throws -> (device: DeviceIdentity, secret: String) {
-        let registered = try await store.api.registerDevice(appKey: appKey, DeviceRegistration(platform: platform))
+        let registered = try await store.api.devices.register(appKey: appKey, DeviceRegistration(platform: platform))
         let device = try await store.gateway.device(registrationID: registered.registrationID)!
         return (device, registered.deviceSecret)
     }

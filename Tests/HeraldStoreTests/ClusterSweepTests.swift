@@ -20,7 +20,7 @@ import Testing
     @Test func aDeadNodesRoutesAndJobsAreHandedOverInTheSweepThatDeclaresItDead() async throws {
         try await TestDatabase.withStore { store in
             let app = try await store.api.createApp(name: "Sweep")
-            let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let registered = try await store.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
             let device = try #require(try await store.gateway.device(registrationID: registered.registrationID))
             try await store.sql.query("INSERT INTO nodes (node_id) VALUES ('live'), ('dead')")
             // A push accepted by the node that then dies: its job is leased to it.

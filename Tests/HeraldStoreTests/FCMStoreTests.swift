@@ -12,7 +12,7 @@ import Testing
 @Suite struct FCMStoreTests {
     private func setUp(_ store: TestStores) async throws -> (app: CreatedApp, deviceID: Int64, registrationID: String) {
         let app = try await store.api.createApp(name: "Android shop")
-        let registered = try await store.api.registerDevice(
+        let registered = try await store.api.devices.register(
             appKey: app.app.appKey,
             DeviceRegistration(platform: .android, fcmToken: "tok:APA91b" + String(repeating: "a", count: 40))
         )
@@ -54,11 +54,11 @@ import Testing
             // The device registered a new token meanwhile: the old one's death leaves it.
             var change = DeviceChange()
             change.fcmToken = .set(new)
-            _ = try await store.api.updateDevice(appID: app.app.id, registrationID: registrationID, change)
+            _ = try await store.api.devices.update(appID: app.app.id, registrationID: registrationID, change)
             try await store.center.fcm.removeToken(deviceID: deviceID, token: old, reason: "UNREGISTERED", messageID: nil)
-            #expect(try await store.api.device(appID: app.app.id, registrationID: registrationID)?.fcmToken == new)
+            #expect(try await store.api.devices.find(appID: app.app.id, registrationID: registrationID)?.fcmToken == new)
             try await store.center.fcm.removeToken(deviceID: deviceID, token: new, reason: "UNREGISTERED", messageID: nil)
-            #expect(try await store.api.device(appID: app.app.id, registrationID: registrationID)?.fcmToken == nil)
+            #expect(try await store.api.devices.find(appID: app.app.id, registrationID: registrationID)?.fcmToken == nil)
         }
     }
 

@@ -12,7 +12,7 @@ import Testing
             let app = try await store.api.createApp(name: "Inbox")
             var ids: [Int64] = []
             for _ in 0..<3 {
-                let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+                let registered = try await store.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
                 ids.append(try #require(try await store.gateway.device(registrationID: registered.registrationID)).deviceID)
             }
             // Device 0 already holds one message.
@@ -42,7 +42,7 @@ import Testing
     @Test func theInboxIsReadInPagesAfterAPositionAndMarksWhatWasSent() async throws {
         try await TestDatabase.withStore { store in
             let app = try await store.api.createApp(name: "Pages")
-            let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let registered = try await store.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
             let device = try #require(try await store.gateway.device(registrationID: registered.registrationID)).deviceID
             _ = try await store.gateway.enqueue(
                 (1...5).map { InboxBroadcast(deviceIDs: [device], msgID: "m\($0)", payload: [], expiresAt: .distantFuture) }

@@ -21,7 +21,7 @@ import Testing
         let app = try await store.api.createApp(name: "Peers")
         var devices: [DeviceIdentity] = []
         for _ in 0..<count {
-            let registered = try await store.api.registerDevice(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+            let registered = try await store.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
             devices.append(try #require(try await store.gateway.device(registrationID: registered.registrationID)))
         }
         try await store.sql.query("INSERT INTO nodes (node_id) VALUES ('a'), ('b'), ('dead')")

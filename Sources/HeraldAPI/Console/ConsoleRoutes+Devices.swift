@@ -26,8 +26,8 @@ extension ConsoleRoutes {
         guard let session = try await auth.consoleSession(request) else { return ConsolePages.redirect(to: Self.signInPath) }
         guard let (app, role) = try await member(session, context, needs: .devicesRead) else { return noApp(session, context) }
         let registrationID = try context.parameter("registration_id")
-        guard let device = try await store.device(appID: app.id, registrationID: registrationID),
-            var facts = try await store.diagnosisFacts(app: app, registrationID: registrationID)
+        guard let device = try await store.devices.find(appID: app.id, registrationID: registrationID),
+            var facts = try await store.devices.diagnosisFacts(app: app, registrationID: registrationID)
         else {
             return pages.page(
                 "problem",
@@ -74,7 +74,7 @@ extension ConsoleRoutes {
             change.addTags = try Validation.labels(added, field: "tags", max: Limits.maxTagsPerChange)
             if let removed = fields["remove"], !removed.isEmpty { change.removeTags = [removed] }
             guard !change.isEmpty else { throw HeraldError.missingField("tags", "name a tag to add") }
-            _ = try await store.updateDevice(appID: app.id, registrationID: registrationID, change)
+            _ = try await store.devices.update(appID: app.id, registrationID: registrationID, change)
         }
     }
 

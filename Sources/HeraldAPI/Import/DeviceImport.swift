@@ -51,7 +51,7 @@ struct DeviceImport {
 
     private mutating func flush() async throws {
         guard !batch.isEmpty else { return }
-        let outcome = try await store.importDevices(appID: appID, batch)
+        let outcome = try await store.devices.importDevices(appID: appID, batch)
         batch.removeAll(keepingCapacity: true)
         batchIDs.removeAll(keepingCapacity: true)
         totals.created += outcome.created

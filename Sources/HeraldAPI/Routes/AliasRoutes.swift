@@ -25,20 +25,20 @@ struct AliasRoutes {
         let input = try await body.decode(AliasDevicesRequest.self, from: request)
         if input.registrationIDs.remove.isEmpty { throw HeraldError.invalidField("registration_ids.remove", "must not be empty") }
         let ids = try Validation.registrationIDs(input.registrationIDs.remove, field: "registration_ids.remove")
-        return AliasRemovedResponse(removed: try await store.removeAlias(appID: app.id, alias: alias, registrationIDs: ids))
+        return AliasRemovedResponse(removed: try await store.devices.removeAlias(appID: app.id, alias: alias, registrationIDs: ids))
     }
 
     @Sendable func getAlias(_ request: Request, context: HeraldRequestContext) async throws -> RegistrationIDsResponse {
         let app = try await auth.requireApp(request)
         let alias = try Validation.label(try context.parameter("alias"), field: "alias")
         let platforms = try PlatformQuery.platforms(request)
-        return RegistrationIDsResponse(registrationIds: try await store.devices(appID: app.id, alias: alias, platforms: platforms))
+        return RegistrationIDsResponse(registrationIds: try await store.devices.registrationIDs(appID: app.id, alias: alias, platforms: platforms))
     }
 
     @Sendable func deleteAlias(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let app = try await auth.requireApp(request)
         let alias = try Validation.label(try context.parameter("alias"), field: "alias")
-        try await store.deleteAlias(appID: app.id, alias: alias, platforms: try PlatformQuery.platforms(request))
+        try await store.devices.deleteAlias(appID: app.id, alias: alias, platforms: try PlatformQuery.platforms(request))
         // 200 with no body, as JPush: its clients read that as success, and a 204 as nothing.
         return .ok
     }

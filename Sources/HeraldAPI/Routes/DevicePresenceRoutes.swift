@@ -29,7 +29,7 @@ struct DevicePresenceRoutes {
         if ids.count > Limits.maxIDsPerBulkCall {
             throw HeraldError.limit("registration_ids", "at most \(Limits.maxIDsPerBulkCall) per request (got \(ids.count))")
         }
-        let presence = try await store.presence(appID: app.id, registrationIDs: ids)
+        let presence = try await store.devices.presence(appID: app.id, registrationIDs: ids)
         var answer: [String: DeviceStatusEntry?] = [:]
         // updateValue: assigning nil through the subscript would drop the key, not write null.
         for id in ids { answer.updateValue(presence[id].map(DeviceStatusEntry.init), forKey: id) }

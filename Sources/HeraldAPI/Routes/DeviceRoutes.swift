@@ -20,7 +20,7 @@ struct DeviceRoutes {
     @Sendable func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<RegisteredDeviceResponse> {
         let input = try await body.decode(RegisterDeviceRequest.self, from: request)
         let (appKey, registration) = try input.validated()
-        let device = try await store.registerDevice(appKey: appKey, registration, proof: try Self.registrationProof(request))
+        let device = try await store.devices.register(appKey: appKey, registration, proof: try Self.registrationProof(request))
         context.logger.debug(
             "device registered",
             metadata: ["herald.registration_id": "\(device.registrationID)", "herald.created": "\(device.created)"]
@@ -31,7 +31,7 @@ struct DeviceRoutes {
     @Sendable func getDevice(_ request: Request, context: HeraldRequestContext) async throws -> DeviceResponse {
         let registrationID = try context.parameter("registration_id")
         let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
-        guard let device = try await store.device(appID: principal.appID, registrationID: registrationID) else {
+        guard let device = try await store.devices.find(appID: principal.appID, registrationID: registrationID) else {
             throw Self.notFound(registrationID)
         }
         return DeviceResponse(device)
@@ -41,14 +41,14 @@ struct DeviceRoutes {
         let registrationID = try context.parameter("registration_id")
         let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
         let change = try await body.decode(UpdateDeviceRequest.self, from: request).validated()
-        let device = try await store.updateDevice(appID: principal.appID, registrationID: registrationID, change)
+        let device = try await store.devices.update(appID: principal.appID, registrationID: registrationID, change)
         return DeviceResponse(device)
     }
 
     @Sendable func deleteDevice(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let registrationID = try context.parameter("registration_id")
         let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
-        guard try await store.deleteDevice(appID: principal.appID, registrationID: registrationID) else {
+        guard try await store.devices.delete(appID: principal.appID, registrationID: registrationID) else {
             throw Self.notFound(registrationID)
         }
         return .noContent

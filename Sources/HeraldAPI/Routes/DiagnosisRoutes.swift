@@ -19,7 +19,7 @@ struct DiagnosisRoutes {
         let registrationID = try context.parameter("registration_id")
         // The credentials' state as APNs last judged it, not as the cache saw it seconds ago.
         let current = try await store.app(appKey: app.appKey) ?? app
-        guard var facts = try await store.diagnosisFacts(app: current, registrationID: registrationID) else {
+        guard var facts = try await store.devices.diagnosisFacts(app: current, registrationID: registrationID) else {
             throw HeraldError(.deviceNotFound, "registration_id: no device \(registrationID) in this app")
         }
         facts.toSandbox = apnsDestination == .sandbox

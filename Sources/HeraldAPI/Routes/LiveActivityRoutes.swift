@@ -43,7 +43,7 @@ struct LiveActivityRoutes {
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> LiveActivityTokensResponse {
         let registrationID = try context.parameter("registration_id")
         let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
-        guard let tokens = try await store.liveActivityTokens(appID: principal.appID, registrationID: registrationID) else {
+        guard let tokens = try await store.devices.liveActivityTokens(appID: principal.appID, registrationID: registrationID) else {
             throw DeviceRoutes.notFound(registrationID)
         }
         return LiveActivityTokensResponse(tokens)
@@ -70,7 +70,8 @@ struct LiveActivityRoutes {
         let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
         let input = try await body.decode(LiveActivityTokenRequest.self, from: request)
         let token = try Validation.apnsToken(input.token, field: "token")
-        guard try await store.setLiveActivityToken(appID: principal.appID, registrationID: registrationID, target: target, token: token) else {
+        guard try await store.devices.setLiveActivityToken(appID: principal.appID, registrationID: registrationID, target: target, token: token)
+        else {
             throw DeviceRoutes.notFound(registrationID)
         }
         return .noContent
@@ -79,7 +80,7 @@ struct LiveActivityRoutes {
     private func delete(_ request: Request, context: HeraldRequestContext, target: LiveActivityTarget) async throws -> HTTPResponse.Status {
         let registrationID = try context.parameter("registration_id")
         let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
-        switch try await store.deleteLiveActivityToken(appID: principal.appID, registrationID: registrationID, target: target) {
+        switch try await store.devices.deleteLiveActivityToken(appID: principal.appID, registrationID: registrationID, target: target) {
         case nil: throw DeviceRoutes.notFound(registrationID)
         case false?: throw HeraldError.invalidField(target.kind == "start" ? "attributes_type" : "live_activity_id", "the device has no such token")
         case true?: return .noContent

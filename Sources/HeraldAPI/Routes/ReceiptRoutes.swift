@@ -20,7 +20,7 @@ struct ReceiptRoutes {
         let registrationID = try context.parameter("registration_id")
         let principal = try await auth.requireAppOrDevice(request, registrationID: registrationID)
         let receipts = try await body.decode(ReceiptsRequest.self, from: request).validated()
-        guard let recorded = try await store.recordReceipts(appID: principal.appID, registrationID: registrationID, receipts) else {
+        guard let recorded = try await store.devices.recordReceipts(appID: principal.appID, registrationID: registrationID, receipts) else {
             throw HeraldError(.deviceNotFound, "no device \(registrationID)")
         }
         return ReceiptsAnswer(recorded: recorded)

@@ -17,7 +17,7 @@ struct TagRoutes {
 
     @Sendable func listTags(_ request: Request, context: HeraldRequestContext) async throws -> TagsResponse {
         let app = try await auth.requireApp(request)
-        return TagsResponse(tags: try await store.tags(appID: app.id))
+        return TagsResponse(tags: try await store.devices.tags(appID: app.id))
     }
 
     @Sendable func changeMembers(_ request: Request, context: HeraldRequestContext) async throws -> TagMembersResponse {
@@ -29,14 +29,14 @@ struct TagRoutes {
         if let both = add.first(where: remove.contains) {
             throw HeraldError.invalidField("registration_ids", "\(both) is both added and removed")
         }
-        let result = try await store.changeTagMembers(appID: app.id, tag: tag, add: add, remove: remove)
+        let result = try await store.devices.changeTagMembers(appID: app.id, tag: tag, add: add, remove: remove)
         return TagMembersResponse(added: result.added, removed: result.removed)
     }
 
     @Sendable func deleteTag(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let app = try await auth.requireApp(request)
         let tag = try Validation.label(try context.parameter("tag"), field: "tag")
-        try await store.deleteTag(appID: app.id, tag: tag, platforms: try PlatformQuery.platforms(request))
+        try await store.devices.deleteTag(appID: app.id, tag: tag, platforms: try PlatformQuery.platforms(request))
         // 200 with no body, as JPush: its clients read that as success, and a 204 as nothing.
         return .ok
     }
@@ -45,7 +45,7 @@ struct TagRoutes {
         let app = try await auth.requireApp(request)
         let tag = try Validation.label(try context.parameter("tag"), field: "tag")
         let registrationID = try context.parameter("registration_id")
-        guard let member = try await store.hasTag(appID: app.id, tag: tag, registrationID: registrationID) else {
+        guard let member = try await store.devices.hasTag(appID: app.id, tag: tag, registrationID: registrationID) else {
             throw DeviceRoutes.notFound(registrationID)
         }
         return MembershipResponse(result: member)

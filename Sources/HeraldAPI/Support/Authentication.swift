@@ -89,7 +89,7 @@ struct Authentication: Sendable {
         if case .appOrDevice = serving.access, let credentials = BasicCredentials(authorization: header),
             Identifiers.isRegistrationID(credentials.user)
         {
-            guard let principal = try await store.authenticateDevice(registrationID: credentials.user, deviceSecret: credentials.password)
+            guard let principal = try await store.devices.authenticate(registrationID: credentials.user, deviceSecret: credentials.password)
             else {
                 throw HeraldError(.unauthorized, "Authorization: wrong registration_id or device_secret")
             }

@@ -1,7 +1,7 @@
 import HeraldCore
 import PostgresNIO
 
-extension APIStore {
+extension DeviceStore {
     /// The app's distinct tags, in order.
     ///
     /// A loose index scan over the tag index: one index probe per distinct tag, not a

@@ -12,7 +12,7 @@ public struct LiveActivityToken: Sendable, Hashable {
 
 /// The ActivityKit tokens of devices (migration 0023): a push-to-start token per attributes
 /// type and an update token per running activity, set and removed by the device.
-extension APIStore {
+extension DeviceStore {
     /// Sets the device's token for `target`. A token belongs to one device of the app: set
     /// here, it leaves any other device of the app that held it. False when the app has no
     /// such device.

@@ -15,7 +15,7 @@ public struct DevicePresence: Sendable, Hashable {
     }
 }
 
-extension APIStore {
+extension DeviceStore {
     /// The presence of the app's devices among `registrationIDs`, as `GET /v3/devices/{rid}`
     /// reports it (`device_sessions`); ids that name no device of the app are left out.
     public func presence(appID: Int64, registrationIDs: [String]) async throws -> [String: DevicePresence] {

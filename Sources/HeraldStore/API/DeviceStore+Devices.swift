@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension APIStore {
+extension DeviceStore {
     /// Registers an installation of the app and gives it a new device secret.
     ///
     /// A token belongs to the installation that registered it last, and knowing a token
@@ -13,7 +13,7 @@ extension APIStore {
     /// - Parameter proof: the registration id and device secret the installation holds, if
     ///   any: that registration is updated and kept (with a new secret) instead of a new one.
     /// - Throws: `unauthorized` when `proof` doesn't authenticate a device of this app.
-    public func registerDevice(
+    public func register(
         appKey: String,
         _ registration: DeviceRegistration,
         proof: (registrationID: String, deviceSecret: String)? = nil
@@ -121,7 +121,7 @@ extension APIStore {
     }
 
     /// The device these credentials belong to, or nil.
-    public func authenticateDevice(registrationID: String, deviceSecret: String) async throws -> Principal? {
+    public func authenticate(registrationID: String, deviceSecret: String) async throws -> Principal? {
         guard Identifiers.isRegistrationID(registrationID) else { return nil }
         let rows = try await client.query(
             "SELECT app_id, secret_hash FROM devices WHERE registration_id = \(registrationID)",
@@ -136,14 +136,14 @@ extension APIStore {
     }
 
     /// A device of the app, with its tags.
-    public func device(appID: Int64, registrationID: String) async throws -> DeviceRecord? {
+    public func find(appID: Int64, registrationID: String) async throws -> DeviceRecord? {
         try await client.withConnection { connection in
             try await Self.device(appID: appID, registrationID: registrationID, on: connection, sealer: sealer, logger: logger)
         }
     }
 
     /// Applies `change` to a device in one transaction; returns the device afterwards.
-    public func updateDevice(appID: Int64, registrationID: String, _ change: DeviceChange) async throws -> DeviceRecord {
+    public func update(appID: Int64, registrationID: String, _ change: DeviceChange) async throws -> DeviceRecord {
         guard Identifiers.isRegistrationID(registrationID) else { throw Self.deviceNotFound(registrationID) }
         return try await transaction { connection in
             let locked = try await connection.query(
@@ -195,7 +195,7 @@ extension APIStore {
     }
 
     /// Deletes a device. False when the app has no such device.
-    public func deleteDevice(appID: Int64, registrationID: String) async throws -> Bool {
+    public func delete(appID: Int64, registrationID: String) async throws -> Bool {
         guard Identifiers.isRegistrationID(registrationID) else { return false }
         return try await client.query(
             "DELETE FROM devices WHERE app_id = \(appID) AND registration_id = \(registrationID) RETURNING id",

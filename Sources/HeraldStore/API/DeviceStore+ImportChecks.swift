@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension APIStore {
+extension DeviceStore {
     /// The rows of a batch that would break a rule, by line, with the reason (see
     /// ``importDevices(appID:_:)``); one statement. Run after the batch's alias locks.
     func refusals(appID: Int64, _ devices: [ImportedDevice], on connection: PostgresConnection) async throws -> [Int: String] {

@@ -1,10 +1,10 @@
 import HeraldCore
 import PostgresNIO
 
-extension APIStore {
+extension DeviceStore {
     /// Registration ids of the app's devices with this alias; only those of `platforms`
     /// (raw values) when given.
-    public func devices(appID: Int64, alias: String, platforms: [String]? = nil) async throws -> [String] {
+    public func registrationIDs(appID: Int64, alias: String, platforms: [String]? = nil) async throws -> [String] {
         let rows = try await client.query(
             """
             SELECT registration_id FROM devices

@@ -36,7 +36,7 @@ public struct DeviceReceipt: Sendable, Hashable {
     }
 }
 
-extension APIStore {
+extension DeviceStore {
     /// Records a device's receipts on its copies of the app's messages: the first of each
     /// kind counts (a receipt sent again changes nothing), and a message that records
     /// events gets one (`delivered`, `displayed`, `dismissed`, `action` with its

@@ -16,7 +16,7 @@ public struct DeviceImportOutcome: Sendable, Hashable {
     public init() {}
 }
 
-extension APIStore {
+extension DeviceStore {
     /// Upserts a batch of imported devices by registration id in one transaction of a few
     /// statements, whatever the batch's size: every device of the batch is written by the
     /// same INSERT … ON CONFLICT, every tag by the same INSERT.

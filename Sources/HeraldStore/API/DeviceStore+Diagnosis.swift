@@ -2,12 +2,12 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension APIStore {
+extension DeviceStore {
     /// What a device's diagnosis is made of (``DeviceDiagnosis/Facts``): the device, its
     /// presence, its app's APNs credentials and its last `recent` copies, each with the
     /// status the status API gives it. Nil when the app has no such device.
     public func diagnosisFacts(app: AppRecord, registrationID: String, recent: Int = 10) async throws -> DeviceDiagnosis.Facts? {
-        guard let device = try await device(appID: app.id, registrationID: registrationID) else { return nil }
+        guard let device = try await find(appID: app.id, registrationID: registrationID) else { return nil }
         let details = try await client.query(
             "SELECT id, token_invalidated_at, in_background FROM devices WHERE app_id = \(app.id) AND registration_id = \(registrationID)",
             logger: logger
@@ -45,7 +45,7 @@ extension APIStore {
         )
         facts.hasVoIPToken = device.voipToken != nil
         facts.hasFCMToken = device.fcmToken != nil
-        if let fcm = try await fcm.credentials(appKey: app.appKey) {
+        if let fcm = try await FCMStore(core: core).credentials(appKey: app.appKey) {
             facts.fcmCredentials = fcm.summary
             facts.fcmProblem = fcm.brokenReason
         }
