@@ -197,7 +197,7 @@ final class APNsDispatcher: Sendable {
     /// The entry the app's stored credentials call for: the previous one when they did not
     /// change, none when there are none or APNs refused them, else a new client.
     private func freshEntry(_ key: Key, previous: Entry?, now: ContinuousClock.Instant) async throws -> Entry {
-        let stored = try await store.apnsCredentials(appID: key.appID)
+        let stored = try await store.apns.apnsCredentials(appID: key.appID)
         if var previous, previous.updatedAt == stored?.updatedAt {
             previous.checkedAt = now
             if stored?.brokenReason != nil {
@@ -262,7 +262,7 @@ final class APNsDispatcher: Sendable {
             metadata: ["herald.app_id": "\(appID)", "apns.environment": "\(environment.rawValue)", "apns.reason": "\(reason.rawValue)"]
         )
         do {
-            try await store.markAPNsCredentialsBroken(appID: appID, reason: reason.rawValue)
+            try await store.apns.markAPNsCredentialsBroken(appID: appID, reason: reason.rawValue)
         } catch {
             logger.warning("Could not record the app's broken APNs credentials", metadata: ["herald.app_id": "\(appID)", "error": "\(error)"])
         }

@@ -17,7 +17,7 @@ extension DeliveryRouter {
         var liveActivityTokens: [Int64: String] = [:]
         if let target = prepared.message.push.audience.liveActivity {
             do {
-                liveActivityTokens = try await store.liveActivityTokens(deviceIDs: targets.map(\.deviceID), target: target)
+                liveActivityTokens = try await store.apns.liveActivityTokens(deviceIDs: targets.map(\.deviceID), target: target)
             } catch {
                 logger.warning("Reading Live Activity tokens failed", metadata: ["error": "\(error)"])
                 return targets.map { retry($0, reason: Self.internalError, attempts: attempts, prepared: prepared, attempted: false) }
@@ -143,7 +143,7 @@ extension DeliveryRouter {
                 )
                 return
             case .invalidToken(let reason, let since):
-                try? await store.invalidateToken(
+                try? await store.apns.invalidateToken(
                     deviceID: target.deviceID,
                     token: voip.deviceToken,
                     since: since,
@@ -224,7 +224,7 @@ extension DeliveryRouter {
                     event: prepared.event(apnsID: notification.apnsID, apnsStatus: 400)
                 )
             case .invalidToken(let reason, let since):
-                try? await store.invalidateToken(
+                try? await store.apns.invalidateToken(
                     deviceID: target.deviceID,
                     token: token,
                     since: since,

@@ -319,7 +319,7 @@ extension DeliveryRouter {
                 // Refused where the push sent it, not where the token lives: it stays valid.
                 return false
             case .invalidToken(_, let since):
-                try? await store.invalidateToken(deviceID: target.deviceID, token: token, since: since)
+                try? await store.apns.invalidateToken(deviceID: target.deviceID, token: token, since: since)
                 return false
             case .credentialsBroken(let reason), .credentialsRefused(let reason):
                 await apns.credentialsRefused(by: client, appID: appID, environment: environment, reason: reason)

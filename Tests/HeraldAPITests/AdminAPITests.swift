@@ -114,7 +114,7 @@ import Testing
             for try await sealed in rows.decode(Data.self) {
                 #expect(!String(decoding: sealed, as: UTF8.self).contains("PRIVATE KEY"))
             }
-            let opened = try await api.store.api.apnsCredentials(appKey: app.appKey)
+            let opened = try await api.store.api.apns.apnsCredentials(appKey: app.appKey)
             #expect(opened?.auth == .token(keyID: "ABC123DEFG", teamID: "TEAM123456", privateKeyPEM: p8))
 
             #expect(try await api.send(.delete, "/admin/v1/apps/\(app.appKey)/apns", auth: .admin).status == 204)
@@ -138,7 +138,7 @@ import Testing
             #expect(reply.status == 422)
             #expect(reply.errorCode == HeraldError.Code.invalidAPNsCredentials.rawValue)
             #expect(reply.errorMessage?.contains("private_key") == true)
-            #expect(try await api.store.api.apnsCredentials(appKey: app.appKey) == nil)
+            #expect(try await api.store.api.apns.apnsCredentials(appKey: app.appKey) == nil)
         }
     }
 

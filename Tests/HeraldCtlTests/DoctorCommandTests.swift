@@ -18,7 +18,7 @@ struct DoctorCommandTests {
             auth = .token(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", privateKeyPEM: TestCredentials.p8())
         }
         let credentials = APNsCredentials(auth: auth, bundleID: "com.example.app", environment: environment)
-        _ = try await test.node.stores.api.setAPNsCredentials(credentials, appKey: test.app.app.appKey)
+        _ = try await test.node.stores.api.apns.setAPNsCredentials(credentials, appKey: test.app.app.appKey)
     }
 
     private func push(_ test: CenterCtlTest, to registrationID: String) async throws {

@@ -144,7 +144,7 @@ extension ConsoleRoutes {
         if let apnsCheck, let refusal = await apnsCheck(credentials) {
             return try await settings(session, app, form: fields, apnsError: "Not saved: \(refusal).", status: .badRequest)
         }
-        _ = try await store.setAPNsCredentials(credentials, appKey: app.appKey)
+        _ = try await store.apns.setAPNsCredentials(credentials, appKey: app.appKey)
         logger.info("APNs credentials set from the console", metadata: ["herald.app_key": "\(app.appKey)"])
         return ConsolePages.redirect(to: "/console/apps/\(app.appKey)/settings?saved=apns")
     }

@@ -74,7 +74,7 @@ struct AdminRoutes {
         try await auth.requireAdmin(request)
         let appKey = try await app(context).appKey
         let credentials = try await body.decode(SetAPNsCredentialsRequest.self, from: request).validated()
-        guard let app = try await store.setAPNsCredentials(credentials, appKey: appKey),
+        guard let app = try await store.apns.setAPNsCredentials(credentials, appKey: appKey),
             let status = APNsStatusResponse(app, destination: apnsDestination)
         else {
             throw Self.appNotFound
@@ -92,7 +92,7 @@ struct AdminRoutes {
     @Sendable func deleteAPNs(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         try await auth.requireAdmin(request)
         let appKey = try await app(context).appKey
-        guard try await store.deleteAPNsCredentials(appKey: appKey) else { throw Self.noCredentials }
+        guard try await store.apns.deleteAPNsCredentials(appKey: appKey) else { throw Self.noCredentials }
         return .noContent
     }
 

@@ -78,50 +78,6 @@ extension APIStore {
         return nil
     }
 
-    /// Stores an app's APNs credentials, sealed; returns the updated app, or nil when there is no such app.
-    public func setAPNsCredentials(_ credentials: APNsCredentials, appKey: String) async throws -> AppRecord? {
-        guard Identifiers.isAppKey(appKey) else { return nil }
-        let sealed = try sealer.seal(Array(try JSONEncoder().encode(credentials)), context: appKey)
-        let summary = String(decoding: try Self.summaryEncoder.encode(credentials.summary), as: UTF8.self)
-        let updated = try await client.query(
-            """
-            UPDATE apps SET apns_credentials = \(Data(sealed.combined)), apns_credentials_key = \(sealed.keyID),
-                apns_summary = \(summary)::jsonb, apns_updated_at = now(),
-                apns_broken_reason = NULL, apns_broken_at = NULL
-            WHERE app_key = \(appKey) RETURNING id
-            """,
-            logger: logger
-        ).count()
-        return updated > 0 ? try await app(appKey: appKey) : nil
-    }
-
-    /// Removes an app's APNs credentials. False when the app had none (or doesn't exist).
-    public func deleteAPNsCredentials(appKey: String) async throws -> Bool {
-        guard Identifiers.isAppKey(appKey) else { return false }
-        return try await client.query(
-            """
-            UPDATE apps SET apns_credentials = NULL, apns_credentials_key = NULL, apns_summary = NULL, apns_updated_at = NULL,
-                apns_broken_reason = NULL, apns_broken_at = NULL
-            WHERE app_key = \(appKey) AND apns_credentials IS NOT NULL RETURNING id
-            """,
-            logger: logger
-        ).count() > 0
-    }
-
-    /// An app's APNs credentials, unsealed (for the APNs provider; never for a response).
-    public func apnsCredentials(appKey: String) async throws -> APNsCredentials? {
-        guard Identifiers.isAppKey(appKey) else { return nil }
-        let rows = try await client.query(
-            "SELECT apns_credentials, apns_credentials_key FROM apps WHERE app_key = \(appKey) AND apns_credentials IS NOT NULL",
-            logger: logger
-        )
-        for try await (combined, keyID) in rows.decode((Data, String).self) {
-            let plaintext = try sealer.open(SealedSecret(keyID: keyID, combined: Array(combined)), context: appKey)
-            return try JSONDecoder().decode(APNsCredentials.self, from: Data(plaintext))
-        }
-        return nil
-    }
-
     static let summaryEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
