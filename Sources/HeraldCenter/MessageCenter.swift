@@ -214,20 +214,20 @@ public final class MessageCenter: Service, Sendable {
             if let cluster, await !cluster.holds("purge", lease: configuration.inboxPurgeInterval * 3) { continue }
             do {
                 let inboxBatch = 10_000
-                while try await store.purgeExpiredInbox(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
-                while try await store.purgeDailyCounts(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
+                while try await store.purge.purgeExpiredInbox(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
+                while try await store.purge.purgeDailyCounts(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
                 let cutoff = Date().addingTimeInterval(-configuration.messageRetention.timeInterval)
                 let messageBatch = 1_000
                 var purged = 0
                 var count = messageBatch
                 while count == messageBatch, !Task.isCancelled {
-                    count = try await store.purgeMessages(sentBefore: cutoff, limit: messageBatch)
+                    count = try await store.purge.purgeMessages(sentBefore: cutoff, limit: messageBatch)
                     purged += count
                 }
                 if purged > 0 { logger.info("Deleted messages past their retention", metadata: ["herald.messages": "\(purged)"]) }
                 let eventCutoff = Date().addingTimeInterval(-configuration.eventRetention.timeInterval)
                 let eventBatch = 10_000
-                while try await store.purgeEvents(before: eventCutoff, limit: eventBatch) == eventBatch, !Task.isCancelled {}
+                while try await store.purge.purgeEvents(before: eventCutoff, limit: eventBatch) == eventBatch, !Task.isCancelled {}
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("purging expired inbox rows or messages failed; trying again later", metadata: ["error": "\(error)"])

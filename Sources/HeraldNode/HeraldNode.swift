@@ -139,10 +139,10 @@ public struct HeraldNode: Sendable {
             outbound: centerConfiguration.outbound,
             logger: logger
         )
-        // The SMS fallback (its outbox is the center store's).
+        // The SMS fallback, on the center's outbox.
         let sms = SMSService(
             sender: SMSSender(
-                store: stores.center,
+                store: stores.center.sms,
                 configuration: configuration.sms,
                 pollInterval: centerConfiguration.pollInterval,
                 outbound: OutboundClient(rule: centerConfiguration.outbound),

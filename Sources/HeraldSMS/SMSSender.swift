@@ -5,7 +5,7 @@ import Logging
 import NIOConcurrencyHelpers
 
 /// What the SMS fallback needs from the store: the outbox of migration 0023
-/// (``CenterStore`` is it).
+/// (``HeraldStore/SMSOutboxStore`` is it).
 public protocol SMSOutbox: Sendable {
     /// Seals a batch of numbers still in clear; how many.
     func sealClearMobiles(limit: Int) async throws -> Int
@@ -16,7 +16,7 @@ public protocol SMSOutbox: Sendable {
     func finishSMS(_ updates: [SMSUpdate]) async throws
 }
 
-extension CenterStore: SMSOutbox {}
+extension SMSOutboxStore: SMSOutbox {}
 
 /// How a node sends the SMS of `sms_message`.
 public struct SMSConfiguration: Sendable {

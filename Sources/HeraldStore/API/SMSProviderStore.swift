@@ -54,22 +54,3 @@ extension SMSProviderStore {
         ).count() > 0
     }
 }
-
-extension CenterStore {
-    /// The HTTP SMS providers of those of `appIDs` that have one, unsealed.
-    public func smsProviders(appIDs: [Int64]) async throws -> [Int64: SMSHTTPProviderConfiguration] {
-        guard !appIDs.isEmpty else { return [:] }
-        let rows = try await client.query(
-            """
-            SELECT id, app_key, sms_provider, sms_provider_key FROM apps WHERE id = ANY(\(appIDs)) AND sms_provider IS NOT NULL
-            """,
-            logger: logger
-        )
-        var providers: [Int64: SMSHTTPProviderConfiguration] = [:]
-        for try await (id, appKey, combined, keyID) in rows.decode((Int64, String, Data, String).self) {
-            let plaintext = try sealer.open(SealedSecret(keyID: keyID, combined: Array(combined)), context: "sms:" + appKey)
-            providers[id] = try JSONDecoder().decode(SMSHTTPProviderConfiguration.self, from: Data(plaintext))
-        }
-        return providers
-    }
-}

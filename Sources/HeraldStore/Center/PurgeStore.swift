@@ -2,7 +2,19 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
+/// The housekeeping the nodes share (under a cluster task's lease): expired inbox copies,
+/// old messages, daily counts and events purged. Reached as
+/// ``CenterStore/purge``.
+public struct PurgeStore: StoreFacade {
+    let core: StoreCore
+}
+
 extension CenterStore {
+    /// What the purges delete, in bounded batches.
+    public var purge: PurgeStore { PurgeStore(core: core) }
+}
+
+extension PurgeStore {
 
     /// Deletes up to `limit` inbox rows whose time to live has passed, the oldest first,
     /// whether their device acknowledged them or not; the copies not acknowledged are

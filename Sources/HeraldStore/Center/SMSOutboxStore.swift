@@ -2,6 +2,18 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
+/// The SMS fallback's outbox (``CenterStore/sms``): copies not delivered in their window
+/// planned as texts, claimed per app with a bound in flight, and their outcomes recorded.
+/// The SMS sender reads it through the protocol it declares (`SMSOutbox`, in HeraldSMS).
+public struct SMSOutboxStore: StoreFacade {
+    let core: StoreCore
+}
+
+extension CenterStore {
+    /// The SMS fallback's outbox.
+    public var sms: SMSOutboxStore { SMSOutboxStore(core: core) }
+}
+
 /// An SMS claimed from the outbox (migration 0023), with what decides whether it still goes.
 public struct ClaimedSMS: Sendable {
     public var messageID: Int64
@@ -48,7 +60,7 @@ public struct SMSUpdate: Sendable {
 /// The SMS outbox (migration 0023): planned once per message when its delay has run out,
 /// one row per copy that had not reached its device; claimed with `FOR UPDATE SKIP LOCKED`
 /// under a lease, so several nodes share it and a dead node's claims are taken over.
-extension CenterStore {
+extension SMSOutboxStore {
     /// Plans the SMS of messages whose `sms_message` delay has run out and whose copies
     /// all have an outcome: an outbox row per copy not delivered (nor recalled, replaced,
     /// held or dropped) to a device with a mobile number. Returns the rows written.
@@ -184,5 +196,24 @@ extension CenterStore {
             """,
             logger: logger
         )
+    }
+}
+
+extension SMSOutboxStore {
+    /// The HTTP SMS providers of those of `appIDs` that have one, unsealed.
+    public func smsProviders(appIDs: [Int64]) async throws -> [Int64: SMSHTTPProviderConfiguration] {
+        guard !appIDs.isEmpty else { return [:] }
+        let rows = try await client.query(
+            """
+            SELECT id, app_key, sms_provider, sms_provider_key FROM apps WHERE id = ANY(\(appIDs)) AND sms_provider IS NOT NULL
+            """,
+            logger: logger
+        )
+        var providers: [Int64: SMSHTTPProviderConfiguration] = [:]
+        for try await (id, appKey, combined, keyID) in rows.decode((Int64, String, Data, String).self) {
+            let plaintext = try sealer.open(SealedSecret(keyID: keyID, combined: Array(combined)), context: "sms:" + appKey)
+            providers[id] = try JSONDecoder().decode(SMSHTTPProviderConfiguration.self, from: Data(plaintext))
+        }
+        return providers
     }
 }

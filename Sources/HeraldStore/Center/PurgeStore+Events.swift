@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension CenterStore {
+extension PurgeStore {
     /// Deletes up to `limit` events older than `cutoff`, the oldest first (with failed
     /// callback requests and the callbacks of messages no longer stored); returns how many
     /// events it deleted. The purge task calls it until it deletes fewer than `limit`.

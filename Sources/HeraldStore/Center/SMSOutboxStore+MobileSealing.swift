@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension CenterStore {
+extension SMSOutboxStore {
     /// Seals up to `limit` mobile numbers still held in clear (from before migration 0023,
     /// or written by an import) and empties their clear column; returns how many. Rows
     /// another node is sealing are skipped.
