@@ -11,7 +11,7 @@ extension DeliveryRouter {
     func routeToPeers(_ prepared: [Prepared], _ candidates: [[FanOutTarget]], hops: Int) async throws -> [[FanOutTarget]] {
         guard let cluster, candidates.contains(where: { !$0.isEmpty }) else { return candidates }
         let pairs = zip(prepared, candidates).flatMap { prepared, targets in targets.map { (messageID: prepared.message.id, deviceID: $0.deviceID) } }
-        let routed = try await store.routeToHolders(pairs, except: cluster.node, deadAfter: cluster.deadAfter, hops: hops + 1)
+        let routed = try await store.peers.routeToHolders(pairs, except: cluster.node, deadAfter: cluster.deadAfter, hops: hops + 1)
         guard !routed.isEmpty else { return candidates }
         var unheld = candidates
         var count = 0
@@ -31,8 +31,8 @@ extension DeliveryRouter {
     /// inboxes changed, so their connections load what this node stored there.
     func inboxesChanged(_ targets: [FanOutTarget]) async throws {
         guard let cluster, cluster.hasPeers, !targets.isEmpty else { return }
-        let holders = try await store.holders(of: targets.map(\.deviceID), except: cluster.node, deadAfter: cluster.deadAfter)
+        let holders = try await store.peers.holders(of: targets.map(\.deviceID), except: cluster.node, deadAfter: cluster.deadAfter)
         let devices = targets.compactMap { target in holders[target.deviceID].map { (node: $0, registrationID: target.registrationID) } }
-        try await store.inboxesChanged(devices)
+        try await store.peers.inboxesChanged(devices)
     }
 }

@@ -36,7 +36,7 @@ struct NodeRouteWorker: Sendable {
                         busy.count >= window
                         ? []
                         : try await abandoning(after: Self.readDeadline) { [store, node] in
-                            try await store.routes(for: node, excluding: busy, limit: limit)
+                            try await store.peers.routes(for: node, excluding: busy, limit: limit)
                         }
                     full = !routes.isEmpty && routes.count == window - busy.count
                     if !routes.isEmpty {

@@ -53,7 +53,10 @@ struct RateLimitAPITests {
             #expect(Self.limit(refused).limit == 3 && Self.limit(refused).remaining == 0)
             let retryAfter = try #require(refused.headers[.retryAfter].flatMap(Int.init))
             #expect((1...20).contains(retryAfter), "one token refills in 20 s at 3 a minute")
-            #expect(try await api.store.api.reports(appID: try #require(try await api.store.api.app(appKey: limited.appKey)).id, msgIDs: []).isEmpty)
+            #expect(
+                try await api.store.api.reports.messages(appID: try #require(try await api.store.api.app(appKey: limited.appKey)).id, msgIDs: [])
+                    .isEmpty
+            )
 
             // Another app, with no limit: no headers, never refused.
             for _ in 0..<5 {

@@ -56,7 +56,7 @@ import Testing
             let msgID = try #require(result.field("msg_id"))
             #expect(Int64(msgID) != nil, "\(result)")
             #expect(result.field("warning")?.hasPrefix("notification.hmos: ") == true, "\(result)")
-            #expect(try await test.store.api.reports(appID: app.app.id, msgIDs: [msgID]).count == 1)
+            #expect(try await test.store.api.reports.messages(appID: app.app.id, msgIDs: [msgID]).count == 1)
 
             let json = try await test.operator_(app, "push", "--body", file.path, "--json")
             #expect(try json.json["sendno"] as? String == "7", "\(json)")

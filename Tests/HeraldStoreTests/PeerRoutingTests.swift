@@ -124,7 +124,7 @@ import Testing
                 """
             )
 
-            let routes = try await store.center.routes(for: "b", excluding: [], limit: 10)
+            let routes = try await store.center.peers.routes(for: "b", excluding: [], limit: 10)
             #expect(routes.map { $0.message?.msgID } == msgIDs)
             #expect(routes.map(\.hops) == [1, 1])
             #expect(routes[0].targets.map(\.deviceID) == [devices[0].deviceID, devices[2].deviceID])
@@ -132,10 +132,10 @@ import Testing
             #expect(routes[1].targets.map(\.registrationID) == devices.map(\.registrationID))
             #expect(routes.allSatisfy { $0.message?.push.message?.msgContent == "Hi" })
 
-            let rest = try await store.center.routes(for: "b", excluding: [routes[0].id], limit: 10)
+            let rest = try await store.center.peers.routes(for: "b", excluding: [routes[0].id], limit: 10)
             #expect(rest.map(\.id) == [routes[1].id])
-            #expect(try await store.center.routes(for: "b", excluding: [], limit: 1).map(\.id) == [routes[0].id])
-            #expect(try await store.center.routes(for: "a", excluding: [], limit: 10).isEmpty)
+            #expect(try await store.center.peers.routes(for: "b", excluding: [], limit: 1).map(\.id) == [routes[0].id])
+            #expect(try await store.center.peers.routes(for: "a", excluding: [], limit: 10).isEmpty)
         }
     }
 
@@ -149,17 +149,17 @@ import Testing
             _ = try await store.gateway.claimSessions([devices[1]], node: "a")
             _ = try await store.gateway.claimSessions([devices[2]], node: "dead")
             let ids = devices.map(\.deviceID)
-            let holders = try await store.center.holders(of: ids, except: "a", deadAfter: .seconds(30))
+            let holders = try await store.center.peers.holders(of: ids, except: "a", deadAfter: .seconds(30))
             #expect(holders == [ids[0]: "b"])
             // A bound wider than the dead node's silence: it is live again.
-            #expect(try await store.center.holders(of: ids, except: "a", deadAfter: .seconds(7200)) == [ids[0]: "b", ids[2]: "dead"])
+            #expect(try await store.center.peers.holders(of: ids, except: "a", deadAfter: .seconds(7200)) == [ids[0]: "b", ids[2]: "dead"])
             // From b's side, a holds its device.
-            #expect(try await store.center.holders(of: ids, except: "b", deadAfter: .seconds(30)) == [ids[1]: "a"])
+            #expect(try await store.center.peers.holders(of: ids, except: "b", deadAfter: .seconds(30)) == [ids[1]: "a"])
             // Routing by the same rule.
             let push = try await pending(store, to: devices, appID: appID, notification: false)
             _ = try await store.api.acceptPushes([push], fanningOutTo: nil)
             let message = try #require(try await store.sql.query("SELECT id FROM messages").collect().first?.decode(Int64.self))
-            let routed = try await store.center.routeToHolders(ids.map { (message, $0) }, except: "a", deadAfter: .seconds(30), hops: 1)
+            let routed = try await store.center.peers.routeToHolders(ids.map { (message, $0) }, except: "a", deadAfter: .seconds(30), hops: 1)
             #expect(routed == [message: [ids[0]]])
         }
     }

@@ -55,7 +55,7 @@ extension ConsoleRoutes {
         guard let (app, role) = try await member(session, context, needs: .reportsRead) else { return noApp(session, context) }
         let msgID = try context.parameter("msg_id")
         guard Identifiers.isMsgID(msgID), let message = try await store.console.message(appID: app.id, msgID: msgID),
-            let report = try await store.reports(appID: app.id, msgIDs: [msgID]).first
+            let report = try await store.reports.messages(appID: app.id, msgIDs: [msgID]).first
         else {
             return pages.page(
                 "problem",
@@ -103,7 +103,7 @@ extension ConsoleRoutes {
             var doneSince: ContinuousClock.Instant?
             try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
             while ContinuousClock.now < end, !Task.isCancelled, !Task.isShuttingDownGracefully {
-                guard let report = try await store.reports(appID: app.id, msgIDs: [msgID]).first else { break }
+                guard let report = try await store.reports.messages(appID: app.id, msgIDs: [msgID]).first else { break }
                 let json = Self.funnelJSON(report)
                 if json != last {
                     try await writer.write(ByteBuffer(string: "event: funnel\ndata: \(json)\n\n"))

@@ -51,7 +51,7 @@ struct JPushReportRoutes {
         shown entry: (DeliveryBreakdown) -> Entry
     ) async throws -> VerbatimKeysResponse<[Entry]> {
         let app = try await auth.requireApp(request)
-        let breakdowns = try await store.breakdowns(appID: app.id, msgIDs: try ReportRoutes.msgIDs(request))
+        let breakdowns = try await store.reports.breakdowns(appID: app.id, msgIDs: try ReportRoutes.msgIDs(request))
         return VerbatimKeysResponse(breakdowns.map(entry))
     }
 
@@ -73,7 +73,7 @@ struct JPushReportRoutes {
             throw HeraldError.limit("registration_ids", "at most \(Limits.maxIDsPerBulkCall) per request (got \(ids.count))")
         }
         if let date = input.date, !Self.isDay(date) { throw HeraldError.invalidField("date", "expected yyyy-mm-dd") }
-        guard let statuses = try await store.deliveryStatuses(appID: app.id, msgID: input.msgID, registrationIDs: ids) else {
+        guard let statuses = try await store.reports.deliveryStatuses(appID: app.id, msgID: input.msgID, registrationIDs: ids) else {
             throw HeraldError(.messageNotFound, "msg_id: no message \(input.msgID) in this app")
         }
         let devices = try await store.knownRegistrationIDs(appID: app.id, ids.filter(Identifiers.isRegistrationID))

@@ -18,7 +18,7 @@ struct ReportRoutes {
     /// waiting, opened, recalled, replaced, expired.
     @Sendable func received(_ request: Request, context: HeraldRequestContext) async throws -> ReportsResponse {
         let app = try await auth.requireApp(request)
-        let reports = try await store.reports(appID: app.id, msgIDs: try Self.msgIDs(request))
+        let reports = try await store.reports.messages(appID: app.id, msgIDs: try Self.msgIDs(request))
         return ReportsResponse(reports: reports.map(ReportResponse.init))
     }
 
@@ -43,7 +43,7 @@ struct ReportRoutes {
         guard Identifiers.isMsgID(input.msgID) else { throw HeraldError.invalidField("msg_id", "not a message id") }
         if input.registrationIDs.isEmpty { throw HeraldError.invalidField("registration_ids", "must not be empty") }
         let ids = try Validation.registrationIDs(input.registrationIDs, field: "registration_ids")
-        guard let statuses = try await store.deliveryStatuses(appID: app.id, msgID: input.msgID, registrationIDs: ids) else {
+        guard let statuses = try await store.reports.deliveryStatuses(appID: app.id, msgID: input.msgID, registrationIDs: ids) else {
             throw HeraldError(.messageNotFound, "msg_id: no message \(input.msgID) in this app")
         }
         return MessageStatusResponse(msgID: input.msgID, statuses: statuses.mapValues(StatusEntry.init))

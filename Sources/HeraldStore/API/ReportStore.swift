@@ -2,9 +2,20 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
+/// What the reports read (``APIStore/reports``): JPush's received and status reports, a
+/// message's deliveries per device, and the breakdown by channel and outcome.
+public struct ReportStore: StoreFacade {
+    let core: StoreCore
+}
+
 extension APIStore {
+    /// The reports of messages.
+    public var reports: ReportStore { ReportStore(core: core) }
+}
+
+extension ReportStore {
     /// Delivery reports of the app's messages, in the order asked; unknown ids are left out.
-    public func reports(appID: Int64, msgIDs: [String]) async throws -> [MessageReport] {
+    public func messages(appID: Int64, msgIDs: [String]) async throws -> [MessageReport] {
         let rows = try await client.query(
             """
             SELECT m.msg_id,

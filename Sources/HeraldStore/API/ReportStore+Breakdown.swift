@@ -2,13 +2,13 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-extension APIStore {
+extension ReportStore {
     /// Each message's copies by platform family and channel (``DeliveryBreakdown``), in the
     /// order asked; ids that name no message of the app are left out.
     ///
     /// A copy counts as received once it was acknowledged over the connection, or its inbox
     /// copy was (unless it was cancelled before: recalled, replaced, expired), as
-    /// ``reports(appID:msgIDs:)`` counts `tcp_delivered`, or the device's Notification
+    /// ``messages(appID:msgIDs:)`` counts `tcp_delivered`, or the device's Notification
     /// Service Extension reported it (a `delivered` receipt: JPush's `ios_apns_received`).
     public func breakdowns(appID: Int64, msgIDs: [String]) async throws -> [DeliveryBreakdown] {
         let rows = try await client.query(

@@ -1,6 +1,18 @@
 import HeraldCore
 import PostgresNIO
 
+/// Copies routed between nodes (``CenterStore/peers``): which live peer holds a device,
+/// the copies routed to a node and read back by it, and inbox changes announced to a
+/// device's holder.
+public struct PeerRouteStore: StoreFacade {
+    let core: StoreCore
+}
+
+extension CenterStore {
+    /// Routing copies to the nodes that hold their devices.
+    public var peers: PeerRouteStore { PeerRouteStore(core: core) }
+}
+
 /// Copies of one message routed to this node, for devices connected here (``node_routes``).
 public struct NodeRoute: Sendable {
     public var id: Int64
@@ -13,7 +25,7 @@ public struct NodeRoute: Sendable {
     public var message: MessageRecord?
 }
 
-extension CenterStore {
+extension PeerRouteStore {
     /// The live node other than `node` that holds each device's session, for those of
     /// `deviceIDs` that have one. A device offline, or held by a node whose heartbeat is
     /// older than `deadAfter` (dead, not yet swept), is absent.
