@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HeraldAPI
@@ -73,7 +74,10 @@ struct DatabaseOutageTests {
         // Hold the apps table so the request's insert waits inside PostgreSQL.
         try await connection.query("BEGIN", logger: TestDatabase.logger)
         try await connection.query("LOCK TABLE apps IN ACCESS EXCLUSIVE MODE", logger: TestDatabase.logger)
-        async let reply = api.send(.post, "/admin/v1/apps", auth: .admin, json: #"{"name": "Held"}"#)
+        // Its own client: the test client gives a request 20 s, and this one waits for the
+        // lock while the test finds it waiting (a poll that takes longer on a loaded machine).
+        let port = try #require(api.client.port)
+        async let reply = Self.send(#"{"name": "Held"}"#, to: port)
         do {
             try await waitUntilAQueryWaitsForTheLock(connection)
         } catch {
@@ -91,6 +95,29 @@ struct DatabaseOutageTests {
         #expect(answer.errorCode == HeraldError.Code.unavailable.rawValue, "\(answer.body)")
         #expect(answer.headers[.retryAfter] != nil)
         try await connection.query("ROLLBACK", logger: TestDatabase.logger)
+    }
+
+    /// `POST /admin/v1/apps` with `body`, given 90 s.
+    private static func send(_ body: String, to port: Int) async throws -> Reply {
+        let client = HTTPClient()
+        do {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/admin/v1/apps")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: Auth.admin.header)
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+            let response = try await client.execute(request, timeout: .seconds(90))
+            let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+            var headers = HTTPFields()
+            for (name, value) in response.headers {
+                if let field = HTTPField.Name(name) { headers[field] = value }
+            }
+            try await client.shutdown()
+            return Reply(status: Int(response.status.code), body: text, headers: headers)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
     }
 
     private func waitUntilAQueryWaitsForTheLock(_ connection: PostgresConnection) async throws {
