@@ -97,7 +97,6 @@ public final class MessageCenter: Service, Sendable {
                 group.addTask { await self.tick() }
                 group.addTask { await self.retryDue() }
                 group.addTask { await self.releaseHeld() }
-                group.addTask { await self.purgeExpired() }
                 await withDiscardingTaskGroup { workers in
                     workers.addTask { await self.routeAccepted() }
                     if let nodeRoutes, let cluster {
@@ -200,37 +199,6 @@ public final class MessageCenter: Service, Sendable {
                 }
             } catch {
                 if !isStopping { logger.warning("Could not release held copies", metadata: ["error": "\(error)"]) }
-            }
-        }
-    }
-
-    /// Every `inboxPurgeInterval`, deletes expired inbox rows, then messages older than
-    /// `messageRetention` with their deliveries, in batches until none are left. In a
-    /// cluster, the node holding the `purge` lease does it (batches would skip rows another
-    /// node is deleting, but the scans would be repeated on every node).
-    private func purgeExpired() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: configuration.inboxPurgeInterval)
-            if let cluster, await !cluster.holds("purge", lease: configuration.inboxPurgeInterval * 3) { continue }
-            do {
-                let inboxBatch = 10_000
-                while try await store.purge.purgeExpiredInbox(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
-                while try await store.purge.purgeDailyCounts(limit: inboxBatch) == inboxBatch, !Task.isCancelled {}
-                let cutoff = Date().addingTimeInterval(-configuration.messageRetention.timeInterval)
-                let messageBatch = 1_000
-                var purged = 0
-                var count = messageBatch
-                while count == messageBatch, !Task.isCancelled {
-                    count = try await store.purge.purgeMessages(sentBefore: cutoff, limit: messageBatch)
-                    purged += count
-                }
-                if purged > 0 { logger.info("Deleted messages past their retention", metadata: ["herald.messages": "\(purged)"]) }
-                let eventCutoff = Date().addingTimeInterval(-configuration.eventRetention.timeInterval)
-                let eventBatch = 10_000
-                while try await store.purge.purgeEvents(before: eventCutoff, limit: eventBatch) == eventBatch, !Task.isCancelled {}
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("purging expired inbox rows or messages failed; trying again later", metadata: ["error": "\(error)"])
             }
         }
     }

@@ -149,6 +149,8 @@ public struct HeraldNode: Sendable {
                 logger: logger
             )
         )
+        // The housekeeping, one node at a time.
+        let purge = PurgeService(store: stores.center.purge, cluster: membership, configuration: centerConfiguration, logger: logger)
         // The console's dashboard draws these.
         let figures = NodeFigures(
             node: configuration.node.nodeID,
@@ -172,7 +174,7 @@ public struct HeraldNode: Sendable {
             // its connections, the node leaves the cluster, the LISTEN connection and the
             // pools close.
             services: [durable, delivery, eventsPool, listener, membership, gateway, fcm] + services
-                + [center, sms, eventDelivery, scheduler, figures],
+                + [center, sms, eventDelivery, scheduler, purge, figures],
             fannedOutPushes: center,
             outbound: OutboundClient(rule: centerConfiguration.outbound),
             draining: { membership.isDraining },
