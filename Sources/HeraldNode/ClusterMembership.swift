@@ -342,7 +342,7 @@ public final class ClusterMembership: Service, ClusterView, Sendable {
                             self.routeWakeUps.signal()
                         case .inboxChanged(let registrationID):
                             self.gateway.inboxChanged(registrationID: registrationID)
-                        case .joined, nil:
+                        case nil:
                             break
                         }
                     }

@@ -13,13 +13,13 @@ import ServiceLifecycle
 /// another node is deleting, but the scans would be repeated on every node.)
 struct PurgeService: Service {
     let store: PurgeStore
-    let cluster: ClusterMembership?
+    let cluster: ClusterMembership
     let interval: Duration
     let messageRetention: Duration
     let eventRetention: Duration
     let logger: Logger
 
-    init(store: PurgeStore, cluster: ClusterMembership?, configuration: CenterConfiguration, logger: Logger) {
+    init(store: PurgeStore, cluster: ClusterMembership, configuration: CenterConfiguration, logger: Logger) {
         self.store = store
         self.cluster = cluster
         self.interval = configuration.inboxPurgeInterval
@@ -32,7 +32,7 @@ struct PurgeService: Service {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
-                if let cluster, await !cluster.holds("purge", lease: interval * 3) { continue }
+                guard await cluster.holds("purge", lease: interval * 3) else { continue }
                 do {
                     try await purge()
                 } catch {

@@ -179,8 +179,6 @@ extension ClusterStore {
 
 /// What a node is told on its channels.
 public enum ClusterNotice: Sendable, Hashable {
-    /// A node registered.
-    case joined(String)
     /// Another node claimed a device this node may hold, with this epoch.
     case sessionClaimed(registrationID: String, epoch: Int64)
     /// Copies were routed to this node (``node_routes``).

@@ -1,4 +1,3 @@
-import HeraldCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -28,11 +27,9 @@ public enum DatabaseProbe {
 
     /// Connects with a deadline, translating failures into ``DatabaseUnavailableError``.
     public static func connect(to url: DatabaseURL, timeout: Duration = .seconds(10), logger: Logger) async throws -> PostgresConnection {
-        var options = try url.connectionConfiguration()
         // The attempt itself ends at the deadline (a link that takes the connection but
         // never answers its startup), rather than finishing later with nobody to close it.
-        options.options.connectTimeout = .nanoseconds(Int64(timeout.timeInterval * 1_000_000_000))
-        let configuration = options
+        let configuration = try url.connectionConfiguration(connectTimeout: timeout)
         do {
             return try await withThrowingTaskGroup(of: PostgresConnection?.self) { group in
                 group.addTask {

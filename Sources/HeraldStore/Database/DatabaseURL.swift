@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOSSL
 import PostgresNIO
 
@@ -106,7 +107,8 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Configuration for a single connection (migrations, the start-up probe).
-    public func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    /// - Parameter connectTimeout: how long the connection, its TLS and its startup may take.
+    public func connectionConfiguration(connectTimeout: Duration = .seconds(5)) throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS =
             switch tlsMode {
             case .disable: .disable
@@ -121,7 +123,7 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
             database: database,
             tls: tls
         )
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = TimeAmount(connectTimeout)
         return configuration
     }
 }
