@@ -202,11 +202,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The APNs provider: HTTP/2 connection pool (over HeraldHTTP2), token and certificate auth.
+        // The APNs channel and its provider: HTTP/2 connection pool (over HeraldHTTP2), token and
+        // certificate auth, one client per app and environment.
         .target(
             name: "HeraldAPNs",
             dependencies: [
-                "HeraldCore", "HeraldHTTP2",
+                "HeraldCore", "HeraldHTTP2", "HeraldRouting",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -326,11 +327,11 @@ let package = Package(
             dependencies: ["HeraldCore"],
             swiftSettings: swiftSettings
         ),
-        // The message center: job queue, audience fan-out, TCP-first routing, APNs fallback.
+        // The message center: job queue, audience fan-out, TCP-first routing, the channels' fallback.
         .target(
             name: "HeraldCenter",
             dependencies: [
-                "HeraldCore", "HeraldRouting", "HeraldStore", "HeraldGateway", "HeraldAPNs",
+                "HeraldCore", "HeraldRouting", "HeraldStore", "HeraldGateway",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -459,6 +460,7 @@ let package = Package(
             name: "HeraldNodeTesting",
             dependencies: [
                 "HeraldAPI",
+                "HeraldAPNs",
                 "HeraldAPNsSandbox",
                 "HeraldCenter",
                 .product(name: "HeraldKit", package: "apple"),
@@ -601,6 +603,7 @@ let package = Package(
                 "HeraldNodeTesting",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 "HeraldAPI",
+                "HeraldAPNs",
                 "HeraldAPNsSandbox",
                 "HeraldFCM",
                 "HeraldFCMSandbox",

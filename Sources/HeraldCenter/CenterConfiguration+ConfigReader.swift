@@ -1,18 +1,17 @@
 import Configuration
-import HeraldAPNs
 import HeraldCore
 
 extension CenterConfiguration {
-    /// Reads the message center's settings, its APNs side included, from Herald's
+    /// Reads the message center's settings, the channels' retry delays included, from Herald's
     /// configuration. Durations are whole seconds unless the key says otherwise.
     ///
     /// Configuration keys:
     /// - `center.workers` (int, default: 4, 1 to 64): concurrent fan-out workers.
     /// - `center.claimBatch` (int, default: 64, 1 to 10000): jobs a worker claims at once.
     /// - `center.batchSize` (int, default: 500, 1 to 100000): devices per fan-out batch (one
-    ///   transaction each); also due APNs retries claimed at once.
+    ///   transaction each); also due channel retries claimed at once.
     /// - `center.ackTimeout` (int, default: 10, 1 to 300): how long a connected device has to
-    ///   acknowledge before the notification goes to APNs.
+    ///   acknowledge before the notification goes to its channel (APNs, FCM).
     /// - `center.lease` (int, default: 30, 3 to 3600): a worker's hold on a job, renewed every
     ///   third of it; a job whose worker died is taken over after this.
     /// - `center.pollIntervalMs` (int, milliseconds, default: 1000, 10 to 60000): how often idle
@@ -42,16 +41,13 @@ extension CenterConfiguration {
     /// - `center.webhookBatch` (int, default: 100, 1 to 1000): events per webhook request.
     /// - `center.webhookConcurrency` (int, default: 8, 1 to 256): endpoints sent to at once, and
     ///   callback requests in flight, per node.
-    /// - `apns.connections` (int, default: 2, 1 to 16): HTTP/2 connections per app and
-    ///   environment.
-    /// - `apns.retryDelay` (int, default: 5, 1 to 3600): first APNs retry delay, doubling per
-    ///   attempt.
+    /// - `apns.retryDelay` (int, default: 5, 1 to 3600): first retry delay of a copy a channel
+    ///   could not take now, doubling per attempt (the key keeps the name of the first channel
+    ///   it applied to; FCM's copies follow it too).
     /// - `apns.maxRetryDelay` (int, default: 300, 1 to 86400, at least `apns.retryDelay`): the
-    ///   longest wait between two APNs attempts of a copy.
-    /// - `apns.requestTimeout` (int, default: 10, 1 to 300): how long an APNs send may take.
-    /// - `apns.circuitBreaker.*`: see ``APNsCircuitBreaker/Configuration/init(reader:)``.
+    ///   longest wait between two attempts of a copy.
     ///
-    /// Not read here: ``apns`` (where APNs traffic goes: the server decides, `apns.sandbox`).
+    /// The APNs channel's own keys are read by `APNsChannelConfiguration(reader:)`.
     ///
     /// - Parameters:
     ///   - reader: Herald's configuration (not scoped: the keys are at its root).
@@ -84,12 +80,9 @@ extension CenterConfiguration {
         schedulePollInterval = try center.milliseconds("schedulePollIntervalMs", default: schedulePollInterval, in: 10...600_000)
         scheduleGrace = try center.seconds("scheduleGrace", default: scheduleGrace, in: 0...604_800)
         eventRetention = try center.seconds("eventRetention", default: eventRetention, in: 60...31_536_000)
-        apnsConnections = try apns.int("connections", default: apnsConnections, in: 1...16)
-        apnsRetryDelay = try apns.seconds("retryDelay", default: apnsRetryDelay, in: 1...3600)
-        apnsMaxRetryDelay = try apns.seconds("maxRetryDelay", default: apnsMaxRetryDelay, in: 1...86_400)
-        apnsRequestTimeout = try apns.seconds("requestTimeout", default: apnsRequestTimeout, in: 1...300)
-        apnsCircuitBreaker = try APNsCircuitBreaker.Configuration(reader: reader)
-        guard apnsRetryDelay <= apnsMaxRetryDelay else {
+        retryDelay = try apns.seconds("retryDelay", default: retryDelay, in: 1...3600)
+        maxRetryDelay = try apns.seconds("maxRetryDelay", default: maxRetryDelay, in: 1...86_400)
+        guard retryDelay <= maxRetryDelay else {
             throw apns.error("retryDelay", "must not be more than \(apns.key("maxRetryDelay"))")
         }
     }

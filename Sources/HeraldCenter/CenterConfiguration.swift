@@ -1,5 +1,4 @@
 import Foundation
-import HeraldAPNs
 import HeraldCore
 
 /// How the message center works.
@@ -13,7 +12,7 @@ public struct CenterConfiguration: Sendable {
     /// Devices per fan-out batch (one transaction each).
     public var batchSize: Int = 500
     /// How long a device has to acknowledge over the MQTT connection before the
-    /// notification goes to APNs.
+    /// notification goes to its fallback channel (APNs, FCM).
     public var ackTimeout: Duration = .seconds(10)
     /// A worker's hold on a job; a job whose worker died is taken over after this.
     public var lease: Duration = .seconds(30)
@@ -30,21 +29,12 @@ public struct CenterConfiguration: Sendable {
     public var messageRetention: Duration = .seconds(30 * 86_400)
     /// How long after sending a message can be recalled (``NodeConfiguration/recallWindow``).
     public var recallWindow: Duration = NodeConfiguration.defaultRecallWindow
-    /// First APNs retry delay; doubles per attempt up to `apnsMaxRetryDelay`. A copy APNs
-    /// can't take now (5xx, TooManyRequests, no answer) is retried until its time to live
-    /// runs out, then expires.
-    public var apnsRetryDelay: Duration = .seconds(5)
-    /// The longest wait between two APNs attempts of a copy.
-    public var apnsMaxRetryDelay: Duration = .seconds(300)
-    /// How long an APNs send may take, retries on other connections included; a copy
-    /// without an answer by then is retried later (reason `Timeout`).
-    public var apnsRequestTimeout: Duration = .seconds(10)
-    /// When APNs answering 5xx stops requests for a while (per app and environment).
-    public var apnsCircuitBreaker = APNsCircuitBreaker.Configuration()
-    /// APNs connections per app and environment (1 to 16).
-    public var apnsConnections: Int = 2
-    /// Where APNs traffic goes.
-    public var apns: APNsRouting = .apple
+    /// First retry delay of a copy a channel (APNs, FCM) could not take now (5xx, too many
+    /// requests, no answer); doubles per attempt up to `maxRetryDelay`. The copy is retried
+    /// until its time to live runs out, then expires.
+    public var retryDelay: Duration = .seconds(5)
+    /// The longest wait between two attempts of a copy over a channel.
+    public var maxRetryDelay: Duration = .seconds(300)
     /// How often the scheduler looks for due schedules when it has no reason to wake
     /// earlier (a schedule due sooner, a changed schedule): what it finds late without a
     /// NOTIFY (another node's change it didn't hear of) is found by then.
@@ -63,34 +53,4 @@ public struct CenterConfiguration: Sendable {
     public var outbound = OutboundAddressRule()
 
     public init() {}
-}
-
-/// Where the center sends APNs traffic.
-public enum APNsRouting: Sendable {
-    /// Apple's servers, by each push's environment, with each app's own credentials.
-    case apple
-    /// A local APNs sandbox for every environment. Every app's credentials are made known
-    /// to the sandbox through `admit`; apps without credentials get generated ones, so
-    /// their pushes show as APNs deliveries.
-    case sandbox(SandboxTarget)
-
-    public struct SandboxTarget: Sendable {
-        public var host: String
-        public var port: Int
-        public var transport: APNsClient.Configuration.Transport
-        /// Makes credentials acceptable to the sandbox (registers the key, trusts the certificate).
-        public var admit: @Sendable (APNsCredentials) throws -> Void
-
-        public init(
-            host: String,
-            port: Int,
-            transport: APNsClient.Configuration.Transport,
-            admit: @escaping @Sendable (APNsCredentials) throws -> Void
-        ) {
-            self.host = host
-            self.port = port
-            self.transport = transport
-            self.admit = admit
-        }
-    }
 }

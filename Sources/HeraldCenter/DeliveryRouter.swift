@@ -1,5 +1,4 @@
 import Foundation
-import HeraldAPNs
 import HeraldCore
 import HeraldGateway
 import HeraldRouting
@@ -9,30 +8,29 @@ import NIOCore
 
 /// Routes the copies of one message: over the MQTT connection to devices connected here
 /// (and in the foreground), to the node that holds the connection of a device connected
-/// elsewhere in the cluster (``NodeRouteWorker`` there does the rest), to APNs for
-/// notifications no connection got acknowledged, otherwise left in the device's inbox for
-/// its next connection.
+/// elsewhere in the cluster (``NodeRouteWorker`` there does the rest), to the channel the
+/// planner chooses (APNs, FCM) for what no connection got acknowledged, otherwise left in
+/// the device's inbox for its next connection. Every choice is ``RoutePlanner``'s; this
+/// only executes them.
 struct DeliveryRouter: Sendable {
     let store: CenterStore
     let gateway: Gateway
-    let apns: APNsDispatcher
     let configuration: CenterConfiguration
     let metrics: CenterMetrics
     let logger: Logger
     /// This node's cluster, when it has one: where devices not connected here are.
     let cluster: (any ClusterView)?
-    /// Records APNs outcomes as they come: those answered while a write is under way go
+    /// Records the channels' outcomes as they come: those answered while a write is under way go
     /// together in the next one. True when the outcome was recorded.
     let recorder: GroupCommit<(messageID: Int64, update: DeliveryUpdate), Bool>
     /// Recall pushes sent lately: one per device and recall.
     let recentRecalls = RecentRecallPushes(window: .seconds(600))
-    /// The channels other than MQTT and APNs, by name (``HeraldRouting/DeliveryChannel``).
+    /// The channels beside MQTT, by name (``HeraldRouting/DeliveryChannel``).
     let channels: [String: any DeliveryChannel]
 
     init(
         store: CenterStore,
         gateway: Gateway,
-        apns: APNsDispatcher,
         configuration: CenterConfiguration,
         metrics: CenterMetrics,
         cluster: (any ClusterView)?,
@@ -43,7 +41,6 @@ struct DeliveryRouter: Sendable {
         self.cluster = cluster
         self.store = store
         self.gateway = gateway
-        self.apns = apns
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
@@ -53,7 +50,7 @@ struct DeliveryRouter: Sendable {
                 try await store.recordDeliveries(byMessage.map { (messageID: $0.0, updates: $0.1) })
                 return Array(repeating: true, count: outcomes.count)
             } catch {
-                logger.warning("Recording APNs outcomes failed; recorded with their batch", metadata: ["error": "\(error)"])
+                logger.warning("Recording channel outcomes failed; recorded with their batch", metadata: ["error": "\(error)"])
                 return Array(repeating: false, count: outcomes.count)
             }
         }
@@ -67,15 +64,8 @@ struct DeliveryRouter: Sendable {
         /// The standard rendering, and the Android one when it differs.
         let devicePayload: ByteBuffer
         let androidPayload: ByteBuffer?
-        let apnsPayload: [UInt8]
-        /// The VoIP push sent beside the notification, when the push has one.
-        let voipPayload: [UInt8]?
         /// What the route planner reads of it (``RoutePlanner``).
         let facts: MessageFacts
-        /// A Live Activity push: to APNs only, never over a connection nor into an inbox.
-        var isLiveActivity: Bool { facts.isLiveActivity }
-        /// Its APNs payload, when it is one (its `timestamp` is the message's creation).
-        let liveActivityPayload: [UInt8]?
         /// Kept in the inboxes (a time to live above 0, not a Live Activity).
         var stored: Bool { facts.stored }
         /// Whether its copies' events are recorded: its app records every event, or it has
@@ -93,17 +83,7 @@ struct DeliveryRouter: Sendable {
             self.payloads = payloads
             devicePayload = ByteBuffer(bytes: payloads.standard)
             androidPayload = payloads.android.map { ByteBuffer(bytes: $0) }
-            // Only a notification ever goes to APNs.
-            apnsPayload = push.notification == nil ? [] : PushRendering.apnsPayload(push, msgID: message.msgID)
-            voipPayload = push.hasVoIPCompanion ? PushRendering.voipPayload(push, msgID: message.msgID) : nil
             facts = MessageFacts(push)
-            liveActivityPayload = push.liveActivity.map { liveActivity in
-                PushRendering.liveActivityPayload(
-                    liveActivity,
-                    timestamp: Int64(message.createdAt.timeIntervalSince1970),
-                    msgID: message.msgID
-                )
-            }
         }
     }
 
@@ -132,15 +112,13 @@ struct DeliveryRouter: Sendable {
     ///
     /// The copies going over the MQTT connection go to the gateway in one call (one hop
     /// per event loop for the lot, not per push). Copies for devices without a connection
-    /// don't wait for it: they go to APNs, or stay in the inbox, at once.
+    /// don't wait for it: they go to their channel, or stay in the inbox, at once.
     ///
     /// Copies for devices connected to another node are routed there, and not among the
     /// outcomes: they stay pending until that node records theirs. `hops`: the nodes these
     /// copies came through already (a device that keeps moving is followed ``RoutePlanner/maxHops``
     /// times, then falls back here).
     func outcomes(of batches: [(prepared: Prepared, targets: [FanOutTarget])], hops: Int = 0) async throws -> [[DeliveryUpdate]] {
-        // Copies the app's quiet hours or daily cap held back are not routed.
-        let batches = batches.map { batch in (prepared: batch.prepared, targets: batch.targets.filter { !$0.isWithheld }) }
         var deliveries: [GatewayDelivery] = []
         var owners: [(batch: Int, target: FanOutTarget)] = []
         var elsewhere: [[FanOutTarget]] = Array(repeating: [], count: batches.count)
@@ -168,6 +146,8 @@ struct DeliveryRouter: Sendable {
                     peerBound[index].append(target)
                 case .fallback:
                     elsewhere[index].append(target)
+                case .withheld:
+                    continue
                 }
             }
         }
@@ -205,22 +185,22 @@ struct DeliveryRouter: Sendable {
     }
 
     /// What became of copies given the gateway's outcomes (none for a device it didn't
-    /// try): acknowledged over the connection, else to APNs for a notification the device
-    /// can get there, else waiting in the inbox (or expired, for a message not stored).
+    /// try): acknowledged over the connection, else to the channel the planner chooses for
+    /// it (APNs, FCM), else waiting in the inbox (or expired, for a message not stored).
     private func updates(_ prepared: Prepared, targets: [FanOutTarget], outcomes: [Int64: DeliveryOutcome]) async -> [DeliveryUpdate] {
         var updates: [DeliveryUpdate] = []
-        var fallbacks: [FanOutTarget] = []
-        var fcm: [FanOutTarget] = []
+        var routed: [Routed] = []
         for target in targets {
             let outcome = outcomes[target.deviceID]
-            switch RoutePlanner.fallback(prepared.facts, target.facts, acknowledged: outcome == .acknowledged) {
+            let route = RoutePlanner.fallback(prepared.facts, target.facts, acknowledged: outcome == .acknowledged)
+            if route.channel != nil {
+                routed.append((target, route))
+                continue
+            }
+            switch route {
             case .delivered:
                 updates.append(DeliveryUpdate(deviceID: target.deviceID, state: .tcp, event: prepared.event()))
-            case .apns:
-                fallbacks.append(target)
-            case .fcm:
-                fcm.append(target)
-            case .inbox, .expire:
+            default:
                 updates.append(
                     DeliveryUpdate(
                         deviceID: target.deviceID,
@@ -231,9 +211,7 @@ struct DeliveryRouter: Sendable {
             }
         }
         metrics.tcpDelivered(updates.count { $0.state == .tcp })
-        guard !fcm.isEmpty else { return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0)) }
-        async let overFCM = send(prepared, over: RoutePlanner.Route.fcm.channel!, targets: fcm, attempts: 0)
-        return updates + (await sendToAPNs(prepared, targets: fallbacks, attempts: 0)) + (await overFCM)
+        return updates + (await send(prepared, routed: routed, attempts: 0))
     }
 }
 
@@ -245,34 +223,22 @@ extension DeliveryRouter.Prepared {
 }
 
 extension DeliveryRouter {
-    /// APNs recall pushes: silent (content-available, priority 5, no alert), carrying
-    /// every identifier still pending recall on the device; one per device even when the
-    /// recall's jobs (one per recalled message) meet the device more than once.
+    /// Recall commands to devices without a connection, over the channel the planner
+    /// chooses (a silent APNs push, an FCM data message), carrying every identifier still
+    /// pending recall on the device; one per device even when the recall's jobs (one per
+    /// recalled message) meet the device more than once.
     func sendRecalls(_ targets: [RecallTarget], appID: Int64, push: Push) async {
+        let facts = MessageFacts(push)
         await withTaskGroup(of: Void.self) { group in
             for recall in targets {
                 let target = recall.target
-                if let name = RoutePlanner.recallChannel(target.facts), let channel = channels[name], let token = target.token(forChannel: name) {
-                    guard recentRecalls.claim(deviceID: target.deviceID, token: token, identifiers: recall.identifiers, recalledAt: recall.recalledAt)
-                    else { continue }
-                    group.addTask {
-                        if !(await sendRecall(recall, over: channel, token: token, appID: appID)) {
-                            recentRecalls.release(
-                                deviceID: target.deviceID,
-                                token: token,
-                                identifiers: recall.identifiers,
-                                recalledAt: recall.recalledAt
-                            )
-                        }
-                    }
-                    continue
-                }
-                guard RoutePlanner.canRecallOverAPNs(target.facts), let token = target.apnsToken else { continue }
+                guard let route = RoutePlanner.recallRoute(facts, target.facts), let name = route.channel, let channel = channels[name],
+                    let token = target.token(forChannel: name)
+                else { continue }
                 guard recentRecalls.claim(deviceID: target.deviceID, token: token, identifiers: recall.identifiers, recalledAt: recall.recalledAt)
                 else { continue }
                 group.addTask {
-                    let sent = await sendRecall(recall, token: token, appID: appID, push: push)
-                    if !sent {
+                    if !(await sendRecall(recall, over: channel, route: route, token: token, appID: appID)) {
                         recentRecalls.release(deviceID: target.deviceID, token: token, identifiers: recall.identifiers, recalledAt: recall.recalledAt)
                     }
                 }
@@ -281,7 +247,15 @@ extension DeliveryRouter {
     }
 
     /// Sends one recall command over a channel; false when it didn't take it.
-    private func sendRecall(_ recall: RecallTarget, over channel: any DeliveryChannel, token: String, appID: Int64) async -> Bool {
+    private func sendRecall(
+        _ recall: RecallTarget,
+        over channel: any DeliveryChannel,
+        route: RoutePlanner.Route,
+        token: String,
+        appID: Int64
+    )
+        async -> Bool
+    {
         guard let commandID = try? await store.newMsgID() else { return false }
         return await channel.sendRecall(
             ChannelRecall(
@@ -290,46 +264,9 @@ extension DeliveryRouter {
                 token: token,
                 commandID: commandID,
                 identifiers: recall.identifiers,
-                expiresAt: Date().addingTimeInterval(configuration.recallWindow.timeInterval)
+                expiresAt: Date().addingTimeInterval(configuration.recallWindow.timeInterval),
+                route: route
             )
         )
-    }
-
-    /// Sends one recall push; false when APNs did not take it.
-    private func sendRecall(_ recall: RecallTarget, token: String, appID: Int64, push: Push) async -> Bool {
-        let target = recall.target
-        let route = APNsRoute(push: push, target: target)
-        let environment = route.environment
-        guard let client = try? await apns.client(appID: appID, environment: environment) else { return false }
-        guard let commandID = try? await store.newMsgID() else { return false }
-        let notification = APNsNotification(
-            deviceToken: token,
-            pushType: .background,
-            payload: PushRendering.apnsRecall(commandID: commandID, identifiers: recall.identifiers),
-            priority: .powerConsiderate,
-            expiration: Date().addingTimeInterval(configuration.recallWindow.timeInterval)
-        )
-        do {
-            let outcome = try await client.send(notification)
-            metrics.apnsOutcome(outcome)
-            switch outcome {
-            case .delivered:
-                return true
-            case .invalidToken(let reason, _) where route.isWrongEnvironment(for: reason):
-                // Refused where the push sent it, not where the token lives: it stays valid.
-                return false
-            case .invalidToken(_, let since):
-                try? await store.apns.invalidateToken(deviceID: target.deviceID, token: token, since: since)
-                return false
-            case .credentialsBroken(let reason), .credentialsRefused(let reason):
-                await apns.credentialsRefused(by: client, appID: appID, environment: environment, reason: reason)
-                return false
-            case .retryLater, .circuitOpen, .failed:
-                return false
-            }
-        } catch {
-            logger.warning("APNs recall push failed", metadata: ["error": "\((error as? APNsError)?.reason ?? "\(error)")"])
-            return false
-        }
     }
 }

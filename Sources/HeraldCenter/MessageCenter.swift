@@ -14,7 +14,8 @@ import ServiceLifecycle
 /// Workers claim jobs with `FOR UPDATE SKIP LOCKED` and a lease, woken by `LISTEN/NOTIFY`
 /// (and a slow poll, for anything a NOTIFY missed). Several nodes can run centers on one
 /// database: a job is worked on by one of them at a time, and a job whose worker died is
-/// taken over when its lease runs out. APNs retries come due from the deliveries table.
+/// taken over when its lease runs out. Retries over the channels (APNs, FCM) come due from
+/// the deliveries table.
 ///
 /// Graceful shutdown: workers stop between batches and give their jobs back; nothing
 /// committed is lost.
@@ -22,7 +23,6 @@ public final class MessageCenter: Service, Sendable {
     private let configuration: CenterConfiguration
     private let store: CenterStore
     private let events: DeviceEvents
-    private let dispatcher: APNsDispatcher
     private let runner: PushJobRunner
     private let router: DeliveryRouter
     private let cluster: (any ClusterView)?
@@ -56,19 +56,9 @@ public final class MessageCenter: Service, Sendable {
         self.logger = logger
         let metrics = CenterMetrics()
         self.metrics = metrics
-        let dispatcher = APNsDispatcher(
-            store: store,
-            routing: configuration.apns,
-            connections: configuration.apnsConnections,
-            circuitBreaker: configuration.apnsCircuitBreaker,
-            requestTimeout: configuration.apnsRequestTimeout,
-            logger: logger
-        )
-        self.dispatcher = dispatcher
         let router = DeliveryRouter(
             store: store,
             gateway: gateway,
-            apns: dispatcher,
             configuration: configuration,
             metrics: metrics,
             cluster: cluster,
@@ -91,7 +81,6 @@ public final class MessageCenter: Service, Sendable {
     public func run() async throws {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.dispatcher.run() }
                 group.addTask { await self.events.record(in: self.store, logger: self.logger) }
                 group.addTask { await self.listen() }
                 group.addTask { await self.tick() }
@@ -109,7 +98,6 @@ public final class MessageCenter: Service, Sendable {
                         workers.addTask { await self.work(index: index, wakeUps: wakeUps) }
                     }
                 }
-                dispatcher.shutdown()
                 events.finish()
                 group.cancelAll()
             }
@@ -203,9 +191,9 @@ public final class MessageCenter: Service, Sendable {
         }
     }
 
-    /// Sends APNs retries as they come due. A claimed batch is sent while the next is
+    /// Sends the channels' retries as they come due. A claimed batch is sent while the next is
     /// claimed (up to ``retryBatchesInFlight`` at once), and the messages of a batch are
-    /// sent side by side: a copy whose request APNs never answers holds only itself (each
+    /// sent side by side: a copy whose request its service never answers holds only itself (each
     /// answer is recorded as it comes), not the retries due after it, of any app.
     private func retryDue() async {
         await withTaskGroup(of: Void.self) { group in
@@ -221,7 +209,7 @@ public final class MessageCenter: Service, Sendable {
                     due = try await store.claimDueRetries(limit: configuration.batchSize, lease: .seconds(60))
                 } catch {
                     if Task.isCancelled { break }
-                    logger.warning("APNs retries failed; trying again", metadata: ["error": "\(error)"])
+                    logger.warning("Retries failed; trying again", metadata: ["error": "\(error)"])
                     due = []
                 }
                 guard due.isEmpty else {
@@ -255,7 +243,7 @@ public final class MessageCenter: Service, Sendable {
                     do {
                         try await self.retry(messageID: messageID, retries)
                     } catch {
-                        if !Task.isCancelled { self.logger.warning("APNs retries failed; trying again", metadata: ["error": "\(error)"]) }
+                        if !Task.isCancelled { self.logger.warning("Retries failed; trying again", metadata: ["error": "\(error)"]) }
                     }
                 }
             }
@@ -272,30 +260,18 @@ public final class MessageCenter: Service, Sendable {
         } else {
             // Planned again with the device as it is now: a token that died meanwhile (another
             // copy's answer, a new registration) gets no retry; the copy waits in the inbox.
-            var sendable: [DueRetry] = []
-            var overChannels: [String: [DueRetry]] = [:]
+            var routed: [Int: [DeliveryRouter.Routed]] = [:]
             for retry in retries {
                 let route = RoutePlanner.fallback(prepared.facts, retry.target.facts, acknowledged: false)
-                if let channel = route.channel {
-                    overChannels[channel, default: []].append(retry)
-                    continue
-                }
-                switch route {
-                case .apns: sendable.append(retry)
-                case .fcm: break
-                case .inbox, .delivered: updates.append(DeliveryUpdate(deviceID: retry.target.deviceID, state: .waiting))
-                case .expire: updates.append(DeliveryUpdate(deviceID: retry.target.deviceID, state: .expired))
+                if route.channel != nil {
+                    routed[retry.attempts, default: []].append((retry.target, route))
+                } else {
+                    updates.append(DeliveryUpdate(deviceID: retry.target.deviceID, state: route == .expire ? .expired : .waiting))
                 }
             }
-            let retries = sendable
             updates += await withTaskGroup(of: [DeliveryUpdate].self) { group in
-                for (attempts, copies) in Dictionary(grouping: retries, by: \.attempts) {
-                    group.addTask { await self.router.sendToAPNs(prepared, targets: copies.map(\.target), attempts: attempts) }
-                }
-                for (channel, due) in overChannels {
-                    for (attempts, copies) in Dictionary(grouping: due, by: \.attempts) {
-                        group.addTask { await self.router.send(prepared, over: channel, targets: copies.map(\.target), attempts: attempts) }
-                    }
+                for (attempts, copies) in routed {
+                    group.addTask { await self.router.send(prepared, routed: copies, attempts: attempts) }
                 }
                 var updates: [DeliveryUpdate] = []
                 for await some in group { updates += some }

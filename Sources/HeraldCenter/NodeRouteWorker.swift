@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 
 /// Routes the copies other nodes routed to this one (``CenterStore/route(_:hops:)``): the
 /// devices are connected here, so they go over their MQTT connections with the same
-/// acknowledgement timeout and APNs fallback as any copy routed here; a device that left
+/// acknowledgement timeout and channel fallback as any copy routed here; a device that left
 /// meanwhile is followed to its next node (a few hops), or falls back. Each row is deleted
 /// once its copies' outcomes are recorded, so a node that dies with rows unrouted leaves
 /// them to the node that declares it dead.

@@ -129,17 +129,17 @@ struct PushJobRunner: Sendable {
             let devices = targets.map { DeviceIdentity(deviceID: $0.target.deviceID, appID: message.appID, registrationID: $0.target.registrationID) }
             let outcomes = try await gateway.deliver(command, to: devices, ackTimeout: configuration.ackTimeout)
             metrics.recallCommands.increment(by: targets.count)
-            var viaAPNs: [RecallTarget] = []
+            var overChannels: [RecallTarget] = []
             for (target, outcome) in zip(targets, outcomes) {
                 if outcome == .acknowledged {
                     try await store.recallsConfirmed(deviceID: target.target.deviceID, identifiers: [message.identifier])
                 } else {
-                    viaAPNs.append(target)  // devices without an MQTT connection: APNs or FCM
+                    overChannels.append(target)  // devices without an MQTT connection: their channel (APNs, FCM)
                 }
             }
             // Devices connected to another node load the command from their inboxes now.
-            try await router.inboxesChanged(viaAPNs.map(\.target))
-            await router.sendRecalls(viaAPNs, appID: message.appID, push: message.push)
+            try await router.inboxesChanged(overChannels.map(\.target))
+            await router.sendRecalls(overChannels, appID: message.appID, push: message.push)
             try await store.advanceJob(job, cursor: last, lease: configuration.lease)
             held.advanced()
             cursor = last

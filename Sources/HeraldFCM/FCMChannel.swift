@@ -36,40 +36,40 @@ public struct FCMChannel: DeliveryChannel {
         failures = Counter(label: "herald_fcm_failed_total")
     }
 
-    public func send(_ copies: [ChannelCopy]) async -> [ChannelOutcome] {
-        var outcomes = [ChannelOutcome](repeating: .notConfigured, count: copies.count)
+    public func send(_ copies: [ChannelCopy], report: @escaping @Sendable (Int, ChannelOutcome) async -> Void) async {
         for (appID, indices) in Dictionary(grouping: copies.indices, by: { copies[$0].appID }) {
             let credentials: (account: FCMServiceAccount, brokenReason: String?)?
             do {
                 credentials = try await store.fcmServiceAccount(appID: appID)
             } catch {
                 logger.warning("Reading FCM credentials failed", metadata: ["herald.app_id": "\(appID)", "error": "\(error)"])
-                for index in indices { outcomes[index] = .retry(reason: "ClientUnavailable", after: nil, attempted: false) }
+                for index in indices { await report(index, .retry(reason: "ClientUnavailable", after: nil, attempted: false)) }
                 continue
             }
-            guard let credentials else { continue }
+            guard let credentials else {
+                for index in indices { await report(index, .notConfigured) }
+                continue
+            }
             if let broken = credentials.brokenReason {
-                for index in indices { outcomes[index] = .credentialsRefused(reason: broken, attempted: false) }
+                for index in indices { await report(index, .credentialsRefused(reason: broken, attempted: false)) }
                 continue
             }
             // Once FCM refuses the credentials, the copies not yet sent aren't.
             let refused = NIOLockedValueBox<String?>(nil)
-            let results = await withTaskGroup(of: (Int, ChannelOutcome).self) { group in
+            await withTaskGroup(of: Void.self) { group in
                 for index in indices {
                     group.addTask {
-                        if let reason = refused.withLockedValue({ $0 }) { return (index, .credentialsRefused(reason: reason, attempted: false)) }
+                        if let reason = refused.withLockedValue({ $0 }) {
+                            await report(index, .credentialsRefused(reason: reason, attempted: false))
+                            return
+                        }
                         let outcome = await send(copies[index], account: credentials.account)
                         if case .credentialsRefused(let reason, _) = outcome { refused.withLockedValue { $0 = reason } }
-                        return (index, outcome)
+                        await report(index, outcome)
                     }
                 }
-                var results: [(Int, ChannelOutcome)] = []
-                for await result in group { results.append(result) }
-                return results
             }
-            for (index, outcome) in results { outcomes[index] = outcome }
         }
-        return outcomes
     }
 
     public func sendRecall(_ recall: ChannelRecall) async -> Bool {
@@ -95,19 +95,20 @@ public struct FCMChannel: DeliveryChannel {
     }
 
     private func send(_ copy: ChannelCopy, account: FCMServiceAccount) async -> ChannelOutcome {
-        let message = FCMMessage(push: copy.push, msgID: copy.msgID, token: copy.token, expiresAt: copy.expiresAt)
+        guard let token = copy.token else { return .notConfigured }
+        let message = FCMMessage(push: copy.push, msgID: copy.msgID, token: token, expiresAt: copy.expiresAt)
         switch await client.send(message, account: account) {
         case .delivered:
             sent.increment()
-            return .sent
+            return .sent(.none)
         case .tokenDead(let reason):
             failures.increment()
             do {
-                try await store.removeFCMToken(deviceID: copy.deviceID, token: copy.token, reason: reason, messageID: copy.messageID)
+                try await store.removeFCMToken(deviceID: copy.deviceID, token: token, reason: reason, messageID: copy.messageID)
             } catch {
                 logger.warning("Removing a dead FCM token failed", metadata: ["error": "\(error)"])
             }
-            return .tokenDead(reason: reason)
+            return .tokenDead(reason: reason, receipt: .none)
         case .retryLater(let reason, let after):
             failures.increment()
             return .retry(reason: reason, after: after, attempted: true)
@@ -121,7 +122,7 @@ public struct FCMChannel: DeliveryChannel {
             return .credentialsRefused(reason: reason, attempted: true)
         case .failed(let reason, _):
             failures.increment()
-            return .failed(reason: reason)
+            return .failed(reason: reason, attempted: true, receipt: .none)
         }
     }
 }

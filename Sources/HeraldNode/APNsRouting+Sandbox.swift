@@ -1,7 +1,7 @@
 import HeraldAPNs
 import HeraldAPNsSandbox
-import HeraldCenter
 import HeraldCore
+import HeraldStore
 
 extension APNsRouting {
     /// Every environment's APNs traffic to `sandbox` on this machine, as `herald serve`,
@@ -22,3 +22,6 @@ extension APNsRouting {
         )
     }
 }
+
+/// The APNs channel's store is the store's APNs facade, as it is.
+extension APNsStore: APNsChannelStore {}

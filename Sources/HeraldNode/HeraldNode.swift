@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPI
+import HeraldAPNs
 import HeraldCenter
 import HeraldCore
 import HeraldGateway
@@ -22,7 +23,7 @@ import ServiceLifecycle
 /// Scheduler ──(due schedule: claim, accept its push, record the run: one commit)──┘
 ///  └─ fanned out at acceptance ─▶ MessageCenter ◀─ NOTIFY / claim ─ delivery pool
 ///                                   ├─▶ Gateway (MQTT) ─▶ device
-///                                   └─▶ APNs
+///                                   └─▶ channels: APNs, FCM
 /// ```
 ///
 /// Running ``application`` runs everything: the pools, the gateway and the center are its
@@ -111,7 +112,8 @@ public struct HeraldNode: Sendable {
             listener: listener,
             logger: logger
         )
-        // The channels beside MQTT and APNs (issue #32): FCM.
+        // The channels beside MQTT (issue #32): APNs and FCM.
+        let apns = APNsChannel(configuration: configuration.apns, store: stores.center.apns, logger: logger)
         let fcm = FCMService(routing: configuration.fcm, store: stores.center.fcm, logger: logger)
         api.fcmCheck = { await fcm.refusal(of: $0) }
         let center = MessageCenter(
@@ -121,7 +123,7 @@ public struct HeraldNode: Sendable {
             events: events,
             faults: faults,
             cluster: membership,
-            channels: [fcm.channel],
+            channels: [apns, fcm.channel],
             jobNotices: listener.subscribe(CenterStore.jobsChannel),
             logger: logger
         )
@@ -173,7 +175,7 @@ public struct HeraldNode: Sendable {
             // Shut down in reverse: the center finishes what it claimed, the gateway closes
             // its connections, the node leaves the cluster, the LISTEN connection and the
             // pools close.
-            services: [durable, delivery, eventsPool, listener, membership, gateway, fcm] + services
+            services: [durable, delivery, eventsPool, listener, membership, gateway, apns, fcm] + services
                 + [center, sms, eventDelivery, scheduler, purge, figures],
             fannedOutPushes: center,
             outbound: OutboundClient(rule: centerConfiguration.outbound),

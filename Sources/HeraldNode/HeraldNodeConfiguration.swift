@@ -1,4 +1,5 @@
 import HeraldAPI
+import HeraldAPNs
 import HeraldCenter
 import HeraldCore
 import HeraldGateway
@@ -47,6 +48,9 @@ public struct HeraldNodeConfiguration: Sendable {
     public var api: APIConfiguration
     public var gateway: GatewayConfiguration
     public var center: CenterConfiguration
+    /// The APNs channel: where its traffic goes (Apple unless a local sandbox is named), its
+    /// connections, deadline and circuit breaker.
+    public var apns = APNsChannelConfiguration()
     /// Where FCM traffic goes (Google unless a local sandbox is named).
     public var fcm: FCMRouting = .google
     /// The SMS fallback: the provider of apps without their own, attempts, lease.
@@ -82,7 +86,7 @@ public struct HeraldNodeConfiguration: Sendable {
         center.outbound = node.outbound
         if database.boundedWait { api.databaseURL = database.url }
         // The console tries APNs credentials where the center will use them.
-        let dryRun = APNsDryRun(routing: center.apns)
+        let dryRun = APNsDryRun(routing: apns.routing)
         api.apnsCheck = { await dryRun.refusal(of: $0) }
         return (api, gateway, center)
     }

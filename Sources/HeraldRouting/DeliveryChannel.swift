@@ -1,18 +1,21 @@
 import Foundation
 import HeraldCore
 
-/// A way to a device other than its MQTT connection that the planner can choose (FCM
-/// now; APNs, SMS and webhooks are to move behind it, issue #32): a part of its own, in a
-/// target of its own, with what it needs from the store declared there. The center hands
-/// it the copies the planner routed to it and records what it answers; it knows nothing
-/// of the channel but its ``name``.
+/// A way to a device other than its MQTT connection that the planner can choose (APNs,
+/// FCM): a part of its own, in a target of its own, with what it needs from the store
+/// declared there. The center hands it the copies the planner routed to it and records
+/// what it answers, as it answers; it knows nothing of the channel but its ``name``.
 public protocol DeliveryChannel: Sendable {
-    /// The channel's name: the route's, the copy's delivered state, and the events' `channel`.
+    /// The channel's name: the route's (``RoutePlanner/Route/channel``), the copy's
+    /// delivered state, and the events' `channel`.
     var name: String { get }
 
-    /// Sends copies (of one message or several) and says what became of each, in order.
-    /// A channel removes a token it learns is dead itself, before it answers.
-    func send(_ copies: [ChannelCopy]) async -> [ChannelOutcome]
+    /// Sends copies (of one message or several) and reports what became of each as it
+    /// becomes known: `report(index, outcome)`, once per copy, `index` into `copies`. The
+    /// center records each report as it comes, so a copy the service took shows as sent at
+    /// once and a crash meanwhile doesn't send it again. A channel removes a token it
+    /// learns is dead itself, before it reports.
+    func send(_ copies: [ChannelCopy], report: @escaping @Sendable (Int, ChannelOutcome) async -> Void) async
 
     /// Sends a recall command the device's SDK executes (it withdraws the notifications of
     /// those identifiers); true when the service took it.
@@ -23,6 +26,7 @@ public protocol DeliveryChannel: Sendable {
 public struct ChannelRecall: Sendable {
     public var appID: Int64
     public var deviceID: Int64
+    /// The device's token for the channel.
     public var token: String
     /// The command's own message id (the SDK deduplicates by it).
     public var commandID: String
@@ -30,26 +34,51 @@ public struct ChannelRecall: Sendable {
     public var identifiers: [String]
     /// When the command is of no use any more (the recall window's end).
     public var expiresAt: Date
+    /// The planner's route for the command (APNs: with its environment).
+    public var route: RoutePlanner.Route
 
-    public init(appID: Int64, deviceID: Int64, token: String, commandID: String, identifiers: [String], expiresAt: Date) {
+    public init(
+        appID: Int64,
+        deviceID: Int64,
+        token: String,
+        commandID: String,
+        identifiers: [String],
+        expiresAt: Date,
+        route: RoutePlanner.Route
+    ) {
         self.appID = appID
         self.deviceID = deviceID
         self.token = token
         self.commandID = commandID
         self.identifiers = identifiers
         self.expiresAt = expiresAt
+        self.route = route
     }
 }
 
-/// One copy for a channel: the message and the device's token there.
+/// One copy for a channel: the message, the device's tokens and what its rendering reads
+/// of the device, and the planner's route.
 public struct ChannelCopy: Sendable {
     public var appID: Int64
     public var messageID: Int64
     public var msgID: String
     public var push: Push
+    /// When the message was accepted (a Live Activity update's `timestamp`).
+    public var createdAt: Date
     public var expiresAt: Date
     public var deviceID: Int64
-    public var token: String
+    /// The device's token for the channel, if it has one (APNs: its APNs token).
+    public var token: String?
+    /// The device's VoIP token (APNs: a VoIP push, or the one beside a notification).
+    public var voipToken: String?
+    /// The device's badge after this push, when the push sets or changes it.
+    public var badge: Int?
+    /// The device's language, for a push with content per language (nil: its default).
+    public var language: String?
+    /// Whether the copy's events are recorded (a token found dead writes one).
+    public var recordsEvents: Bool
+    /// The planner's route (APNs: with its environment).
+    public var route: RoutePlanner.Route
     /// Sends before this one (0 the first time).
     public var attempts: Int
 
@@ -58,35 +87,63 @@ public struct ChannelCopy: Sendable {
         messageID: Int64,
         msgID: String,
         push: Push,
+        createdAt: Date,
         expiresAt: Date,
         deviceID: Int64,
-        token: String,
+        token: String?,
+        voipToken: String? = nil,
+        badge: Int? = nil,
+        language: String? = nil,
+        recordsEvents: Bool = false,
+        route: RoutePlanner.Route,
         attempts: Int
     ) {
         self.appID = appID
         self.messageID = messageID
         self.msgID = msgID
         self.push = push
+        self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.deviceID = deviceID
         self.token = token
+        self.voipToken = voipToken
+        self.badge = badge
+        self.language = language
+        self.recordsEvents = recordsEvents
+        self.route = route
         self.attempts = attempts
     }
+}
+
+/// What the service answered a copy's request with, for its events: its id for the
+/// request and the HTTP status (APNs' apns-id; FCM gives neither here).
+public struct ChannelReceipt: Sendable, Hashable {
+    public var requestID: UUID?
+    public var status: Int?
+
+    public init(requestID: UUID? = nil, status: Int? = nil) {
+        self.requestID = requestID
+        self.status = status
+    }
+
+    public static let none = ChannelReceipt()
 }
 
 /// What a channel says became of a copy.
 public enum ChannelOutcome: Sendable, Hashable {
     /// The service took it for the device.
-    case sent
+    case sent(ChannelReceipt)
     /// The service says the token is dead; the channel removed it from the device.
-    case tokenDead(reason: String)
-    /// Not taken now: try again after `after` (the service's word) or the center's backoff.
+    case tokenDead(reason: String, receipt: ChannelReceipt)
+    /// Not taken now: try again after `after` (the service's word) or the center's
+    /// backoff. `attempted`: a request went out (a refusal by an open circuit is none).
     case retry(reason: String, after: Duration?, attempted: Bool)
-    /// Refused for good (the message, not the device).
-    case failed(reason: String)
+    /// Refused for good (this copy, not the device's token).
+    case failed(reason: String, attempted: Bool, receipt: ChannelReceipt)
     /// The service refused the app's credentials: nothing more is sent for the app until
     /// new ones are uploaded. `attempted`: this copy's request was the one refused.
     case credentialsRefused(reason: String, attempted: Bool)
-    /// The app has no credentials for the channel: the copy waits in the inbox.
+    /// Nothing to send it with: the app has no credentials for the channel, or the device
+    /// no token for it. The copy waits in the inbox (or expires, if not stored).
     case notConfigured
 }

@@ -19,6 +19,9 @@ public enum RoutePlanner {
         case peer
         /// Not over a connection: APNs, the inbox, or nothing.
         case fallback
+        /// Not routed now: the app's quiet hours hold it, or its daily cap dropped it (the
+        /// statement that fanned it out decided, and recorded it).
+        case withheld
     }
 
     /// Where a copy ends up after its connection (if any) answered.
@@ -36,7 +39,11 @@ public enum RoutePlanner {
 
         /// The name of the ``DeliveryChannel`` that carries the route, for those one does.
         public var channel: String? {
-            if case .fcm = self { "fcm" } else { nil }
+            switch self {
+            case .apns: "apns"
+            case .fcm: "fcm"
+            case .delivered, .inbox, .expire: nil
+            }
         }
     }
 
@@ -62,6 +69,7 @@ public enum RoutePlanner {
         connectedHere: @autoclosure () -> Bool,
         peers: Bool
     ) -> FirstHop {
+        if device.isWithheld { return .withheld }
         guard mayTravelOverConnection(message, device) else { return .fallback }
         if connectedHere() { return .connection }
         return peers ? .peer : .fallback
@@ -96,16 +104,13 @@ public enum RoutePlanner {
         message.reachesAndroid && device.platform == .android && device.hasFCMToken
     }
 
-    /// Whether a recall command can go to the device through APNs (a silent push to its
-    /// APNs token).
-    public static func canRecallOverAPNs(_ device: DeviceFacts) -> Bool {
-        device.platform.usesAPNs && device.tokenValid && device.hasAPNsToken
-    }
-
-    /// The channel a recall command goes to a device over when it isn't APNs (FCM: a data
-    /// message to an Android device's token), or nil.
-    public static func recallChannel(_ device: DeviceFacts) -> String? {
-        device.platform == .android && device.hasFCMToken ? Route.fcm.channel : nil
+    /// Where a recall command goes to a device without a connection: a silent push to its
+    /// APNs token (in the environment the recall's push asks for, else the device's), or an
+    /// FCM data message to an Android device's token; nil when neither can reach it.
+    public static func recallRoute(_ message: MessageFacts, _ device: DeviceFacts) -> Route? {
+        if device.platform.usesAPNs, device.tokenValid, device.hasAPNsToken { return .apns(APNsRoute(message, device)) }
+        if device.platform == .android, device.hasFCMToken { return .fcm }
+        return nil
     }
 }
 
@@ -194,6 +199,8 @@ public struct DeviceFacts: Sendable, Hashable {
     public var apnsEnvironment: APNsEnvironment?
     /// Its app is in the background (the SDK said so over its connection).
     public var inBackground: Bool
+    /// The app's quiet hours hold the copy, or its daily cap dropped it.
+    public var isWithheld: Bool
 
     public init(
         platform: Platform,
@@ -202,8 +209,10 @@ public struct DeviceFacts: Sendable, Hashable {
         hasFCMToken: Bool = false,
         tokenValid: Bool = true,
         apnsEnvironment: APNsEnvironment? = nil,
-        inBackground: Bool = false
+        inBackground: Bool = false,
+        isWithheld: Bool = false
     ) {
+        self.isWithheld = isWithheld
         self.platform = platform
         self.hasAPNsToken = hasAPNsToken
         self.hasVoIPToken = hasVoIPToken

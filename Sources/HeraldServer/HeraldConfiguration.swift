@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import HeraldAPI
+import HeraldAPNs
 import HeraldCenter
 import HeraldCore
 import HeraldGateway
@@ -23,10 +24,11 @@ struct HeraldConfiguration: Sendable {
     var api: APIConfiguration
     /// `mqtt.*`.
     var gateway: GatewayConfiguration
-    /// `center.*`, `apns.connections`, `apns.retryDelay`, `apns.maxRetryDelay`,
-    /// `apns.requestTimeout`, `apns.circuitBreaker.*`. Where APNs traffic goes is set when
-    /// the sandbox has started.
+    /// `center.*`, `apns.retryDelay`, `apns.maxRetryDelay` (every channel's retries).
     var center: CenterConfiguration
+    /// `apns.connections`, `apns.requestTimeout`, `apns.circuitBreaker.*`: the APNs
+    /// channel. Where its traffic goes is set when the sandbox has started.
+    var apns: APNsChannelConfiguration
     /// `center.webhook*`: webhook and callback delivery.
     var webhooks: WebhookDelivery
 
@@ -66,6 +68,7 @@ struct HeraldConfiguration: Sendable {
             api = try APIConfiguration(reader: reader, node: node, database: database)
             gateway = try GatewayConfiguration(reader: reader)
             center = try CenterConfiguration(reader: reader, node: node)
+            apns = try APNsChannelConfiguration(reader: reader)
             webhooks = try WebhookDelivery(reader: reader)
 
             let root = ConfigSection(reader)

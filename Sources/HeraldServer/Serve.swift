@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldAPI
+import HeraldAPNs
 import HeraldCenter
 import HeraldCore
 import HeraldFCMSandbox
@@ -41,13 +42,14 @@ struct Serve: AsyncParsableCommand {
                     database: database,
                     adminTokenFromFile: configuration.adminToken == nil
                 )
-                var center = configuration.center
+                let center = configuration.center
+                var apns = configuration.apns
                 var services: [any Service] = []
                 // Started before the gateway: a gateway that is made and never run would
                 // leave its listening promises unfulfilled (fatal in debug builds).
                 if configuration.apnsSandbox {
                     let sandbox = try await LocalSandbox.start(configuration, logger: logger)
-                    center.apns = sandbox.routing
+                    apns.routing = sandbox.routing
                     services += sandbox.services
                     banner.sandbox = sandbox
                 }
@@ -65,6 +67,7 @@ struct Serve: AsyncParsableCommand {
                 )
                 // The local setup's SMS fallback goes to the in-process SMS sandbox:
                 // recorded, never sent to a phone.
+                node.apns = apns
                 if let sandbox = banner.sandbox { node.sms.provider = sandbox.sms }
                 node.webhooks = configuration.webhooks
                 if configuration.fcmSandbox {

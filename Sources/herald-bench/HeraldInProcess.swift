@@ -64,7 +64,6 @@ struct HeraldInProcess: Sendable {
         var center = CenterConfiguration()
         center.workers = configuration.workers
         center.batchSize = configuration.batchSize
-        center.apns = .localSandbox(sandbox)
         var node = HeraldNodeConfiguration(
             database: .init(url: postgres.url, poolSize: configuration.poolSize, boundedWait: configuration.databaseWait != nil),
             api: APIConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken),
@@ -72,6 +71,7 @@ struct HeraldInProcess: Sendable {
             center: center
         )
         node.api.audit = configuration.audit
+        node.apns.routing = .localSandbox(sandbox)
         node.node.nodeID = "bench-1"
         // The benchmark's webhook receiver listens on this machine.
         node.node.outbound = OutboundAddressRule(allowed: [IPRange("127.0.0.0/8")!, IPRange("::1")!])

@@ -1,6 +1,7 @@
 import CompressNIO
 import Foundation
 import HTTPTypes
+import HeraldAPNs
 import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldCore

@@ -79,8 +79,8 @@ import Testing
     /// time, each batch waiting for its slowest send).
     @Test func aRetryAPNsNeverAnswersDoesNotHoldTheRetriesDueAfterIt() async throws {
         let hangs: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
-            configuration.center.apnsRequestTimeout = .seconds(30)
-            configuration.center.apnsCircuitBreaker.failureThreshold = 1000
+            configuration.apns.requestTimeout = .seconds(30)
+            configuration.apns.circuitBreaker.failureThreshold = 1000
         }
         try await TestNode.run(configure: hangs) { test in
             // A delivery first, so the client's connection takes more than one stream.
@@ -124,10 +124,10 @@ import Testing
 
     @Test func aServiceUnavailableStormKeepsCopiesWaitingAtABoundedRateAndDeliversThemOnceAfter() async throws {
         let shortOutageSteps: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
-            configuration.center.apnsConnections = 1
-            configuration.center.apnsCircuitBreaker.minimumOpen = .milliseconds(500)
-            configuration.center.apnsCircuitBreaker.maximumOpen = .seconds(2)
-            configuration.center.apnsMaxRetryDelay = .seconds(1)
+            configuration.apns.connections = 1
+            configuration.apns.circuitBreaker.minimumOpen = .milliseconds(500)
+            configuration.apns.circuitBreaker.maximumOpen = .seconds(2)
+            configuration.center.maxRetryDelay = .seconds(1)
         }
         try await TestNode.run(configure: shortOutageSteps) { test in
             let tokens = (0..<5).map { TestNode.token(700 + $0) }
@@ -169,8 +169,8 @@ import Testing
     /// sent long before the hung ones time out.
     @Test func copiesAPNsTookAreRecordedWhileOthersOfTheirBatchHang() async throws {
         let oneConnectionLongTimeout: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
-            configuration.center.apnsConnections = 1
-            configuration.center.apnsRequestTimeout = .seconds(30)
+            configuration.apns.connections = 1
+            configuration.apns.requestTimeout = .seconds(30)
         }
         try await TestNode.run(configure: oneConnectionLongTimeout) { test in
             let warm = TestNode.token(800)
@@ -198,8 +198,8 @@ import Testing
     /// description.
     @Test func aSendWithoutAnAnswerIsRecordedAsTimeout() async throws {
         let shortTimeout: @Sendable (inout HeraldNodeConfiguration) -> Void = { configuration in
-            configuration.center.apnsRequestTimeout = .milliseconds(500)
-            configuration.center.apnsRetryDelay = .seconds(60)
+            configuration.apns.requestTimeout = .milliseconds(500)
+            configuration.center.retryDelay = .seconds(60)
         }
         try await TestNode.run(configure: shortTimeout) { test in
             let token = TestNode.token(850)

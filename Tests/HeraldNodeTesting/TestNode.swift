@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPI
+import HeraldAPNs
 import HeraldAPNsSandbox
 import HeraldCenter
 import HeraldCore
@@ -82,8 +83,7 @@ public struct TestNode: Sendable {
         var center = CenterConfiguration()
         center.ackTimeout = .seconds(1)
         center.pollInterval = .milliseconds(200)
-        center.apnsRetryDelay = .milliseconds(200)
-        center.apns = .localSandbox(sandbox)
+        center.retryDelay = .milliseconds(200)
         var configuration = HeraldNodeConfiguration(
             // The tests' connection attempts may take 30 s: PostgreSQL under a full
             // suite's load can be slow to accept one.
@@ -93,6 +93,7 @@ public struct TestNode: Sendable {
             center: center
         )
         configuration.node.nodeID = "test-node"
+        configuration.apns.routing = .localSandbox(sandbox)
         configure(&configuration)
         let deviceEvents = NIOLockedValueBox<[String]>([])
         let (ports, portsContinuation) = AsyncStream.makeStream(of: ListeningPorts.self)

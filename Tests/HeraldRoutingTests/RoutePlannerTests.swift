@@ -88,6 +88,22 @@ import Testing
         .init(rule: "a Live Activity: never a connection", message: liveActivity, device: iPhone, connectedHere: true, peers: true, hop: .fallback),
         .init(rule: "a Live Activity: never a peer", message: liveActivity, device: iPhone, connectedHere: false, peers: true, hop: .fallback),
         .init(
+            rule: "held by the app's quiet hours or dropped by its daily cap: not routed",
+            message: notification,
+            device: DeviceFacts(platform: .ios, hasAPNsToken: true, isWithheld: true),
+            connectedHere: true,
+            peers: true,
+            hop: .withheld
+        ),
+        .init(
+            rule: "withheld: not to a peer nor APNs either",
+            message: notification,
+            device: DeviceFacts(platform: .ios, hasAPNsToken: true, isWithheld: true),
+            connectedHere: false,
+            peers: true,
+            hop: .withheld
+        ),
+        .init(
             rule: "in the background, held by a peer: not to the peer either",
             message: notification,
             device: iPhoneInBackground,
@@ -227,11 +243,30 @@ import Testing
         #expect(RoutePlanner.mayTravelOverConnection(message, inBackground: false) == !message.isLiveActivity)
     }
 
-    @Test func recallsGoToAPNsOnlyWithALiveToken() {
-        #expect(RoutePlanner.canRecallOverAPNs(Self.iPhone))
-        #expect(!RoutePlanner.canRecallOverAPNs(Self.iPhoneDeadToken))
-        #expect(!RoutePlanner.canRecallOverAPNs(Self.iPhoneVoIPOnly))
-        #expect(!RoutePlanner.canRecallOverAPNs(Self.android))
+    struct RecallRow: Sendable, CustomTestStringConvertible {
+        var rule: String
+        var message: MessageFacts
+        var device: DeviceFacts
+        var route: RoutePlanner.Route?
+        var testDescription: String { rule }
+    }
+
+    static let recalls: [RecallRow] = [
+        .init(rule: "an iPhone with a live token: a silent APNs push", message: notification, device: iPhone, route: production),
+        .init(rule: "a dead token: nothing", message: notification, device: iPhoneDeadToken, route: nil),
+        .init(rule: "only a VoIP token: nothing (no silent push to it)", message: notification, device: iPhoneVoIPOnly, route: nil),
+        .init(
+            rule: "in the environment the recall's push asks for",
+            message: forcedSandbox,
+            device: iPhone,
+            route: .apns(APNsRoute(apnsProduction: false, deviceEnvironment: .production))
+        ),
+        .init(rule: "Android with an FCM token: an FCM data message", message: notification, device: androidWithFCM, route: .fcm),
+        .init(rule: "Android without one: nothing", message: notification, device: android, route: nil),
+    ]
+
+    @Test(arguments: recalls) func recall(_ row: RecallRow) {
+        #expect(RoutePlanner.recallRoute(row.message, row.device) == row.route)
     }
 
     /// The facts as the center reads them from a push.
@@ -256,8 +291,9 @@ import Testing
         #expect(facts.reachesAndroid)
     }
 
-    @Test func onlyFCMRoutesNameAChannel() {
+    @Test func theChannelsRoutesNameTheirChannel() {
         #expect(RoutePlanner.Route.fcm.channel == "fcm")
-        #expect([RoutePlanner.Route.delivered, .inbox, .expire, Self.production].allSatisfy { $0.channel == nil })
+        #expect(Self.production.channel == "apns")
+        #expect([RoutePlanner.Route.delivered, .inbox, .expire].allSatisfy { $0.channel == nil })
     }
 }

@@ -30,9 +30,14 @@ extension FanOutTarget {
     static let columns =
         "d.id, d.registration_id, d.platform, d.apns_token, d.apns_environment, d.voip_token, d.token_valid, d.in_background, d.fcm_token"
 
-    /// The device's token for a channel other than APNs (``HeraldRouting/DeliveryChannel``).
+    /// The device's token for a channel (``HeraldRouting/DeliveryChannel``): its APNs
+    /// token, or its FCM token.
     public func token(forChannel channel: String) -> String? {
-        channel == "fcm" ? fcmToken : nil
+        switch channel {
+        case "apns": apnsToken
+        case "fcm": fcmToken
+        default: nil
+        }
     }
 
     /// The number of columns ``init(_:at:)`` reads: ``columns``, inbox seq and badge.

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldAPNs
 import HeraldCore
 import Logging
 
@@ -19,14 +18,10 @@ public struct APNsDryRun: Sendable {
 
     /// Nil when APNs took `credentials`, else why not (as an operator reads it).
     public func refusal(of credentials: APNsCredentials) async -> String? {
-        var configuration: APNsClient.Configuration
-        switch routing {
-        case .apple:
-            configuration = APNsClient.Configuration(environment: credentials.environment)
-        case .sandbox(let target):
+        if case .sandbox(let target) = routing {
             do { try target.admit(credentials) } catch { return "the APNs sandbox refused them: \(error)" }
-            configuration = APNsClient.Configuration(host: target.host, port: target.port, transport: target.transport)
         }
+        var configuration = routing.clientConfiguration(environment: credentials.environment)
         configuration.connectionCount = 1
         configuration.maxAttempts = 1
         configuration.requestTimeout = timeout

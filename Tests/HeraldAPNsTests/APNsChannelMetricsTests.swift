@@ -1,14 +1,13 @@
-import HeraldAPNs
 import Testing
 
-@testable import HeraldCenter
+@testable import HeraldAPNs
 
 /// Metric labels and recorded reasons stay within known, documented sets.
-@Suite struct CenterMetricsTests {
+@Suite struct APNsChannelMetricsTests {
     @Test func anAPNsReasonHeraldDoesNotKnowIsLabelledUnknown() {
-        #expect(CenterMetrics.label(for: .unknown("Anything APNs may send \(Int.random(in: 0..<1_000_000))")) == "Unknown")
-        #expect(CenterMetrics.label(for: .payloadTooLarge) == "PayloadTooLarge")
-        #expect(CenterMetrics.label(for: .serviceUnavailable) == "ServiceUnavailable")
+        #expect(APNsChannelMetrics.label(for: .unknown("Anything APNs may send \(Int.random(in: 0..<1_000_000))")) == "Unknown")
+        #expect(APNsChannelMetrics.label(for: .payloadTooLarge) == "PayloadTooLarge")
+        #expect(APNsChannelMetrics.label(for: .serviceUnavailable) == "ServiceUnavailable")
     }
 
     @Test func aSendWithoutAnAnswerIsRecordedWithAHeraldCode() {

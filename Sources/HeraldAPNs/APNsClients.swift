@@ -1,21 +1,19 @@
 import Crypto
 import Foundation
-import HeraldAPNs
 import HeraldCore
-import HeraldStore
 import Logging
 import NIOConcurrencyHelpers
 
 /// One APNs client per (app, environment), made from the app's credentials on first use,
-/// run for as long as the center runs, and replaced when the credentials change.
+/// run for as long as the channel runs, and replaced when the credentials change.
 ///
 /// Provider tokens are kept here, one store per signing key (team id, key id), and handed
 /// to every client signing with that key: an app's production and sandbox clients send
 /// the same token (two tokens for one key in use at once read to Apple as token churn).
 ///
 /// `run()` owns every client's `run()` and every read of credentials: both are handed to
-/// it through streams, so no task outlives the center.
-final class APNsDispatcher: Sendable {
+/// it through streams, so no task outlives the channel.
+final class APNsClients: Sendable {
     struct Key: Hashable, Sendable {
         var appID: Int64
         var environment: APNsEnvironment
@@ -34,8 +32,8 @@ final class APNsDispatcher: Sendable {
         var stop: AsyncStream<Void>.Continuation?
     }
 
-    private let store: CenterStore
-    private let routing: APNsRouting
+    private let store: any APNsChannelStore
+    private let configuration: APNsChannelConfiguration
     private let logger: Logger
     /// A key's client, or the callers waiting for the credentials read that will decide it.
     private enum Slot: Sendable {
@@ -63,23 +61,9 @@ final class APNsDispatcher: Sendable {
     /// How long a client is trusted before its app's credentials are checked for changes.
     private let recheck: Duration = .seconds(5)
 
-    private let connections: Int
-    private let circuitBreaker: APNsCircuitBreaker.Configuration
-    private let requestTimeout: Duration
-
-    init(
-        store: CenterStore,
-        routing: APNsRouting,
-        connections: Int,
-        circuitBreaker: APNsCircuitBreaker.Configuration = .init(),
-        requestTimeout: Duration = .seconds(10),
-        logger: Logger
-    ) {
+    init(store: any APNsChannelStore, configuration: APNsChannelConfiguration, logger: Logger) {
         self.store = store
-        self.routing = routing
-        self.connections = connections
-        self.circuitBreaker = circuitBreaker
-        self.requestTimeout = requestTimeout
+        self.configuration = configuration
         self.logger = logger
         (launches, launch) = AsyncStream.makeStream()
         (resolutions, requestResolution) = AsyncStream.makeStream()
@@ -197,7 +181,7 @@ final class APNsDispatcher: Sendable {
     /// The entry the app's stored credentials call for: the previous one when they did not
     /// change, none when there are none or APNs refused them, else a new client.
     private func freshEntry(_ key: Key, previous: Entry?, now: ContinuousClock.Instant) async throws -> Entry {
-        let stored = try await store.apns.apnsCredentials(appID: key.appID)
+        let stored = try await store.apnsCredentials(appID: key.appID)
         if var previous, previous.updatedAt == stored?.updatedAt {
             previous.checkedAt = now
             if stored?.brokenReason != nil {
@@ -209,13 +193,13 @@ final class APNsDispatcher: Sendable {
         if let stored, stored.brokenReason != nil {
             return Entry(client: nil, updatedAt: stored.updatedAt, checkedAt: now, stop: nil)
         }
-        guard let credentials = try stored?.credentials ?? sandboxCredentials(appID: key.appID) else {
+        guard let credentials = stored?.credentials ?? sandboxCredentials(appID: key.appID) else {
             return Entry(client: nil, updatedAt: nil, checkedAt: now, stop: nil)
         }
-        if case .sandbox(let target) = routing { try target.admit(credentials) }
+        if case .sandbox(let target) = configuration.routing { try target.admit(credentials) }
         let client = try APNsClient(
             credentials: credentials,
-            configuration: configuration(for: key.environment),
+            configuration: clientConfiguration(for: key.environment),
             logger: logger,
             tokens: try tokenStore(for: credentials)
         )
@@ -262,24 +246,18 @@ final class APNsDispatcher: Sendable {
             metadata: ["herald.app_id": "\(appID)", "apns.environment": "\(environment.rawValue)", "apns.reason": "\(reason.rawValue)"]
         )
         do {
-            try await store.apns.markAPNsCredentialsBroken(appID: appID, reason: reason.rawValue)
+            try await store.markAPNsCredentialsBroken(appID: appID, reason: reason.rawValue)
         } catch {
             logger.warning("Could not record the app's broken APNs credentials", metadata: ["herald.app_id": "\(appID)", "error": "\(error)"])
         }
     }
 
-    private func configuration(for environment: APNsEnvironment) -> APNsClient.Configuration {
-        var configuration: APNsClient.Configuration
-        switch routing {
-        case .apple:
-            configuration = APNsClient.Configuration(environment: environment)
-        case .sandbox(let target):
-            configuration = APNsClient.Configuration(host: target.host, port: target.port, transport: target.transport)
-        }
-        configuration.connectionCount = connections
-        configuration.circuitBreaker = circuitBreaker
-        configuration.requestTimeout = requestTimeout
-        return configuration
+    private func clientConfiguration(for environment: APNsEnvironment) -> APNsClient.Configuration {
+        var client = configuration.routing.clientConfiguration(environment: environment)
+        client.connectionCount = configuration.connections
+        client.circuitBreaker = configuration.circuitBreaker
+        client.requestTimeout = configuration.requestTimeout
+        return client
     }
 
     /// On the sandbox, an app without credentials gets a generated key (registered with the
@@ -287,7 +265,7 @@ final class APNsDispatcher: Sendable {
     /// One key per app, whichever environment asks first (a second key registered under the
     /// same key id would void the first client's tokens).
     private func sandboxCredentials(appID: Int64) -> APNsCredentials? {
-        guard case .sandbox = routing else { return nil }
+        guard case .sandbox = configuration.routing else { return nil }
         return sandboxCredentials.withLockedValue { generated in
             if let existing = generated[appID] { return existing }
             let credentials = APNsCredentials(
