@@ -3,10 +3,13 @@ import HeraldCore
 import HeraldStore
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// What devices publish on `herald/<registration id>/events`, queued by the gateway's
-/// event loops and recorded by the center (docs/protocol.md).
-public final class DeviceEvents: Sendable {
+/// event loops and recorded in the store (docs/protocol.md): a service of the node, listed
+/// before the gateway so that it records what the gateway hands it until the gateway has
+/// stopped.
+public final class DeviceEvents: Service, Sendable {
     struct Event: Sendable {
         var device: DeviceIdentity
         var payload: ByteBuffer
@@ -15,7 +18,12 @@ public final class DeviceEvents: Sendable {
     private let stream: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
 
-    public init(capacity: Int = 100_000) {
+    private let store: CenterStore
+    private let logger: Logger
+
+    public init(store: CenterStore, capacity: Int = 100_000, logger: Logger) {
+        self.store = store
+        self.logger = logger
         (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(capacity))
     }
 
@@ -24,10 +32,16 @@ public final class DeviceEvents: Sendable {
         continuation.yield(Event(device: device, payload: payload))
     }
 
-    func finish() { continuation.finish() }
+    /// Records events until a graceful shutdown, and those queued by then.
+    public func run() async {
+        await withGracefulShutdownHandler {
+            await record()
+        } onGracefulShutdown: {
+            self.continuation.finish()
+        }
+    }
 
-    /// Records events until the stream finishes.
-    func record(in store: CenterStore, logger: Logger) async {
+    private func record() async {
         for await event in stream {
             guard let report = try? JSONDecoder().decode(Report.self, from: Data(event.payload.readableBytesView)) else {
                 logger.debug("Ignored a device event that isn't one", metadata: ["herald.registration_id": "\(event.device.registrationID)"])

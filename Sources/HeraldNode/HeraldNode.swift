@@ -90,7 +90,7 @@ public struct HeraldNode: Sendable {
         // The node's one LISTEN connection: the center, the scheduler and the membership
         // subscribe to their channels on it.
         let listener = DatabaseListener(url: database.url, connectTimeout: database.connectTimeout, logger: logger)
-        let events = DeviceEvents()
+        let events = DeviceEvents(store: stores.center, logger: logger)
         let joined = AsyncStream.makeStream(of: Void.self)
         let gateway = Gateway(
             configuration: gatewayConfiguration,
@@ -120,7 +120,6 @@ public struct HeraldNode: Sendable {
             configuration: centerConfiguration,
             store: stores.center,
             gateway: gateway,
-            events: events,
             faults: faults,
             cluster: membership,
             channels: [apns, fcm.channel],
@@ -172,11 +171,12 @@ public struct HeraldNode: Sendable {
             store: stores.api,
             events: stores.events,
             registry: registry,
-            // Shut down in reverse: the center finishes what it claimed, the gateway closes
-            // its connections, the node leaves the cluster, the LISTEN connection and the
-            // pools close.
-            services: [durable, delivery, eventsPool, listener, membership, gateway, apns, fcm] + services
-                + [center, sms, eventDelivery, scheduler, purge, figures],
+            // Shut down in reverse: the center finishes what it claimed (its retries and held
+            // copies stop first), the channels close, the gateway closes its connections, the
+            // devices' last events are recorded, the node leaves the cluster, the LISTEN
+            // connection and the pools close.
+            services: [durable, delivery, eventsPool, listener, membership, events, gateway, apns, fcm] + services
+                + [center, center.retries, center.heldCopies, sms, eventDelivery, scheduler, purge, figures],
             fannedOutPushes: center,
             outbound: OutboundClient(rule: centerConfiguration.outbound),
             draining: { membership.isDraining },
