@@ -11,8 +11,8 @@ import Testing
 /// rate limit's bucket, a device's inbox page, the audit log's append-only guard, and what
 /// deleting an app, a message or a device takes with it. (`herald_callback_bit` is called
 /// by name in `FCMStoreTests`; `herald_node_routes` is read through `CenterStore.peers` in
-/// `PeerRoutingTests`, and `herald_record_deliveries`, the deliveries' one writer, through
-/// `CenterStore.recordDeliveries` in `FCMStoreTests` and every center suite.)
+/// `PeerRoutingTests`.) `herald_record_deliveries`, the deliveries' one writer, is called
+/// by name here, and through `CenterStore.recordDeliveries` by every center suite.
 @Suite struct SQLFunctionTests {
     @Test func theZoneIsTheDevicesThenTheAppsThenUTCWhicheverPostgreSQLKnows() async throws {
         try await TestDatabase.withStore { store in
@@ -204,6 +204,101 @@ import Testing
             let jobs = try await store.sql.query("SELECT count(*)::int FROM push_jobs")
             for try await count in jobs.decode(Int.self) { #expect(count == 1, "the other app's job stays") }
             #expect(try await rows(store, for: devices[1]) == [1, 1, 1])
+        }
+    }
+
+    /// The deliveries' one writer: each copy still pending or waiting takes its new state,
+    /// reason, retry time and attempt; a copy already finished is left alone; the finished
+    /// jobs go and their message is marked fanned out; the copies flagged for events get
+    /// theirs (`stored` the first time a stored copy is recorded, the channel's `sent_…`
+    /// with its data, `failed` with its reason and channel), and a callback asking for
+    /// "sent" gets one request per sent event.
+    @Test func recordingDeliveriesMovesOnlyUnfinishedCopiesAndWritesTheirEvents() async throws {
+        try await TestDatabase.withStore { store in
+            let app = try await store.api.createApp(name: "Recorded")
+            var devices: [Int64] = []
+            for _ in 0..<4 {
+                let registered = try await store.api.devices.register(appKey: app.app.appKey, DeviceRegistration(platform: .linux))
+                devices.append(try #require(try await store.gateway.device(registrationID: registered.registrationID)).deviceID)
+            }
+            var message: Int64 = 0
+            var job: Int64 = 0
+            let created = try await store.sql.query(
+                """
+                WITH m AS (
+                    INSERT INTO messages (app_id, msg_id, request, identifier, time_to_live, expires_at)
+                    VALUES (\(app.app.id), 'rec-1', '{}'::json, 'rec-1', 3600, now() + interval '1 hour')
+                    RETURNING id
+                ), j AS (
+                    INSERT INTO push_jobs (message_id, kind, available_at) SELECT id, 'push', now() FROM m RETURNING id
+                ), c AS (
+                    INSERT INTO message_callbacks (message_id, app_id, url, type) SELECT id, \(app.app.id), 'http://cb.test/', 8 FROM m
+                )
+                SELECT m.id, j.id FROM m, j
+                """
+            )
+            for try await (m, j) in created.decode((Int64, Int64).self) { (message, job) = (m, j) }
+            // Devices 0-2 pending (0 with an inbox copy), device 3 already delivered.
+            try await store.sql.query(
+                """
+                INSERT INTO deliveries (message_id, device_id, state, inbox_seq)
+                VALUES (\(message), \(devices[0]), 'pending', 1), (\(message), \(devices[1]), 'pending', NULL),
+                       (\(message), \(devices[2]), 'pending', NULL), (\(message), \(devices[3]), 'tcp', NULL)
+                """
+            )
+            let retryAt = Date().addingTimeInterval(600)
+            let epoch = Date(timeIntervalSince1970: 0)
+            let messages = Array(repeating: message, count: 4)
+            let states = ["apns", "waiting", "failed", "failed"]
+            let reasons = ["", "TooManyRequests", "UNREGISTERED", "BadDeviceToken"]
+            let retries = [epoch, retryAt, epoch, epoch]
+            let attempted: [Int32] = [1, 1, 1, 1]
+            let eventRows: [Int32] = [1, 3, 4]
+            let eventData = [#"{"apns_id": "a1", "apns_status": 200, "channel": "apns"}"#, #"{"channel": "fcm"}"#, "{}"]
+            try await store.sql.query(
+                """
+                SELECT herald_record_deliveries(\(messages)::bigint[], \(devices)::bigint[], \(states)::text[], \(reasons)::text[],
+                    \(retries)::timestamptz[], \(attempted)::integer[], ARRAY[\(job)]::bigint[], \(eventRows)::integer[], \(eventData)::jsonb[])
+                """
+            )
+            let copies = try await store.sql.query(
+                """
+                SELECT device_id, state, apns_reason, next_attempt_at, apns_attempts FROM deliveries
+                WHERE message_id = \(message) ORDER BY device_id
+                """
+            )
+            var found: [Int64: (state: String, reason: String?, retry: Date?, attempts: Int32)] = [:]
+            for try await (device, state, reason, retry, attempts) in copies.decode((Int64, String, String?, Date?, Int32).self) {
+                found[device] = (state, reason, retry, attempts)
+            }
+            #expect(found[devices[0]]?.state == "apns" && found[devices[0]]?.reason == nil && found[devices[0]]?.attempts == 1)
+            #expect(found[devices[1]]?.state == "waiting" && found[devices[1]]?.reason == "TooManyRequests")
+            #expect(abs((found[devices[1]]?.retry ?? epoch).timeIntervalSince(retryAt)) < 0.01)
+            #expect(found[devices[2]]?.state == "failed" && found[devices[2]]?.reason == "UNREGISTERED")
+            #expect(found[devices[3]]?.state == "tcp" && found[devices[3]]?.reason == nil && found[devices[3]]?.attempts == 0, "finished: untouched")
+            let jobs = try await store.sql.query("SELECT count(*)::int FROM push_jobs WHERE id = \(job)")
+            for try await count in jobs.decode(Int.self) { #expect(count == 0) }
+            let fanned = try await store.sql.query("SELECT fanned_out_at IS NOT NULL FROM messages WHERE id = \(message)")
+            for try await marked in fanned.decode(Bool.self) { #expect(marked) }
+            let events = try await store.sql.query(
+                "SELECT device_id, type, data::text FROM events WHERE message_id = \(message) ORDER BY device_id, id"
+            )
+            var written: [(device: Int64, type: String, data: [String: Any])] = []
+            for try await (device, type, data) in events.decode((Int64, String, String).self) {
+                written.append((device, type, try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] ?? [:]))
+            }
+            #expect(written.map(\.type) == ["stored", "sent_apns", "failed"], "device 1 unflagged, device 3 finished: \(written.map(\.type))")
+            #expect(written.allSatisfy { [devices[0], devices[2]].contains($0.device) })
+            #expect(written[1].data["apns_id"] as? String == "a1" && written[1].data["channel"] as? String == "apns")
+            #expect(written[2].data["reason"] as? String == "UNREGISTERED" && written[2].data["channel"] as? String == "fcm")
+            let callbacks = try await store.sql.query("SELECT body FROM callback_outbox WHERE app_id = \(app.app.id)")
+            var bodies: [String] = []
+            for try await body in callbacks.decode(String.self) { bodies.append(body) }
+            #expect(
+                bodies.count == 1 && bodies[0].contains(#""event" : "sent_apns""#)
+                    || bodies.count == 1 && bodies[0].contains(#""event":"sent_apns""#),
+                "\(bodies)"
+            )
         }
     }
 
