@@ -46,10 +46,13 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
+        // glibc's count of the heap in use (mallinfo2), which Swift's Glibc module doesn't declare.
+        .target(name: "CHeraldMalloc"),
         // Domain types, validation, payload rendering, error codes. No I/O.
         .target(
             name: "HeraldCore",
             dependencies: [
+                "CHeraldMalloc",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

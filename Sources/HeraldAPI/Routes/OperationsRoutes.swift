@@ -47,6 +47,8 @@ struct OperationsRoutes {
     }
 
     @Sendable func metrics(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        // The heap as of this scrape: what memory per connection is judged by.
+        if let heap = ProcessHeap.bytesInUse { registry.makeGauge(name: "herald_process_heap_bytes").set(Double(heap)) }
         var bytes: [UInt8] = []
         registry.emit(into: &bytes)
         return Response(
