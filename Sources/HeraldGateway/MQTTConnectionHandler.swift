@@ -317,12 +317,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         send([.connAck(.init(returnCode: .accepted))], channelContext)
         context.metrics.connects.increment()
         context.metrics.connections.record(context.registry.count + 1)
-        let handle = ConnectionHandle(
-            id: ObjectIdentifier(self),
-            deviceID: device.deviceID,
-            eventLoop: channel.eventLoop,
-            handler: NIOLoopBound(self, eventLoop: channel.eventLoop)
-        )
+        let handle = ConnectionHandle(handler: self, deviceID: device.deviceID, eventLoop: channel.eventLoop)
         if let previous = context.registry.register(registrationID, handle) {
             previous.eventLoop.execute { previous.handler.value.takenOver() }
         }
