@@ -549,7 +549,7 @@ let package = Package(
         .testTarget(
             name: "HeraldAPNsTests",
             dependencies: [
-                "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCore", "HeraldTestSupport",
+                "HeraldAPNs", "HeraldAPNsSandbox", "HeraldCore", "HeraldRouting", "HeraldTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
