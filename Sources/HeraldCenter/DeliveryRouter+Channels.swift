@@ -30,6 +30,15 @@ extension DeliveryRouter {
                 logger.warning("Could not read the devices' languages", metadata: ["error": "\(error)"])
             }
         }
+        let shared = ChannelMessage(
+            appID: message.appID,
+            messageID: message.id,
+            msgID: message.msgID,
+            push: message.push,
+            createdAt: message.createdAt,
+            expiresAt: message.expiresAt,
+            recordsEvents: prepared.recordsEvents
+        )
         var unrouted: [DeliveryUpdate] = []
         var sends: [(channel: any DeliveryChannel, sent: DeliveryUpdate.State, targets: [FanOutTarget], copies: [ChannelCopy])] = []
         for (name, routed) in Dictionary(grouping: routed, by: { $0.route.channel ?? "" }) {
@@ -39,18 +48,12 @@ extension DeliveryRouter {
             }
             let copies = routed.map { target, route in
                 ChannelCopy(
-                    appID: message.appID,
-                    messageID: message.id,
-                    msgID: message.msgID,
-                    push: message.push,
-                    createdAt: message.createdAt,
-                    expiresAt: message.expiresAt,
+                    message: shared,
                     deviceID: target.deviceID,
                     token: target.token(forChannel: name),
                     voipToken: target.voipToken,
                     badge: target.badge,
                     language: languages[target.deviceID],
-                    recordsEvents: prepared.recordsEvents,
                     route: route,
                     attempts: attempts
                 )

@@ -56,16 +56,34 @@ public struct ChannelRecall: Sendable {
     }
 }
 
-/// One copy for a channel: the message, the device's tokens and what its rendering reads
+/// What the copies of one message share, made once for a send and referenced by each
+/// copy (a push is a large value: copying it into every copy costs a retain per field).
+public final class ChannelMessage: Sendable {
+    public let appID: Int64
+    public let messageID: Int64
+    public let msgID: String
+    public let push: Push
+    /// When the message was accepted (a Live Activity update's `timestamp`).
+    public let createdAt: Date
+    public let expiresAt: Date
+    /// Whether its copies' events are recorded (a token found dead writes one).
+    public let recordsEvents: Bool
+
+    public init(appID: Int64, messageID: Int64, msgID: String, push: Push, createdAt: Date, expiresAt: Date, recordsEvents: Bool) {
+        self.appID = appID
+        self.messageID = messageID
+        self.msgID = msgID
+        self.push = push
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.recordsEvents = recordsEvents
+    }
+}
+
+/// One copy for a channel: its message, the device's tokens and what its rendering reads
 /// of the device, and the planner's route.
 public struct ChannelCopy: Sendable {
-    public var appID: Int64
-    public var messageID: Int64
-    public var msgID: String
-    public var push: Push
-    /// When the message was accepted (a Live Activity update's `timestamp`).
-    public var createdAt: Date
-    public var expiresAt: Date
+    public var message: ChannelMessage
     public var deviceID: Int64
     /// The device's token for the channel, if it has one (APNs: its APNs token).
     public var token: String?
@@ -75,44 +93,38 @@ public struct ChannelCopy: Sendable {
     public var badge: Int?
     /// The device's language, for a push with content per language (nil: its default).
     public var language: String?
-    /// Whether the copy's events are recorded (a token found dead writes one).
-    public var recordsEvents: Bool
     /// The planner's route (APNs: with its environment).
     public var route: RoutePlanner.Route
     /// Sends before this one (0 the first time).
     public var attempts: Int
 
     public init(
-        appID: Int64,
-        messageID: Int64,
-        msgID: String,
-        push: Push,
-        createdAt: Date,
-        expiresAt: Date,
+        message: ChannelMessage,
         deviceID: Int64,
         token: String?,
         voipToken: String? = nil,
         badge: Int? = nil,
         language: String? = nil,
-        recordsEvents: Bool = false,
         route: RoutePlanner.Route,
         attempts: Int
     ) {
-        self.appID = appID
-        self.messageID = messageID
-        self.msgID = msgID
-        self.push = push
-        self.createdAt = createdAt
-        self.expiresAt = expiresAt
+        self.message = message
         self.deviceID = deviceID
         self.token = token
         self.voipToken = voipToken
         self.badge = badge
         self.language = language
-        self.recordsEvents = recordsEvents
         self.route = route
         self.attempts = attempts
     }
+
+    public var appID: Int64 { message.appID }
+    public var messageID: Int64 { message.messageID }
+    public var msgID: String { message.msgID }
+    public var push: Push { message.push }
+    public var createdAt: Date { message.createdAt }
+    public var expiresAt: Date { message.expiresAt }
+    public var recordsEvents: Bool { message.recordsEvents }
 }
 
 /// What the service answered a copy's request with, for its events: its id for the

@@ -109,15 +109,17 @@ import Testing
 
     static func copy(_ push: Push, deviceID: Int64, token: String?) -> ChannelCopy {
         ChannelCopy(
-            appID: 1,
-            messageID: 10,
-            msgID: "1000000000000000001",
-            push: push,
-            createdAt: Date(),
-            expiresAt: Date().addingTimeInterval(3600),
+            message: ChannelMessage(
+                appID: 1,
+                messageID: 10,
+                msgID: "1000000000000000001",
+                push: push,
+                createdAt: Date(),
+                expiresAt: Date().addingTimeInterval(3600),
+                recordsEvents: true
+            ),
             deviceID: deviceID,
             token: token,
-            recordsEvents: true,
             route: .apns(APNsRoute(apnsProduction: nil, deviceEnvironment: .sandbox)),
             attempts: 0
         )
