@@ -9,7 +9,16 @@ size_t c_herald_heap_bytes_in_use(void) {
     struct mallinfo2 info = mallinfo2();
     return info.uordblks + info.hblkhd;
 }
+
+int c_herald_limit_malloc_arenas(int count) {
+    return mallopt(M_ARENA_MAX, count);
+}
 #else
+int c_herald_limit_malloc_arenas(int count) {
+    (void)count;
+    return 0;
+}
+
 size_t c_herald_heap_bytes_in_use(void) {
     return 0;
 }

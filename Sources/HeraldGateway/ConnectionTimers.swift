@@ -24,10 +24,33 @@ struct ConnectionTimers {
     private var lastHeard: NIODeadline
     /// When the whole CONNECT must have arrived, counted from the connection's start (a
     /// CONNECT trickled a byte at a time never falls silent for the timeout); nil once it has.
-    private var connectDeadline: NIODeadline?
-    private var unwritableSince: NIODeadline?
+    private var connectDeadline: NIODeadline? {
+        get { Self.instant(connectDeadlineTime) }
+        set { connectDeadlineTime = Self.time(newValue) }
+    }
+    private var unwritableSince: NIODeadline? {
+        get { Self.instant(unwritableSinceTime) }
+        set { unwritableSinceTime = Self.time(newValue) }
+    }
     /// When the credentials check under way began.
-    private var authenticationStart: NIODeadline?
+    private var authenticationStart: NIODeadline? {
+        get { Self.instant(authenticationStartTime) }
+        set { authenticationStartTime = Self.time(newValue) }
+    }
+    // The optional instants above, stored as their uptime in nanoseconds with 0 for none:
+    // 8 bytes each instead of an optional's 16 (every connection holds them).
+    private var connectDeadlineTime: UInt64 = 0
+    private var unwritableSinceTime: UInt64 = 0
+    private var authenticationStartTime: UInt64 = 0
+
+    private static func instant(_ time: UInt64) -> NIODeadline? {
+        time == 0 ? nil : .uptimeNanoseconds(time)
+    }
+
+    private static func time(_ instant: NIODeadline?) -> UInt64 {
+        guard let instant else { return 0 }
+        return max(1, instant.uptimeNanoseconds)
+    }
 
     /// The timers of a connection that opened at `now`.
     init(openedAt now: NIODeadline, configuration: GatewayConfiguration) {

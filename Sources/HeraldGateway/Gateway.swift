@@ -151,6 +151,12 @@ public final class Gateway: Service, Sendable {
         get async throws { try await tlsListening.futureResult.get() }
     }
 
+    /// Bytes a connection reads at a time. A device sends small packets (PUBACKs of 4
+    /// bytes, a CONNECT of about a hundred), and the channel keeps its read buffer between
+    /// reads: a fixed size keeps that buffer small, and a fixed-size allocator (one word)
+    /// is stored in the channel without the box an adaptive one needs (48 bytes each).
+    static let readSize = 128
+
     private func bind(host: String, port: Int, tls: NIOSSLContext?) async throws -> any Channel {
         let context = self.context
         let configuration = context.configuration
@@ -160,7 +166,7 @@ public final class Gateway: Service, Sendable {
             .serverChannelOption(.maxMessagesPerRead, value: UInt(configuration.acceptsPerTick))
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
-            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 128, maximum: 65536))
+            .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Self.readSize))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {

@@ -39,14 +39,18 @@ struct MQTTSessionStateMachine {
     /// The highest inbox seq sent on this connection (0: none), kept outside `state` so
     /// reading it copies no session.
     private(set) var sentThrough: Int64 = 0
-    let maxInFlight: Int
+    var maxInFlight: Int { Int(inFlightLimit) }
     /// Messages queued behind the window: a stored message beyond it is left to the store;
     /// one that isn't stored (time to live 0) closes the connection as a slow consumer.
-    let maxQueued: Int
+    var maxQueued: Int { Int(queueLimit) }
+    // The limits as stored: 8 bytes for both in every connection (the configuration keeps
+    // them within 65,535 and 1,000,000).
+    private let inFlightLimit: UInt32
+    private let queueLimit: UInt32
 
     init(maxInFlight: Int, maxQueued: Int) {
-        self.maxInFlight = maxInFlight
-        self.maxQueued = maxQueued
+        inFlightLimit = UInt32(clamping: maxInFlight)
+        queueLimit = UInt32(clamping: maxQueued)
     }
 
     var registrationID: String? {

@@ -23,6 +23,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
+        ProcessHeap.limitArenas()
         try await reportingStartupErrors {
             let configuration = try HeraldConfiguration(reader: try await options.reader(environment: ProcessInfo.processInfo.environment))
             let logger = LogSetup.bootstrap(level: configuration.logLevel)

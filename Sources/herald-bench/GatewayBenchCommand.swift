@@ -31,6 +31,8 @@ struct GatewayBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // As `herald serve` does: the memory measured is the server's.
+        ProcessHeap.limitArenas()
         do {
             try await measure()
         } catch {

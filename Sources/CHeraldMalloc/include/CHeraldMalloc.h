@@ -7,4 +7,7 @@
 /// hblkhd); 0 where the allocator doesn't say.
 size_t c_herald_heap_bytes_in_use(void);
 
+/// Caps the number of malloc arenas (glibc: mallopt M_ARENA_MAX); 0 where it can't.
+int c_herald_limit_malloc_arenas(int count);
+
 #endif
