@@ -10,13 +10,15 @@ extension DeliveryRouter {
     /// channel, and for APNs the environment).
     typealias Routed = (target: FanOutTarget, route: RoutePlanner.Route)
 
-    /// Sends copies over the channels the planner chose and records what became of each as
-    /// its channel reports it, with the reports of the moment (``recorder``): taken (the
-    /// copy's state is the channel's name, its event `sent_<name>`), refused for good
-    /// (failed, with the channel's reason), or kept for a retry. A copy whose node runs no
-    /// such channel, or whose app has no credentials or device no token for it, waits in
-    /// the inbox (or expires, if not stored). Returns the outcomes that could not be
-    /// recorded as they came, for the caller to record with its own.
+    /// Sends copies over the channels the planner chose and records what became of each
+    /// copy a request went out for as its channel reports it, with the reports of the
+    /// moment (``recorder``): taken (the copy's state is the channel's name, its event
+    /// `sent_<name>`), refused for good (failed, with the channel's reason), or kept for a
+    /// retry. A copy whose node runs no such channel, or whose app has no credentials or
+    /// device no token for it, waits in the inbox (or expires, if not stored). Returns the
+    /// outcomes not recorded as they came (no request went out: a batch of copies without
+    /// credentials is one write with the caller's, not one commit each), for the caller to
+    /// record with its own.
     func send(_ prepared: Prepared, routed: [Routed], attempts: Int) async -> [DeliveryUpdate] {
         guard !routed.isEmpty else { return [] }
         let message = prepared.message
@@ -43,7 +45,7 @@ extension DeliveryRouter {
         var sends: [(channel: any DeliveryChannel, sent: DeliveryUpdate.State, targets: [FanOutTarget], copies: [ChannelCopy])] = []
         for (name, routed) in Dictionary(grouping: routed, by: { $0.route.channel ?? "" }) {
             guard let channel = channels[name], let sent = DeliveryUpdate.State(rawValue: name) else {
-                unrouted += routed.map { update(prepared, $0.target, .notConfigured, channel: name, sent: .failed, attempts: attempts) }
+                unrouted += routed.map { update(prepared, $0.target, .notConfigured, channel: name, sent: nil, attempts: attempts) }
                 continue
             }
             let copies = routed.map { target, route in
@@ -66,7 +68,10 @@ extension DeliveryRouter {
                 group.addTask {
                     await channel.send(copies) { index, outcome in
                         let update = self.update(prepared, targets[index], outcome, channel: channel.name, sent: sent, attempts: attempts)
-                        if await !self.recorder.submit((message.id, update)) { unrecorded.withLockedValue { $0.append(update) } }
+                        guard outcome.requestWentOut, await self.recorder.submit((message.id, update)) else {
+                            unrecorded.withLockedValue { $0.append(update) }
+                            return
+                        }
                     }
                 }
             }
@@ -80,7 +85,7 @@ extension DeliveryRouter {
         _ target: FanOutTarget,
         _ outcome: ChannelOutcome,
         channel: String,
-        sent: DeliveryUpdate.State,
+        sent: DeliveryUpdate.State?,
         attempts: Int
     ) -> DeliveryUpdate {
         let deviceID = target.deviceID
@@ -89,7 +94,7 @@ extension DeliveryRouter {
         switch outcome {
         case .sent(let answer):
             receipt = answer
-            update = DeliveryUpdate(deviceID: deviceID, state: sent, apnsAttempted: true)
+            update = DeliveryUpdate(deviceID: deviceID, state: sent ?? .failed, apnsAttempted: true)
         case .tokenDead(let reason, let answer):
             receipt = answer
             update = DeliveryUpdate(deviceID: deviceID, state: .failed, apnsReason: reason, apnsAttempted: true)

@@ -158,4 +158,14 @@ public enum ChannelOutcome: Sendable, Hashable {
     /// Nothing to send it with: the app has no credentials for the channel, or the device
     /// no token for it. The copy waits in the inbox (or expires, if not stored).
     case notConfigured
+
+    /// Whether a request for the copy went out: the service may have taken it, so the
+    /// outcome is recorded at once (a crash before it is would send the copy again).
+    public var requestWentOut: Bool {
+        switch self {
+        case .sent, .tokenDead: true
+        case .retry(_, _, let attempted), .failed(_, let attempted, _), .credentialsRefused(_, let attempted): attempted
+        case .notConfigured: false
+        }
+    }
 }
