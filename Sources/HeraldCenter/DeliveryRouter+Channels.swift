@@ -45,7 +45,8 @@ extension DeliveryRouter {
         var sends: [(channel: any DeliveryChannel, sent: DeliveryUpdate.State, targets: [FanOutTarget], copies: [ChannelCopy])] = []
         for (name, routed) in Dictionary(grouping: routed, by: { $0.route.channel ?? "" }) {
             guard let channel = channels[name], let sent = DeliveryUpdate.State(rawValue: name) else {
-                unrouted += routed.map { update(prepared, $0.target, .notConfigured, channel: name, sent: nil, attempts: attempts) }
+                // No such channel here: nothing sent (`sent` is not read for these).
+                unrouted += routed.map { update(prepared, $0.target, .notConfigured, channel: name, sent: .failed, attempts: attempts) }
                 continue
             }
             let copies = routed.map { target, route in
@@ -85,7 +86,7 @@ extension DeliveryRouter {
         _ target: FanOutTarget,
         _ outcome: ChannelOutcome,
         channel: String,
-        sent: DeliveryUpdate.State?,
+        sent: DeliveryUpdate.State,
         attempts: Int
     ) -> DeliveryUpdate {
         let deviceID = target.deviceID
@@ -94,7 +95,7 @@ extension DeliveryRouter {
         switch outcome {
         case .sent(let answer):
             receipt = answer
-            update = DeliveryUpdate(deviceID: deviceID, state: sent ?? .failed, apnsAttempted: true)
+            update = DeliveryUpdate(deviceID: deviceID, state: sent, apnsAttempted: true)
         case .tokenDead(let reason, let answer):
             receipt = answer
             update = DeliveryUpdate(deviceID: deviceID, state: .failed, apnsReason: reason, apnsAttempted: true)

@@ -58,7 +58,7 @@ final class DeviceAuthenticator: Sendable {
                         deviceID: device.deviceID,
                         appID: device.appID,
                         credentials: credentials,
-                        expires: now + UInt64(ttl.components.seconds) * 1_000_000_000 + UInt64(ttl.components.attoseconds / 1_000_000_000)
+                        expires: now + UInt64(TimeAmount(ttl).nanoseconds)
                     )
                 }
                 return .accepted(device)

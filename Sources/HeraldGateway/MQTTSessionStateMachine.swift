@@ -43,8 +43,7 @@ struct MQTTSessionStateMachine {
     /// Messages queued behind the window: a stored message beyond it is left to the store;
     /// one that isn't stored (time to live 0) closes the connection as a slow consumer.
     var maxQueued: Int { Int(queueLimit) }
-    // The limits as stored: 8 bytes for both in every connection (the configuration keeps
-    // them within 65,535 and 1,000,000).
+    // Stored in 8 bytes for both (the configuration keeps them within 65,535 and 1,000,000).
     private let inFlightLimit: UInt32
     private let queueLimit: UInt32
 
