@@ -48,6 +48,7 @@ let package = Package(
     targets: [
         // glibc's count of the heap in use (mallinfo2), which Swift's Glibc module doesn't declare.
         .target(name: "CHeraldMalloc"),
+        .target(name: "CHeraldEpoll"),
         // Domain types, validation, payload rendering, error codes. No I/O.
         .target(
             name: "HeraldCore",
@@ -113,6 +114,7 @@ let package = Package(
         .target(
             name: "HeraldGateway",
             dependencies: [
+                "CHeraldEpoll",
                 "HeraldCore",
                 .product(name: "HeraldMQTT", package: "apple"),
                 "HeraldStore",

@@ -13,7 +13,15 @@ size_t c_herald_heap_bytes_in_use(void) {
 int c_herald_limit_malloc_arenas(int count) {
     return mallopt(M_ARENA_MAX, count);
 }
+
+int c_herald_trim_heap(void) {
+    return malloc_trim(0);
+}
 #else
+int c_herald_trim_heap(void) {
+    return 0;
+}
+
 int c_herald_limit_malloc_arenas(int count) {
     (void)count;
     return 0;

@@ -59,6 +59,22 @@ struct ConnectionTimers {
         connectDeadline = now + TimeAmount(configuration.connectTimeout)
     }
 
+    /// The timers of a connection brought back from the parking lot: its keepalive as it
+    /// was (nothing else is under way in a parked connection).
+    init(silenceLimit: TimeAmount, lastHeard: NIODeadline) {
+        self.silenceLimit = silenceLimit
+        self.lastHeard = lastHeard
+    }
+
+    /// The keepalive, as a parked connection keeps it.
+    var keepalive: (silenceLimit: TimeAmount, lastHeard: NIODeadline) { (silenceLimit, lastHeard) }
+
+    /// Whether nothing was heard for `quiet` at `now` and nothing timed is under way (the
+    /// CONNECT, a credentials check, a full outbound buffer).
+    func isQuiet(at now: NIODeadline, for quiet: TimeAmount) -> Bool {
+        connectDeadlineTime == 0 && authenticationStartTime == 0 && unwritableSinceTime == 0 && now - lastHeard >= quiet
+    }
+
     /// Bytes arrived from the device.
     mutating func heard(at now: NIODeadline) {
         lastHeard = now

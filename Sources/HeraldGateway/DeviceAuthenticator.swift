@@ -10,10 +10,11 @@ import NIOCore
 ///
 /// Only successes are cached, with a digest of the app key and password they were made
 /// with, so a rotated secret is never shadowed: new credentials miss the cache and go to
-/// the store. An entry is keyed by the registration id (a string the connection then
-/// shares) and holds the device's ids, half that digest and when it expires: 56 bytes a
-/// slot with its key (it was 96, with the whole digest, the device's identity and a
-/// 16-byte instant; the dictionary's spare room multiplies either).
+/// the store. An entry is keyed by the registration id, packed (``RegistrationKey``: no
+/// string of its own outlives the connection's setup), and holds the device's ids, half
+/// that digest and when it expires: 64 bytes a slot with its key (it was 96, with the
+/// whole digest, the device's identity and a 16-byte instant; the dictionary's spare room
+/// multiplies either).
 final class DeviceAuthenticator: Sendable {
     private struct Entry {
         var deviceID: Int64
@@ -27,7 +28,7 @@ final class DeviceAuthenticator: Sendable {
 
     private let store: GatewayStore
     private let ttl: Duration
-    private let cache = NIOLockedValueBox([String: Entry]())
+    private let cache = NIOLockedValueBox([RegistrationKey: Entry]())
 
     init(store: GatewayStore, ttl: Duration) {
         self.store = store
@@ -41,12 +42,10 @@ final class DeviceAuthenticator: Sendable {
         hasher.update(data: Array(password.utf8))
         let credentials = hasher.finalize().withUnsafeBytes { $0.loadUnaligned(as: SIMD2<UInt64>.self) }
         let now = NIODeadline.now().uptimeNanoseconds
+        let key = RegistrationKey(clientID)
         let cached = cache.withLockedValue { cache -> DeviceIdentity? in
-            guard let index = cache.index(forKey: clientID) else { return nil }
-            let (registrationID, entry) = cache[index]
-            guard entry.expires > now, entry.credentials == credentials else { return nil }
-            // The cache's string, not the CONNECT's: the connection keeps no copy of its own.
-            return DeviceIdentity(deviceID: entry.deviceID, appID: entry.appID, registrationID: registrationID)
+            guard let entry = cache[key], entry.expires > now, entry.credentials == credentials else { return nil }
+            return DeviceIdentity(deviceID: entry.deviceID, appID: entry.appID, registrationID: clientID)
         }
         if let cached { return .accepted(cached) }
         do {
@@ -54,7 +53,7 @@ final class DeviceAuthenticator: Sendable {
             case .success(let device):
                 cache.withLockedValue { cache in
                     if cache.count > 200_000 { cache.removeAll(keepingCapacity: true) }
-                    cache[device.registrationID] = Entry(
+                    cache[RegistrationKey(device.registrationID)] = Entry(
                         deviceID: device.deviceID,
                         appID: device.appID,
                         credentials: credentials,

@@ -35,8 +35,9 @@ public final class Gateway: Service, Sendable {
         logger: Logger
     ) {
         self.beforeListening = beforeListening
+        let loops = Array(eventLoopGroup.makeIterator())
         var sweepers: [ObjectIdentifier: LoopSweeper] = [:]
-        for loop in eventLoopGroup.makeIterator() { sweepers[ObjectIdentifier(loop)] = LoopSweeper(eventLoop: loop) }
+        for (index, loop) in loops.enumerated() { sweepers[ObjectIdentifier(loop)] = LoopSweeper(eventLoop: loop, index: index) }
         self.context = GatewayContext(
             configuration: configuration,
             store: store,
@@ -46,6 +47,7 @@ public final class Gateway: Service, Sendable {
             sessions: SessionBook(store: store, node: configuration.nodeID, logger: logger),
             metrics: GatewayMetrics(),
             sweepers: sweepers,
+            lot: ParkingLot(loops: loops),
             onDeviceEvent: onDeviceEvent,
             logger: logger
         )
@@ -63,6 +65,10 @@ public final class Gateway: Service, Sendable {
     /// Devices connected to this node.
     public var connectionCount: Int { context.registry.count }
 
+    /// Connections parked without a channel (``GatewayConfiguration/parkAfter``), counted
+    /// in ``connectionCount`` too.
+    public var parkedCount: Int { context.lot.count }
+
     /// Whether a device is connected to this node.
     public func isConnected(_ registrationID: String) -> Bool {
         context.registry.connection(registrationID) != nil
@@ -71,15 +77,17 @@ public final class Gateway: Service, Sendable {
     /// Another node claimed the session of `registrationID` with `epoch` (its NOTIFY): the
     /// connection here closes, unless it is newer.
     public func sessionClaimedElsewhere(registrationID: String, epoch: Int64) {
-        guard let handle = context.registry.connection(registrationID) else { return }
-        handle.eventLoop.execute { handle.handler.value.sessionClaimedElsewhere(epoch: epoch) }
+        let key = RegistrationKey(registrationID)
+        guard let handle = context.registry.connection(key) else { return }
+        context.withConnection(handle, key: key) { $0.sessionClaimedElsewhere(epoch: epoch) }
     }
 
     /// Another node stored messages in the inbox of `registrationID` (a recall command):
     /// its connection here, if any, loads them.
     public func inboxChanged(registrationID: String) {
-        guard let handle = context.registry.connection(registrationID) else { return }
-        handle.eventLoop.execute { handle.handler.value.inboxChanged() }
+        let key = RegistrationKey(registrationID)
+        guard let handle = context.registry.connection(key) else { return }
+        context.withConnection(handle, key: key) { $0.inboxChanged() }
     }
 
     /// Tells every connected device to read its inbox on, `rate` devices a second: after
@@ -88,7 +96,7 @@ public final class Gateway: Service, Sendable {
     /// wait for the device's next push or connection.
     public func inboxesMayHaveChanged(rate: Int = 5000) {
         let perTick = max(1, rate / 10 / max(1, context.sweepers.count))
-        for sweeper in context.sweepers.values { sweeper.inboxesMayHaveChanged(perTick: perTick) }
+        for sweeper in context.sweepers.values { sweeper.inboxesMayHaveChanged(perTick: perTick, context) }
     }
 
     /// Closes the connections whose devices a newer connection has claimed since: the
@@ -96,13 +104,13 @@ public final class Gateway: Service, Sendable {
     /// arriving. Returns how many it closed.
     @discardableResult
     public func closeSupersededSessions() async throws -> Int {
-        var handles: [Int64: ConnectionHandle] = [:]
-        for handle in context.registry.all() where handle.epoch != nil { handles[handle.deviceID] = handle }
+        var handles: [Int64: (key: RegistrationKey, handle: ConnectionHandle)] = [:]
+        for (key, handle) in context.registry.all() where handle.epoch != nil { handles[handle.deviceID] = (key, handle) }
         guard !handles.isEmpty else { return 0 }
-        let superseded = try await context.store.supersededSessions(handles.values.map { SessionEpoch(deviceID: $0.deviceID, epoch: $0.epoch!) })
+        let superseded = try await context.store.supersededSessions(handles.values.map { SessionEpoch(deviceID: $0.handle.deviceID, epoch: $0.handle.epoch!) })
         for session in superseded {
-            guard let handle = handles[session.deviceID] else { continue }
-            handle.eventLoop.execute { handle.handler.value.sessionClaimedElsewhere(epoch: session.epoch) }
+            guard let (key, handle) = handles[session.deviceID] else { continue }
+            context.withConnection(handle, key: key) { $0.sessionClaimedElsewhere(epoch: session.epoch) }
         }
         return superseded.count
     }
@@ -112,7 +120,7 @@ public final class Gateway: Service, Sendable {
     /// the connections write as they close names their epochs, so it changes nothing about
     /// a device claimed since.
     public func closeAllFenced() async {
-        for sweeper in context.sweepers.values { _ = try? await sweeper.closeAll().get() }
+        for sweeper in context.sweepers.values { _ = try? await sweeper.closeAll(context).get() }
     }
 
     /// While `refused`, every CONNECT is answered "server unavailable" (return code 3):
@@ -135,7 +143,7 @@ public final class Gateway: Service, Sendable {
             allowance -= Double(budget)
             var open = 0
             for sweeper in sweepers {
-                let (closed, left) = (try? await sweeper.close(atMost: budget).get()) ?? (0, 0)
+                let (closed, left) = (try? await sweeper.close(atMost: budget, context).get()) ?? (0, 0)
                 budget -= closed
                 open += left
             }
@@ -172,7 +180,7 @@ public final class Gateway: Service, Sendable {
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                     }
-                    try channel.pipeline.syncOperations.addHandler(MQTTConnectionHandler(context: context))
+                    try channel.pipeline.syncOperations.addHandler(MQTTConnectionHandler(context: context, parkable: tls == nil))
                 }
             }
             .bind(host: host, port: port)
@@ -210,6 +218,10 @@ public final class Gateway: Service, Sendable {
         }
         context.logger.info("MQTT gateway listening", metadata: ["herald.mqtt.address": "\(server.localAddress?.description ?? "?")"])
         let sweeps = context.sweepers.values.map { $0.start() }
+        context.lot.start { loop, ticket, reason in
+            loop.execute { context.wake(ticket, reason) }
+        }
+        defer { context.lot.stop() }
 
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await context.acks.flushPeriodically() }
@@ -223,7 +235,7 @@ public final class Gateway: Service, Sendable {
             await drain(rate: configuration.drainRate)
             for _ in 0..<50 {
                 var open = 0
-                for sweeper in context.sweepers.values { open += (try? await sweeper.count().get()) ?? 0 }
+                for sweeper in context.sweepers.values { open += (try? await sweeper.count(context).get()) ?? 0 }
                 if open == 0 { break }
                 try? await Task.sleep(for: .milliseconds(20))
             }

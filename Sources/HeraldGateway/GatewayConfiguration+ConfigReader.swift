@@ -28,6 +28,8 @@ extension GatewayConfiguration {
     ///   buffer stays full this long is closed.
     /// - `mqtt.acceptsPerTick` (int, default: 256, 1 to 65536): connections accepted per
     ///   event-loop tick.
+    /// - `mqtt.parkAfter` (int, default: 10, 0 to 3600; 0: never): a plaintext connection
+    ///   with nothing under way this long is parked without its channel (see ``ParkingLot``).
     /// - `mqtt.auth.cacheTTL` (int, default: 60, 0 to 86400; 0: no cache): how long an
     ///   authentication result is reused.
     /// - `mqtt.auth.timeout` (int, default: 3, 1 to 60): how long a CONNECT waits for the
@@ -63,8 +65,10 @@ extension GatewayConfiguration {
             authThrottle: try AuthThrottle(section: auth.section("throttle")),
             slowConsumerTimeout: try mqtt.seconds("slowConsumerTimeout", default: defaults.slowConsumerTimeout, in: 1...3600),
             acceptsPerTick: try mqtt.int("acceptsPerTick", default: defaults.acceptsPerTick, in: 1...65_536),
-            tls: try TLSListener(section: mqtt.section("tls"), host: host)
+            tls: try TLSListener(section: mqtt.section("tls"), host: host),
+            parkAfter: try mqtt.seconds("parkAfter", default: defaults.parkAfter ?? .zero, in: 0...3600)
         )
+        if parkAfter == .zero { parkAfter = nil }
         guard minimumKeepAlive <= maximumKeepAlive else {
             throw keepAlive.error("minimum", "must not be more than \(keepAlive.key("maximum"))")
         }

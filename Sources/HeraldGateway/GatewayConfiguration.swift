@@ -39,6 +39,10 @@ public struct GatewayConfiguration: Sendable {
     public var acceptsPerTick: Int
     /// The optional TLS listener (MQTT over TLS, port 8883 by default).
     public var tls: TLSListener?
+    /// A plaintext connection with nothing under way for this long gives up its channel and
+    /// waits in the gateway's parking lot, a record of a hundred bytes, until its device or
+    /// Herald has something for it; nil: never. See ``ParkingLot``.
+    public var parkAfter: Duration?
 
     /// The brake on failed authentication: past `freeFailures` failures of one
     /// registration id or from one address, each failure is answered after a delay that
@@ -96,7 +100,8 @@ public struct GatewayConfiguration: Sendable {
         authThrottle: AuthThrottle = AuthThrottle(),
         slowConsumerTimeout: Duration = .seconds(30),
         acceptsPerTick: Int = 256,
-        tls: TLSListener? = nil
+        tls: TLSListener? = nil,
+        parkAfter: Duration? = .seconds(10)
     ) {
         self.host = host
         self.port = port
@@ -113,6 +118,7 @@ public struct GatewayConfiguration: Sendable {
         self.slowConsumerTimeout = slowConsumerTimeout
         self.acceptsPerTick = acceptsPerTick
         self.tls = tls
+        self.parkAfter = parkAfter
     }
 
     /// The silence after which a client with `keepAlive` seconds is disconnected.

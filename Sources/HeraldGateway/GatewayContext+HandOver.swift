@@ -24,12 +24,13 @@ extension GatewayContext {
     /// for the lot), without waiting. Deliveries handed over by one thread reach each
     /// connection in that order.
     func handOver(_ deliveries: [GatewayDelivery], ackTimeout: Duration) -> HandedOver {
-        var batches: [ObjectIdentifier: (loop: any EventLoop, items: [(index: Int, handle: ConnectionHandle, outgoing: Outgoing)])] = [:]
+        var batches: [ObjectIdentifier: (loop: any EventLoop, items: [(index: Int, handle: ConnectionHandle, key: RegistrationKey, outgoing: Outgoing)])] = [:]
         let firstToken = tokens.withLockedValue { token -> UInt64 in
             defer { token &+= UInt64(deliveries.count) }
             return token &+ 1
         }
-        let handles = registry.connections(deliveries.lazy.map(\.device.registrationID))
+        let keys = deliveries.map { RegistrationKey($0.device.registrationID) }
+        let handles = registry.connections(keys)
         for (index, delivery) in deliveries.enumerated() {
             guard let handle = handles[index] else { continue }
             let outgoing = Outgoing(
@@ -39,7 +40,7 @@ extension GatewayContext {
                 dup: mayHaveBeenSentBeforeStart(delivery.message.msgID),
                 token: firstToken &+ UInt64(index)
             )
-            batches[ObjectIdentifier(handle.eventLoop), default: (handle.eventLoop, [])].items.append((index, handle, outgoing))
+            batches[ObjectIdentifier(handle.eventLoop), default: (handle.eventLoop, [])].items.append((index, handle, keys[index], outgoing))
         }
         return HandedOver(
             count: deliveries.count,
@@ -48,7 +49,12 @@ extension GatewayContext {
                     let promise = batch.loop.makePromise(of: [DeliveryOutcome].self)
                     let slots = OutcomeBatch(count: batch.items.count, promise: promise)
                     for (slot, item) in batch.items.enumerated() {
-                        item.handle.handler.value.deliver(item.outgoing, to: OutcomeReceiver(batch: slots, slot: slot), timeout: ackTimeout)
+                        let receiver = OutcomeReceiver(batch: slots, slot: slot)
+                        guard let handler = self.handler(item.handle, key: item.key) else {
+                            receiver.resolve(.notConnected)
+                            continue
+                        }
+                        handler.deliver(item.outgoing, to: receiver, timeout: ackTimeout)
                     }
                     return promise.futureResult
                 }

@@ -20,6 +20,9 @@ final class GatewayContext: Sendable {
     let tasks = GatewayTasks()
     let metrics: GatewayMetrics
     let sweepers: [ObjectIdentifier: LoopSweeper]
+    /// The connections parked without a channel.
+    let lot: ParkingLot
+    private let connectionIDs = Atomic<UInt64>(0)
     let onDeviceEvent: @Sendable (DeviceIdentity, ByteBuffer) -> Void
     let logger: Logger
     /// Tells apart the waits for unstored messages (they have no seq).
@@ -46,6 +49,7 @@ final class GatewayContext: Sendable {
         sessions: SessionBook,
         metrics: GatewayMetrics,
         sweepers: [ObjectIdentifier: LoopSweeper],
+        lot: ParkingLot,
         onDeviceEvent: @escaping @Sendable (DeviceIdentity, ByteBuffer) -> Void,
         logger: Logger
     ) {
@@ -57,6 +61,7 @@ final class GatewayContext: Sendable {
         self.sessions = sessions
         self.metrics = metrics
         self.sweepers = sweepers
+        self.lot = lot
         self.onDeviceEvent = onDeviceEvent
         self.logger = logger
         self.throttle = NIOLockedValueBox(ConnectThrottle(configuration: configuration.authThrottle))
@@ -84,6 +89,11 @@ final class GatewayContext: Sendable {
     func sweeper(for eventLoop: any EventLoop) -> LoopSweeper {
         sweepers[ObjectIdentifier(eventLoop)]!
     }
+
+    /// A new connection's id (``ConnectionHandle/id``).
+    func nextConnectionID() -> UInt64 {
+        connectionIDs.wrappingAdd(1, ordering: .relaxed).newValue
+    }
 }
 
 /// The connections of one event loop, checked about once a second for CONNECT and
@@ -96,9 +106,12 @@ final class LoopSweeper: Sendable {
     /// The connections of the loop with writes to flush.
     let flushes: NIOLoopBoundBox<LoopFlushes>
     let eventLoop: any EventLoop
+    /// The loop's index in ``ParkingLot/loops``.
+    let index: Int
 
-    init(eventLoop: any EventLoop) {
+    init(eventLoop: any EventLoop, index: Int) {
         self.eventLoop = eventLoop
+        self.index = index
         self.connections = .makeBoxSendingValue([:], eventLoop: eventLoop)
         self.deadlines = .makeBoxSendingValue(AckDeadlines(eventLoop: eventLoop), eventLoop: eventLoop)
         self.flushes = .makeBoxSendingValue(LoopFlushes(eventLoop: eventLoop), eventLoop: eventLoop)
@@ -115,45 +128,65 @@ final class LoopSweeper: Sendable {
         }
     }
 
-    /// Closes every connection of the loop (on the loop).
-    func closeAll() -> EventLoopFuture<Int> {
+    /// Closes every connection of the loop, parked ones too (on the loop).
+    func closeAll(_ context: GatewayContext) -> EventLoopFuture<Int> {
         eventLoop.submit {
-            let handlers = Array(self.connections.value.values)
+            let handlers = Array(self.connections.value.values) + context.promoteParked(loop: self.index, atMost: .max)
             for handler in handlers { handler.shutdown() }
             return handlers.count
         }
     }
 
-    /// Closes up to `limit` of the loop's open connections; returns how many it closed and
-    /// how many are left open.
-    func close(atMost limit: Int) -> EventLoopFuture<(closed: Int, open: Int)> {
+    /// Closes up to `limit` of the loop's open connections, parked ones last; returns how
+    /// many it closed and how many are left open.
+    func close(atMost limit: Int, _ context: GatewayContext) -> EventLoopFuture<(closed: Int, open: Int)> {
         eventLoop.submit {
-            let open = self.connections.value.values.filter(\.isOpen)
-            for handler in open.prefix(max(0, limit)) { handler.shutdown() }
-            let closed = min(max(0, limit), open.count)
-            return (closed, open.count - closed)
+            let live = self.connections.value.values.filter(\.isOpen)
+            for handler in live.prefix(max(0, limit)) { handler.shutdown() }
+            let parked = context.lot.tickets(loop: self.index).count
+            let promoted = context.promoteParked(loop: self.index, atMost: max(0, limit - live.count))
+            for handler in promoted { handler.shutdown() }
+            let closed = min(max(0, limit), live.count) + promoted.count
+            return (closed, live.count + parked - closed)
         }
     }
 
     /// Tells the loop's open connections, `perTick` every 100 ms, that their inboxes may
-    /// hold copies they weren't told of: each reads its inbox on from what it has.
-    func inboxesMayHaveChanged(perTick: Int) {
+    /// hold copies they weren't told of: each reads its inbox on from what it has (a parked
+    /// one is brought back to do so).
+    func inboxesMayHaveChanged(perTick: Int, _ context: GatewayContext) {
         eventLoop.execute {
-            let handlers = NIOLoopBound(Array(self.connections.value.values), eventLoop: self.eventLoop)
-            self.tellInboxesChanged(handlers, from: 0, perTick: max(1, perTick))
+            let connections = Array(self.connections.value.values).map(ConnectionRef.live) + context.lot.tickets(loop: self.index).map(ConnectionRef.parked)
+            let refs = NIOLoopBound(connections, eventLoop: self.eventLoop)
+            self.tellInboxesChanged(refs, from: 0, perTick: max(1, perTick), context)
         }
     }
 
-    private func tellInboxesChanged(_ handlers: NIOLoopBound<[MQTTConnectionHandler]>, from start: Int, perTick: Int) {
-        let all = handlers.value
-        let end = min(all.count, start + perTick)
-        for handler in all[start..<end] where handler.isOpen { handler.inboxChanged() }
-        guard end < all.count else { return }
-        eventLoop.scheduleTask(in: .milliseconds(100)) { self.tellInboxesChanged(handlers, from: end, perTick: perTick) }
+    private enum ConnectionRef {
+        case live(MQTTConnectionHandler)
+        case parked(ParkingLot.Ticket)
     }
 
-    /// Connections still open on the loop.
-    func count() -> EventLoopFuture<Int> {
-        eventLoop.submit { self.connections.value.count }
+    private func tellInboxesChanged(_ connections: NIOLoopBound<[ConnectionRef]>, from start: Int, perTick: Int, _ context: GatewayContext) {
+        let all = connections.value
+        let end = min(all.count, start + perTick)
+        for connection in all[start..<end] {
+            switch connection {
+            case .live(let handler):
+                if let ticket = handler.parkedAs {
+                    context.wake(ticket, .readable)?.inboxChanged()
+                } else if handler.isOpen {
+                    handler.inboxChanged()
+                }
+            case .parked(let ticket): context.wake(ticket, .readable)?.inboxChanged()
+            }
+        }
+        guard end < all.count else { return }
+        eventLoop.scheduleTask(in: .milliseconds(100)) { self.tellInboxesChanged(connections, from: end, perTick: perTick, context) }
+    }
+
+    /// Connections still open on the loop, parked ones too.
+    func count(_ context: GatewayContext) -> EventLoopFuture<Int> {
+        eventLoop.submit { self.connections.value.count + context.lot.tickets(loop: self.index).count }
     }
 }

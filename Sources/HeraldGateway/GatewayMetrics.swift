@@ -3,6 +3,8 @@ import Metrics
 /// The gateway's metrics. Label values are bounded (close reasons are a fixed set).
 struct GatewayMetrics: Sendable {
     let connections = Gauge(label: "herald_gateway_connections")
+    /// Connections parked without a channel (``ParkingLot``), counted among the connections.
+    let parked = Gauge(label: "herald_gateway_parked_connections")
     let connects = Counter(label: "herald_gateway_connects_total")
     let authFailures = Counter(label: "herald_gateway_auth_failures_total")
     /// Failed CONNECTs answered after a delay (``ConnectThrottle``).

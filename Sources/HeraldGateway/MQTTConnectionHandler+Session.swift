@@ -21,7 +21,7 @@ extension MQTTConnectionHandler {
         let claiming = epoch == nil && !self.claiming
         if claiming { self.claiming = true }
         let dupThrough = replayDUPThrough
-        let id = ObjectIdentifier(self)
+        let id = connectionID
         context.tasks.submit {
             var claim: SessionClaim?
             if claiming {
@@ -84,9 +84,9 @@ extension MQTTConnectionHandler {
     /// holds the device's session from then on.
     func releaseSession() {
         guard let device, let epoch else { return }
-        if let current = context.registry.connection(device.registrationID), current.id != ObjectIdentifier(self) {
+        if let current = context.registry.connection(device.registrationID), current.id != connectionID {
             context.registry.claimed(device.registrationID, id: current.id, epoch: epoch)
-            current.eventLoop.execute { current.handler.value.adopt(epoch: epoch) }
+            context.withConnection(current, key: RegistrationKey(device.registrationID)) { $0.adopt(epoch: epoch) }
             return
         }
         let sessions = context.sessions

@@ -19,16 +19,28 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     let context: GatewayContext
+    /// The connection's id in the registry, the same once it is parked and brought back.
+    let connectionID: UInt64
+    /// Whether the connection may be parked (plaintext: TLS state can't leave its channel).
+    let parkable: Bool
     var machine: MQTTSessionStateMachine
-    private var reader: MQTTPacketReader
+    private(set) var reader: MQTTPacketReader
     private let encoder = MQTTPacketEncoder()
     /// Set while the handler is in the pipeline.
-    private var channelContext: ChannelHandlerContext?
+    var channelContext: ChannelHandlerContext?
     /// This connection's event loop's sweeper: its acknowledgement deadlines and its
     /// round of flushes (one reference, not one per loop-wide table: memory per idle
     /// connection is measured).
-    private var sweeper: LoopSweeper?
-    private var flushPending = false
+    var sweeper: LoopSweeper?
+    private(set) var flushPending = false
+    /// Set once the connection is parked (``park()``): the handler is done with, and
+    /// whoever still holds it is led to the connection by its ticket.
+    var parkedAs: ParkingLot.Ticket?
+    /// The channel is closing for the connection to be parked, not the connection.
+    var parking = false
+    /// Actions of a connection brought back from the lot that wait for its channel to be
+    /// active; nil once it is (and for every other connection).
+    var awaitingChannel: [MQTTSessionStateMachine.Action]?
     var device: DeviceIdentity?
     /// The epoch of the device's session in the cluster, once this connection claimed it
     /// (before its first inbox load).
@@ -45,25 +57,52 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     /// The "sent through" last handed to the ack recorder.
     private var recordedSent: Int64 = 0
     /// Deliveries whose outcome someone waits for, each with its deadline's ticket.
-    private var waits = AckWaits<OutcomeReceiver>()
+    private(set) var waits = AckWaits<OutcomeReceiver>()
     /// The CONNECT timeout, the keepalive, the credentials check's time limit and the
     /// slow-consumer rule, told the time by this handler (``NIODeadline/now()``) and asked
     /// by ``sweep(now:)``.
-    private var timers: ConnectionTimers
+    var timers: ConnectionTimers
     /// The credentials check under way (it has ``GatewayConfiguration/authTimeout``).
-    private var authentication: CancellationSignal?
+    private(set) var authentication: CancellationSignal?
 
-    init(context: GatewayContext) {
+    init(context: GatewayContext, parkable: Bool) {
         self.context = context
+        self.connectionID = context.nextConnectionID()
+        self.parkable = parkable
         self.machine = MQTTSessionStateMachine(maxInFlight: context.configuration.maxInFlight, maxQueued: context.configuration.maxQueued)
         self.reader = MQTTPacketReader(maximumPacketSize: context.configuration.maxPacketSize)
         self.timers = ConnectionTimers(openedAt: .now(), configuration: context.configuration)
+    }
+
+    /// The handler of a parked connection brought back, on `sweeper`'s loop, before its
+    /// channel is made: its session as it was parked.
+    init(context: GatewayContext, resuming record: ParkedConnection, sweeper: LoopSweeper) {
+        let registrationID = record.key.string
+        self.context = context
+        self.connectionID = record.connectionID
+        self.parkable = true
+        self.machine = MQTTSessionStateMachine(
+            resuming: record.session,
+            registrationID: registrationID,
+            maxInFlight: context.configuration.maxInFlight,
+            maxQueued: context.configuration.maxQueued
+        )
+        self.reader = MQTTPacketReader(maximumPacketSize: context.configuration.maxPacketSize)
+        self.timers = ConnectionTimers(silenceLimit: record.keepalive.silenceLimit, lastHeard: record.keepalive.lastHeard)
+        self.device = DeviceIdentity(deviceID: record.deviceID, appID: record.appID, registrationID: registrationID)
+        self.epoch = record.epoch
+        self.replayDUPThrough = record.replayDUPThrough
+        self.recordedSent = record.session.sentThrough
+        self.sweeper = sweeper
+        self.awaitingChannel = []
+        sweeper.add(self)
     }
 
     // MARK: Channel events
 
     func handlerAdded(context channelContext: ChannelHandlerContext) {
         self.channelContext = channelContext
+        guard sweeper == nil else { return }
         timers = ConnectionTimers(openedAt: .now(), configuration: context.configuration)
         let sweeper = context.sweeper(for: channelContext.eventLoop)
         sweeper.add(self)
@@ -71,13 +110,28 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context channelContext: ChannelHandlerContext) {
+        // A parked connection's handler leaves its old pipeline after the fact.
+        guard self.channelContext === channelContext else { return }
         self.channelContext = nil
         sweeper = nil
     }
 
+    func channelActive(context channelContext: ChannelHandlerContext) {
+        if let actions = awaitingChannel {
+            awaitingChannel = nil
+            for action in actions { perform(action) }
+        }
+        channelContext.fireChannelActive()
+    }
+
     func channelInactive(context channelContext: ChannelHandlerContext) {
-        if machine.isOpen { perform(machine.close(.clientDisconnected)) }
-        finish(channelContext)
+        if parking {
+            // Its socket is the lot's now: the connection goes on without this channel.
+            parking = false
+        } else {
+            if machine.isOpen { perform(machine.close(.clientDisconnected)) }
+            finish()
+        }
         channelContext.fireChannelInactive()
     }
 
@@ -169,7 +223,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         guard machine.isOpen else { return }
         switch timers.expired(at: now, sessionAccepted: machine.registrationID != nil, configuration: context.configuration) {
         case nil:
-            break
+            parkIfIdle(now: now)
         case .authenticationTimedOut:
             // The database doesn't answer (an outage): the device hears so now and retries.
             authentication?.cancel()
@@ -182,6 +236,10 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     // MARK: Actions
 
     func perform(_ action: MQTTSessionStateMachine.Action) {
+        if awaitingChannel != nil {
+            if action != .none { awaitingChannel?.append(action) }
+            return
+        }
         guard let channelContext else { return }
         switch action {
         case .none:
@@ -316,9 +374,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         send([.connAck(.init(returnCode: .accepted))], channelContext)
         context.metrics.connects.increment()
         context.metrics.connections.record(context.registry.count + 1)
-        let handle = ConnectionHandle(handler: self, deviceID: device.deviceID, eventLoop: channel.eventLoop)
+        let handle = ConnectionHandle(id: connectionID, deviceID: device.deviceID, eventLoop: channel.eventLoop, target: .live(self))
         if let previous = context.registry.register(registrationID, handle) {
-            previous.eventLoop.execute { previous.handler.value.takenOver() }
+            context.withConnection(previous, key: RegistrationKey(registrationID)) { $0.takenOver() }
         }
         loadInbox(after: 0, channel: channel)
     }
@@ -339,10 +397,10 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         return metadata
     }
 
-    private func finish(_ channelContext: ChannelHandlerContext) {
-        context.sweeper(for: channelContext.eventLoop).remove(self)
+    func finish() {
+        sweeper?.remove(self)
         if let device {
-            context.registry.remove(device.registrationID, id: ObjectIdentifier(self))
+            context.registry.remove(device.registrationID, id: connectionID)
         }
         releaseSession()
         for receiver in waits.removeAll() { receiver.resolve(.noAcknowledgement) }

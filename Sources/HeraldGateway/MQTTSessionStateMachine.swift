@@ -52,6 +52,12 @@ struct MQTTSessionStateMachine {
         queueLimit = UInt32(clamping: maxQueued)
     }
 
+    /// A session already active, with this much sent (a parked connection brought back).
+    init(maxInFlight: Int, maxQueued: Int, active session: Session, sentThrough: Int64) {
+        self.init(maxInFlight: maxInFlight, maxQueued: maxQueued)
+        (state, self.sentThrough) = (.active(session), sentThrough)
+    }
+
     var registrationID: String? {
         switch state {
         case .replaying(let session), .active(let session): session.registrationID

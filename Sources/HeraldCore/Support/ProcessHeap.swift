@@ -24,4 +24,11 @@ public enum ProcessHeap {
     public static func limitArenas() {
         _ = c_herald_limit_malloc_arenas(Int32(arenas))
     }
+
+    /// Gives the free pages inside the heap back to the system: glibc returns only the
+    /// top of an arena by itself, so memory freed in the middle (the channels of connections
+    /// that parked, see the gateway's parking lot) would stay resident.
+    public static func trim() {
+        _ = c_herald_trim_heap()
+    }
 }
