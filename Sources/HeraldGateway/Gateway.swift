@@ -107,7 +107,9 @@ public final class Gateway: Service, Sendable {
         var handles: [Int64: (key: RegistrationKey, handle: ConnectionHandle)] = [:]
         for (key, handle) in context.registry.all() where handle.epoch != nil { handles[handle.deviceID] = (key, handle) }
         guard !handles.isEmpty else { return 0 }
-        let superseded = try await context.store.supersededSessions(handles.values.map { SessionEpoch(deviceID: $0.handle.deviceID, epoch: $0.handle.epoch!) })
+        let superseded = try await context.store.supersededSessions(
+            handles.values.map { SessionEpoch(deviceID: $0.handle.deviceID, epoch: $0.handle.epoch!) }
+        )
         for session in superseded {
             guard let (key, handle) = handles[session.deviceID] else { continue }
             context.withConnection(handle, key: key) { $0.sessionClaimedElsewhere(epoch: session.epoch) }

@@ -24,7 +24,8 @@ extension GatewayContext {
     /// for the lot), without waiting. Deliveries handed over by one thread reach each
     /// connection in that order.
     func handOver(_ deliveries: [GatewayDelivery], ackTimeout: Duration) -> HandedOver {
-        var batches: [ObjectIdentifier: (loop: any EventLoop, items: [(index: Int, handle: ConnectionHandle, key: RegistrationKey, outgoing: Outgoing)])] = [:]
+        var batches:
+            [ObjectIdentifier: (loop: any EventLoop, items: [(index: Int, handle: ConnectionHandle, key: RegistrationKey, outgoing: Outgoing)])] = [:]
         let firstToken = tokens.withLockedValue { token -> UInt64 in
             defer { token &+= UInt64(deliveries.count) }
             return token &+ 1

@@ -156,7 +156,8 @@ final class LoopSweeper: Sendable {
     /// one is brought back to do so).
     func inboxesMayHaveChanged(perTick: Int, _ context: GatewayContext) {
         eventLoop.execute {
-            let connections = Array(self.connections.value.values).map(ConnectionRef.live) + context.lot.tickets(loop: self.index).map(ConnectionRef.parked)
+            let connections =
+                Array(self.connections.value.values).map(ConnectionRef.live) + context.lot.tickets(loop: self.index).map(ConnectionRef.parked)
             let refs = NIOLoopBound(connections, eventLoop: self.eventLoop)
             self.tellInboxesChanged(refs, from: 0, perTick: max(1, perTick), context)
         }

@@ -1,7 +1,7 @@
+import CoreMetrics
 import Foundation
 import HeraldMQTT
 import HeraldStore
-import CoreMetrics
 import NIOCore
 
 #if canImport(Glibc)

@@ -88,7 +88,16 @@ struct GatewayBenchCommand: AsyncParsableCommand {
                     port: port,
                     pid: getpid(),
                     username: appKey,
-                    subscribe: nil
+                    subscribe: nil,
+                    settled: {
+                        // Idle connections park after `mqtt.parkAfter` (10 s, as configured
+                        // by default): measured once they have, and the lot trimmed the heap.
+                        let clock = ContinuousClock()
+                        let deadline = clock.now.advanced(by: .seconds(40))
+                        while gateway.parkedCount < connections, clock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
+                        say("  \(gateway.parkedCount) of \(connections) connections parked")
+                        try await Task.sleep(for: .seconds(2))
+                    }
                 )
             }
             if memoryOnly {
@@ -187,7 +196,14 @@ struct GatewayBenchCommand: AsyncParsableCommand {
     }
 
     /// Resident memory per idle connection: the process's growth from none to `clientIDs.count` connections.
-    func measureMemory(clientIDs: [String], port: Int, pid: Int32, username: String?, subscribe: String?) async throws -> Double {
+    func measureMemory(
+        clientIDs: [String],
+        port: Int,
+        pid: Int32,
+        username: String?,
+        subscribe: String?,
+        settled: () async throws -> Void = { try await Task.sleep(for: .seconds(3)) }
+    ) async throws -> Double {
         try await Task.sleep(for: .seconds(1))
         let before = Stats.residentMemory(pid: pid)
         if pid == getpid() { Stats.printMallocStats("before \(clientIDs.count) connections") }
@@ -199,7 +215,7 @@ struct GatewayBenchCommand: AsyncParsableCommand {
             password: username == nil ? nil : Self.secret,
             subscribe: subscribe
         )
-        try await Task.sleep(for: .seconds(3))
+        try await settled()
         let after = Stats.residentMemory(pid: pid)
         if pid == getpid() { Stats.printMallocStats("with \(clientIDs.count) connections") }
         fleet.stop()

@@ -105,7 +105,8 @@ extension GatewayConfiguration {
         connectTimeout: Duration = .seconds(5),
         minimumKeepAlive: Duration = .seconds(10),
         maxInFlight: Int = 32,
-        maxQueued: Int = 1000
+        maxQueued: Int = 1000,
+        parkAfter: Duration? = .seconds(10)
     ) -> Self {
         GatewayConfiguration(
             host: "127.0.0.1",
@@ -113,7 +114,8 @@ extension GatewayConfiguration {
             connectTimeout: connectTimeout,
             minimumKeepAlive: minimumKeepAlive,
             maxInFlight: maxInFlight,
-            maxQueued: maxQueued
+            maxQueued: maxQueued,
+            parkAfter: parkAfter
         )
     }
 }
