@@ -22,6 +22,10 @@ struct ConnectionTimers {
     /// keepalive the CONNECT asked for, as enforced.
     private var silenceLimit: TimeAmount
     private var lastHeard: NIODeadline
+    /// When the device last sent more than a PINGREQ (``NIODeadline/uptimeNanoseconds``):
+    /// a device pinging more often than ``GatewayConfiguration/parkAfter`` is idle all the
+    /// same, and is parked.
+    private var lastActiveTime: UInt64
     /// When the whole CONNECT must have arrived, counted from the connection's start (a
     /// CONNECT trickled a byte at a time never falls silent for the timeout); nil once it has.
     private var connectDeadline: NIODeadline? {
@@ -56,6 +60,7 @@ struct ConnectionTimers {
     init(openedAt now: NIODeadline, configuration: GatewayConfiguration) {
         silenceLimit = TimeAmount(configuration.connectTimeout)
         lastHeard = now
+        lastActiveTime = now.uptimeNanoseconds
         connectDeadline = now + TimeAmount(configuration.connectTimeout)
     }
 
@@ -64,6 +69,7 @@ struct ConnectionTimers {
     init(silenceLimit: TimeAmount, lastHeard: NIODeadline) {
         self.silenceLimit = silenceLimit
         self.lastHeard = lastHeard
+        self.lastActiveTime = NIODeadline.now().uptimeNanoseconds
     }
 
     /// The keepalive, as a parked connection keeps it.
@@ -72,7 +78,13 @@ struct ConnectionTimers {
     /// Whether nothing was heard for `quiet` at `now` and nothing timed is under way (the
     /// CONNECT, a credentials check, a full outbound buffer).
     func isQuiet(at now: NIODeadline, for quiet: TimeAmount) -> Bool {
-        connectDeadlineTime == 0 && authenticationStartTime == 0 && unwritableSinceTime == 0 && now - lastHeard >= quiet
+        connectDeadlineTime == 0 && authenticationStartTime == 0 && unwritableSinceTime == 0
+            && now.uptimeNanoseconds >= lastActiveTime && Int64(now.uptimeNanoseconds - lastActiveTime) >= quiet.nanoseconds
+    }
+
+    /// The device sent a packet other than PINGREQ.
+    mutating func active(at now: NIODeadline) {
+        lastActiveTime = now.uptimeNanoseconds
     }
 
     /// Bytes arrived from the device.

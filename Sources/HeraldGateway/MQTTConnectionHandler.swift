@@ -136,10 +136,12 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
-        timers.heard(at: .now())
+        let now = NIODeadline.now()
+        timers.heard(at: now)
         reader.append(unwrapInboundIn(data))
         do {
             while machine.isOpen, let packet = try reader.next() {
+                if packet != .pingReq { timers.active(at: now) }
                 perform(machine.packetReceived(packet))
             }
         } catch {

@@ -189,14 +189,33 @@ struct ClusterBenchCommand: AsyncParsableCommand {
 
     /// Starts the nodes (node-1…) together on `url` and waits until each is ready.
     private func startNodes(_ count: Int, url: DatabaseURL, directory: String, cleanup: Cleanup) async throws -> [HeraldServe] {
+        try await Self.startNodes(
+            count,
+            url: url,
+            directory: directory,
+            cleanup: cleanup,
+            binary: herald,
+            settings: ["HERALD_DATABASE_POOL_SIZE": "\(poolSize)", "HERALD_DATABASE_DELIVERY_POOL_SIZE": "\(deliveryPoolSize)"]
+        )
+    }
+
+    /// Starts `count` nodes of `binary` (default: beside herald-bench) with `settings`.
+    static func startNodes(
+        _ count: Int,
+        url: DatabaseURL,
+        directory: String,
+        cleanup: Cleanup,
+        binary: String?,
+        settings: [String: String]
+    ) async throws -> [HeraldServe] {
         let ports = try await HeraldServe.freePorts(2 * count)
         let shared = HeraldServe.Shared(
-            binary: herald ?? HeraldServe.defaultBinary,
+            binary: binary ?? HeraldServe.defaultBinary,
             databaseURL: url,
             directory: directory,
             adminToken: "cluster-bench-admin-token-\(getpid())",
             keyEncryptionKey: Data(repeating: 7, count: 32).base64EncodedString(),
-            settings: ["HERALD_DATABASE_POOL_SIZE": "\(poolSize)", "HERALD_DATABASE_DELIVERY_POOL_SIZE": "\(deliveryPoolSize)"]
+            settings: settings
         )
         var servers: [HeraldServe] = []
         for index in 0..<count {
@@ -210,6 +229,11 @@ struct ClusterBenchCommand: AsyncParsableCommand {
 
     /// Waits until every device's session names the node its connection is on.
     private func waitForSessions(_ sql: PostgresClient, devices: Int, nodes: [HeraldServe]) async throws {
+        try await Self.waitForSessions(sql, devices: devices)
+    }
+
+    /// Waits until `devices` sessions name a node (120 s at most).
+    static func waitForSessions(_ sql: PostgresClient, devices: Int) async throws {
         let deadline = ContinuousClock.now + .seconds(120)
         var held: [String: Int] = [:]
         while ContinuousClock.now < deadline {

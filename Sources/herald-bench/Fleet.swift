@@ -31,7 +31,8 @@ struct Fleet {
         username: String?,
         password: String?,
         subscribe: String?,
-        countCopies: Bool = false
+        countCopies: Bool = false,
+        keepAlive: Int? = nil
     ) async throws -> Fleet {
         let executable =
             CommandLine.arguments[0].hasPrefix("/")
@@ -48,6 +49,7 @@ struct Fleet {
             if let password { arguments += ["--password", password] }
             if let subscribe { arguments += ["--subscribe", subscribe] }
             if countCopies { arguments.append("--count-copies") }
+            if let keepAlive { arguments += ["--keep-alive", "\(keepAlive)"] }
             processes.append(try ChildProcess(executable, arguments))
         }
         let fleet = Fleet(processes: processes, files: files)
@@ -104,6 +106,18 @@ struct Fleet {
             if ContinuousClock.now - quietSince > .seconds(10) { break }
         }
         return (all, last)
+    }
+
+    /// Per process: connections up, and those closed since (``LoadCommand``'s `status`).
+    func status() async throws -> [(connected: Int, closed: Int)] {
+        for process in processes { process.send("status") }
+        var statuses: [(Int, Int)] = []
+        for process in processes {
+            let fields = try await process.expect("status ").split(separator: " ").compactMap { Int($0) }
+            guard fields.count == 2 else { throw BenchError("bad status") }
+            statuses.append((fields[0], fields[1]))
+        }
+        return statuses
     }
 
     func stop() {

@@ -7,7 +7,8 @@ struct HeraldBench: AsyncParsableCommand {
         commandName: "herald-bench",
         abstract: "Benchmarks of Herald: its gateway against mosquitto, pushes end to end, a cluster against one node, a device import.",
         subcommands: [
-            GatewayBenchCommand.self, PushBenchCommand.self, APNsFanOutCommand.self, ClusterBenchCommand.self, LoadCommand.self,
+            GatewayBenchCommand.self, PushBenchCommand.self, APNsFanOutCommand.self, ClusterBenchCommand.self, IdleBenchCommand.self,
+            LoadCommand.self,
             ImportBenchCommand.self,
         ],
         defaultSubcommand: GatewayBenchCommand.self

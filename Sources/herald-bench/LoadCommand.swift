@@ -6,7 +6,8 @@ import NIOConcurrencyHelpers
 /// `ready N`, then answers commands on standard input: `report` prints the latencies
 /// received since the last report into a file and `report COUNT LAST_NS FILE DISTINCT
 /// DUPLICATES REDELIVERED` (the copies since the last report, counted with
-/// `--count-copies`, else zeros); `exit` ends.
+/// `--count-copies`, else zeros); `status` prints `status CONNECTED CLOSED`; `exit` ends.
+/// With a `--keep-alive` below 900 seconds each device pings twice per keepalive.
 struct LoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "load", abstract: "(internal) a load-generator process", shouldDisplay: false)
 
@@ -22,6 +23,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Option var subscribe: String?
     /// Count copies by msg_id per device (Herald's payloads), to tell duplicates.
     @Flag var countCopies = false
+    /// The keepalive the devices ask for (seconds).
+    @Option var keepAlive: UInt16 = 900
 
     func run() async throws {
         let lines = try String(contentsOfFile: clients, encoding: .utf8).split(separator: "\n")
@@ -34,9 +37,17 @@ struct LoadCommand: AsyncParsableCommand {
                 subscribe: subscribe?.replacingOccurrences(of: "{id}", with: fields[0])
             )
         }
-        let generator = LoadGenerator(countsCopies: countCopies)
+        let generator = LoadGenerator(countsCopies: countCopies, keepAlive: keepAlive)
         try await generator.connect(devices, host: host, port: port, sourceIPs: sourceIP)
         say("ready \(generator.connected.withLockedValue { $0 })")
+        let pings = Task { [keepAlive] in
+            guard keepAlive < 900 else { return }
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(Double(keepAlive) / 2))
+                generator.pingAll()
+            }
+        }
+        defer { pings.cancel() }
         while let command = Swift.readLine() {
             switch command {
             case "report":
@@ -51,6 +62,8 @@ struct LoadCommand: AsyncParsableCommand {
                 }
                 try samples.map(String.init).joined(separator: "\n").write(toFile: file, atomically: false, encoding: .utf8)
                 say("report \(samples.count) \(generator.lastReceipt.withLockedValue { $0 }) \(file) \(copies.fields)")
+            case "status":
+                say("status \(generator.connected.withLockedValue { $0 }) \(generator.closed.withLockedValue { $0 })")
             case "exit":
                 await generator.closeAll()
                 return

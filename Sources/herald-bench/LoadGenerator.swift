@@ -18,6 +18,10 @@ final class LoadGenerator: Sendable {
 
     let connected = NIOLockedValueBox(0)
     let refused = NIOLockedValueBox(0)
+    /// Connections the server (or the network) closed after they were up.
+    let closed = NIOLockedValueBox(0)
+    /// The keepalive each device's CONNECT asks for, in seconds.
+    let keepAlive: UInt16
     let samples = NIOLockedValueBox<[Int64]>([])
     let lastReceipt = NIOLockedValueBox<Int64>(0)
     /// Whether each device keeps the msg_ids it received, to tell copies from duplicates
@@ -27,8 +31,16 @@ final class LoadGenerator: Sendable {
     let copies = NIOLockedValueBox(CopyTally())
     private let channels = NIOLockedValueBox<[any Channel]>([])
 
-    init(countsCopies: Bool = false) {
+    init(countsCopies: Bool = false, keepAlive: UInt16 = 900) {
         self.countsCopies = countsCopies
+        self.keepAlive = keepAlive
+    }
+
+    /// Sends a PINGREQ on every connection.
+    func pingAll() {
+        for channel in channels.withLockedValue({ $0 }) where channel.isActive {
+            channel.writeAndFlush(ByteBuffer(bytes: [0xC0, 0x00]), promise: nil)
+        }
     }
 
     /// Opens every connection (at most `concurrency` handshakes at a time) from `sourceIP`.
@@ -107,7 +119,7 @@ final class LoadGenerator: Sendable {
             let connect = MQTTPacket.Connect(
                 clientID: device.clientID,
                 cleanSession: true,
-                keepAlive: 900,
+                keepAlive: generator.keepAlive,
                 username: device.username,
                 password: device.password.map { ByteBuffer(string: $0) }
             )
@@ -177,6 +189,7 @@ final class LoadGenerator: Sendable {
         }
 
         func channelInactive(context: ChannelHandlerContext) {
+            generator.closed.withLockedValue { $0 += 1 }
             ready.fail(BenchError("connection closed"))
         }
 
