@@ -60,8 +60,9 @@ final class ParkingLot: Sendable {
         var slots: [Slot] = []
         var free: [UInt32] = []
         var count = 0
+        /// Connections parked since the heap was last trimmed, and as of the last check.
         var parkedSinceTrim = 0
-        var lastTrim: UInt64 = 0
+        var parkedAtLastCheck = 0
     }
 
     private let table = Mutex(Table())
@@ -167,7 +168,7 @@ final class ParkingLot: Sendable {
                 if now - lastSweep >= .seconds(1) {
                     lastSweep = now
                     table.withLock { table in woken += silent(at: now, &table) }
-                    trimHeapIfWorthIt(now: now)
+                    trimHeapIfWorthIt()
                 }
                 for (loop, ticket, reason) in woken { wake(loops[loop], ticket, reason) }
             }
@@ -223,15 +224,18 @@ final class ParkingLot: Sendable {
         return woken
     }
 
-    /// Gives the pages the parked connections' channels used back to the system once
-    /// many have parked: glibc keeps freed memory inside its heap otherwise, and the
-    /// process's resident memory stays that of every connection with a channel.
-    private func trimHeapIfWorthIt(now: NIODeadline) {
+    /// Gives the pages the parked connections' channels used back to the system once a
+    /// burst of parking has settled (none parked in the last second), or every 4,096
+    /// parked while it goes on: glibc keeps freed memory inside its heap otherwise, and
+    /// the process's resident memory stays that of every connection with a channel.
+    /// Called once a second.
+    private func trimHeapIfWorthIt() {
         let due = table.withLock { table -> Bool in
-            let worth = table.parkedSinceTrim >= 1024 || (table.parkedSinceTrim > 0 && now.uptimeNanoseconds - table.lastTrim >= 30_000_000_000)
-            guard worth else { return false }
+            defer { table.parkedAtLastCheck = table.parkedSinceTrim }
+            guard table.parkedSinceTrim > 0, table.parkedSinceTrim == table.parkedAtLastCheck || table.parkedSinceTrim >= 4096 else {
+                return false
+            }
             table.parkedSinceTrim = 0
-            table.lastTrim = now.uptimeNanoseconds
             return true
         }
         if due { ProcessHeap.trim() }
