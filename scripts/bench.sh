@@ -4,8 +4,9 @@
 # aioapns (herald-apns-bench), the push path end to end (herald-bench push), and three
 # herald serve nodes against one (herald-bench cluster), the FCM channel against google-auth +
 # httpx (herald-fcm-bench); on request, the message center's fan-out to APNs
-# (herald-bench apns-fanout, no peer).
-# Usage: scripts/bench.sh [gateway|apns|push|cluster|fcm|apns-fanout ...]   (default: the first five)
+# (herald-bench apns-fanout, no peer) and 100,000 idle connections over six nodes
+# (herald-bench idle, no peer).
+# Usage: scripts/bench.sh [gateway|apns|push|cluster|fcm|apns-fanout|idle ...]   (default: the first five)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --bench
@@ -44,7 +45,8 @@ for bench in "${@:-gateway apns push cluster fcm}"; do
             cluster) flock -o "$lock" "$bin/herald-bench" cluster ;;
             fcm) flock -o "$lock" "$bin/herald-fcm-bench" --python "$fcm_venv/bin/python" ;;
             apns-fanout) flock -o "$lock" "$bin/herald-bench" apns-fanout ;;
-            *) echo "unknown benchmark $name (gateway, apns, push, cluster, fcm, apns-fanout)" >&2; exit 64 ;;
+            idle) flock -o "$lock" "$bin/herald-bench" idle ;;
+            *) echo "unknown benchmark $name (gateway, apns, push, cluster, fcm, apns-fanout, idle)" >&2; exit 64 ;;
         esac
     done
 done
