@@ -38,7 +38,7 @@ extension MQTTConnectionHandler {
     /// anything started meanwhile, or the socket can't be watched.
     private func park() {
         guard isIdle, let channelContext, let sweeper, let device, let epoch, let session = machine.parkable,
-            let descriptor = SocketDescriptor.of(channelContext.channel)
+            let descriptor = descriptor >= 0 ? descriptor : SocketDescriptor.of(channelContext.channel)
         else { return }
         let own = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         guard own >= 0 else { return }

@@ -38,6 +38,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
     var parkedAs: ParkingLot.Ticket?
     /// The channel is closing for the connection to be parked, not the connection.
     var parking = false
+    /// The descriptor of the channel's socket when Herald gave it to the channel (a
+    /// connection brought back from the lot), else -1: read from NIO when it parks.
+    var descriptor: Int32 = -1
     /// Actions of a connection brought back from the lot that wait for its channel to be
     /// active; nil once it is (and for every other connection).
     var awaitingChannel: [MQTTSessionStateMachine.Action]?
@@ -93,6 +96,7 @@ final class MQTTConnectionHandler: ChannelInboundHandler {
         self.epoch = record.epoch
         self.replayDUPThrough = record.replayDUPThrough
         self.recordedSent = record.session.sentThrough
+        self.descriptor = record.fd
         self.sweeper = sweeper
         self.awaitingChannel = []
         sweeper.add(self)
