@@ -232,9 +232,9 @@ struct ClusterBenchCommand: AsyncParsableCommand {
         try await Self.waitForSessions(sql, devices: devices)
     }
 
-    /// Waits until `devices` sessions name a node (120 s at most).
-    static func waitForSessions(_ sql: PostgresClient, devices: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(120)
+    /// Waits until `devices` sessions name a node (`timeout` at most).
+    static func waitForSessions(_ sql: PostgresClient, devices: Int, timeout: Duration = .seconds(120)) async throws {
+        let deadline = ContinuousClock.now + timeout
         var held: [String: Int] = [:]
         while ContinuousClock.now < deadline {
             held = [:]
@@ -243,7 +243,7 @@ struct ClusterBenchCommand: AsyncParsableCommand {
             if held.values.reduce(0, +) >= devices { return }
             try await Task.sleep(for: .milliseconds(200))
         }
-        throw BenchError("sessions held after 120 s: \(held), expected \(devices) in all")
+        throw BenchError("sessions held after \(timeout): \(held), expected \(devices) in all")
     }
 
     /// The warnings and errors in the nodes' logs, by node.

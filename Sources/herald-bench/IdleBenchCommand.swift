@@ -80,7 +80,7 @@ struct IdleBenchCommand: AsyncParsableCommand {
                 keepAlive: keepAlive
             )
             cleanup.add("stop load generators") { fleet.stop() }
-            try await ClusterBenchCommand.waitForSessions(sql, devices: devices)
+            try await ClusterBenchCommand.waitForSessions(sql, devices: devices, timeout: .seconds(900))
             say("  \(devices) connected and held in \(started.duration(to: .now))")
 
             // Idle connections park after mqtt.parkAfter (10 s by default).
