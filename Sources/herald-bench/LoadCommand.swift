@@ -38,8 +38,7 @@ struct LoadCommand: AsyncParsableCommand {
             )
         }
         let generator = LoadGenerator(countsCopies: countCopies, keepAlive: keepAlive)
-        try await generator.connect(devices, host: host, port: port, sourceIPs: sourceIP)
-        say("ready \(generator.connected.withLockedValue { $0 })")
+        // From the first connection on: connecting them all may take longer than a keepalive.
         let pings = Task { [keepAlive] in
             guard keepAlive < 900 else { return }
             while !Task.isCancelled {
@@ -48,6 +47,8 @@ struct LoadCommand: AsyncParsableCommand {
             }
         }
         defer { pings.cancel() }
+        try await generator.connect(devices, host: host, port: port, sourceIPs: sourceIP)
+        say("ready \(generator.connected.withLockedValue { $0 })")
         while let command = Swift.readLine() {
             switch command {
             case "report":
