@@ -73,8 +73,14 @@ final class LoadGenerator: Sendable {
                 }
             }
             .connect(host: host, port: port).get()
+        do {
+            try await ready.futureResult.get()
+        } catch {
+            try? await channel.close()
+            throw error
+        }
+        // Pinged from now on (``pingAll()``): a PINGREQ before the CONNACK breaks the protocol.
         channels.withLockedValue { $0.append(channel) }
-        try await ready.futureResult.get()
     }
 
     func closeAll() async {
