@@ -54,12 +54,30 @@ final class LoadGenerator: Sendable {
                     let source = sourceIPs[index % sourceIPs.count]
                     index += 1
                     running += 1
-                    group.addTask { try await self.open(device, host: host, port: port, sourceIP: source) }
+                    group.addTask { try await self.openRetrying(device, host: host, port: port, sourceIP: source) }
                 }
                 try await group.next()
                 running -= 1
             }
         }
+    }
+
+    /// Opens the device's connection; a CONNECT answered "server unavailable" (the
+    /// database is slow to check credentials in a connection storm) is tried again after
+    /// a second, as a device's client would, up to 30 times.
+    private func openRetrying(_ device: Device, host: String, port: Int, sourceIP: String) async throws {
+        for _ in 1..<30 {
+            do {
+                return try await open(device, host: host, port: port, sourceIP: sourceIP)
+            } catch let refused as ConnectRefused where refused.code == .serverUnavailable {
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+        try await open(device, host: host, port: port, sourceIP: sourceIP)
+    }
+
+    struct ConnectRefused: Error {
+        let code: MQTTPacket.ConnAck.ReturnCode
     }
 
     private func open(_ device: Device, host: String, port: Int, sourceIP: String) async throws {
@@ -162,7 +180,7 @@ final class LoadGenerator: Sendable {
             case .connAck(let ack):
                 guard ack.returnCode == .accepted else {
                     generator.refused.withLockedValue { $0 += 1 }
-                    ready.fail(BenchError("CONNECT refused: \(ack.returnCode)"))
+                    ready.fail(ConnectRefused(code: ack.returnCode))
                     return
                 }
                 if let topic = device.subscribe {
