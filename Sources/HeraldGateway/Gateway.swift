@@ -167,6 +167,9 @@ public final class Gateway: Service, Sendable {
     /// is stored in the channel without the box an adaptive one needs (48 bytes each).
     static let readSize = 128
 
+    /// A connection's outbound buffer: past `high` it is unwritable (the slow-consumer rule).
+    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 32 * 1024, high: 64 * 1024)
+
     private func bind(host: String, port: Int, tls: NIOSSLContext?) async throws -> any Channel {
         let context = self.context
         let configuration = context.configuration
@@ -175,7 +178,7 @@ public final class Gateway: Service, Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.maxMessagesPerRead, value: UInt(configuration.acceptsPerTick))
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
+            .childChannelOption(.writeBufferWaterMark, value: Self.writeBufferWaterMark)
             .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Self.readSize))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

@@ -48,10 +48,10 @@ extension GatewayContext {
         return handler
     }
 
-    /// Takes up to `limit` connections parked from `loop` out of the lot, each with a
-    /// channel again (on the loop).
-    func promoteParked(loop: Int, atMost limit: Int) -> [MQTTConnectionHandler] {
-        lot.tickets(loop: loop).prefix(limit).compactMap { wake($0, .readable) }
+    /// Takes the connections of `tickets` out of the lot, each with a channel again (on
+    /// their loop).
+    func promote(_ tickets: some Sequence<ParkingLot.Ticket>) -> [MQTTConnectionHandler] {
+        tickets.compactMap { wake($0, .readable) }
     }
 
     /// A handler for the parked connection, registered and swept at once; its channel
@@ -62,7 +62,7 @@ extension GatewayContext {
         registry.move(record.key, id: record.connectionID, to: .live(handler))
         let bound = NIOLoopBound(handler, eventLoop: loop)
         ClientBootstrap(group: loop)
-            .channelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
+            .channelOption(.writeBufferWaterMark, value: Gateway.writeBufferWaterMark)
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Gateway.readSize))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value) }

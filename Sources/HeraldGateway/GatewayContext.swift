@@ -131,7 +131,7 @@ final class LoopSweeper: Sendable {
     /// Closes every connection of the loop, parked ones too (on the loop).
     func closeAll(_ context: GatewayContext) -> EventLoopFuture<Int> {
         eventLoop.submit {
-            let handlers = Array(self.connections.value.values) + context.promoteParked(loop: self.index, atMost: .max)
+            let handlers = Array(self.connections.value.values) + context.promote(context.lot.tickets(loop: self.index))
             for handler in handlers { handler.shutdown() }
             return handlers.count
         }
@@ -143,11 +143,11 @@ final class LoopSweeper: Sendable {
         eventLoop.submit {
             let live = self.connections.value.values.filter(\.isOpen)
             for handler in live.prefix(max(0, limit)) { handler.shutdown() }
-            let parked = context.lot.tickets(loop: self.index).count
-            let promoted = context.promoteParked(loop: self.index, atMost: max(0, limit - live.count))
+            let parked = context.lot.tickets(loop: self.index)
+            let promoted = context.promote(parked.prefix(max(0, limit - live.count)))
             for handler in promoted { handler.shutdown() }
             let closed = min(max(0, limit), live.count) + promoted.count
-            return (closed, live.count + parked - closed)
+            return (closed, live.count + parked.count - closed)
         }
     }
 
@@ -188,6 +188,6 @@ final class LoopSweeper: Sendable {
 
     /// Connections still open on the loop, parked ones too.
     func count(_ context: GatewayContext) -> EventLoopFuture<Int> {
-        eventLoop.submit { self.connections.value.count + context.lot.tickets(loop: self.index).count }
+        eventLoop.submit { self.connections.value.count + context.lot.count(loop: self.index) }
     }
 }

@@ -31,3 +31,15 @@ extension MQTTSessionStateMachine {
         var storeAhead = false
     }
 }
+
+extension MQTTSessionStateMachine {
+    /// Messages never acknowledged on this connection (their senders learn "no ack").
+    mutating func unacknowledged() -> [Outgoing] {
+        switch state {
+        case .replaying(let session), .active(let session):
+            return Array(session.inFlightOrder.compactMap { session.inFlight[$0] }) + Array(session.queue) + session.heldBack
+        default:
+            return []
+        }
+    }
+}

@@ -351,16 +351,6 @@ struct MQTTSessionStateMachine {
         return closeNow(reason)
     }
 
-    /// Messages never acknowledged on this connection (their senders learn "no ack").
-    mutating func unacknowledged() -> [Outgoing] {
-        switch state {
-        case .replaying(let session), .active(let session):
-            return Array(session.inFlightOrder.compactMap { session.inFlight[$0] }) + Array(session.queue) + session.heldBack
-        default:
-            return []
-        }
-    }
-
     private mutating func closeNow(_ reason: CloseReason) -> Action {
         state = .closed
         return .close(reason)

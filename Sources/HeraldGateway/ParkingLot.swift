@@ -135,6 +135,11 @@ final class ParkingLot: Sendable {
         }
     }
 
+    /// How many connections are parked from `loop` (the index in ``loops``).
+    func count(loop: Int) -> Int {
+        table.withLock { table in table.slots.lazy.filter { $0.record.map { Int($0.loop) == loop } ?? false }.count }
+    }
+
     /// The tickets of the connections parked from `loop` (the index in ``loops``).
     func tickets(loop: Int) -> [Ticket] {
         table.withLock { table in

@@ -17,6 +17,7 @@ struct RegistrationKey: Hashable, Sendable {
     private let storage: Storage
 
     static let maximumPacked = 24
+    private static let digits = Array("0123456789abcdef".utf8)
 
     init(_ registrationID: String) {
         storage = Self.pack(registrationID.utf8).map { .packed(high: $0.high, low: $0.low, count: $0.count) } ?? .string(registrationID)
@@ -54,7 +55,7 @@ struct RegistrationKey: Hashable, Sendable {
         case .string(let string):
             return string
         case .packed(let high, let low, let count):
-            let digits = Array("0123456789abcdef".utf8)
+            let digits = Self.digits
             let count = Int(count)
             return String(unsafeUninitializedCapacity: count) { buffer in
                 let inHigh = min(count, 16)

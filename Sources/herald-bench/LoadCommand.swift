@@ -38,17 +38,25 @@ struct LoadCommand: AsyncParsableCommand {
             )
         }
         let generator = LoadGenerator(countsCopies: countCopies, keepAlive: keepAlive)
-        // From the first connection on: connecting them all may take longer than a keepalive.
-        let pings = Task { [keepAlive] in
-            guard keepAlive < 900 else { return }
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(Double(keepAlive) / 2))
-                generator.pingAll()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // From the first connection on: connecting them all may take longer than a keepalive.
+            if keepAlive < 900 {
+                group.addTask { [keepAlive] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(Double(keepAlive) / 2))
+                        generator.pingAll()
+                    }
+                }
             }
+            defer { group.cancelAll() }
+            try await generator.connect(devices, host: host, port: port, sourceIPs: sourceIP)
+            say("ready \(generator.connected.withLockedValue { $0 })")
+            try await answerCommands(generator)
         }
-        defer { pings.cancel() }
-        try await generator.connect(devices, host: host, port: port, sourceIPs: sourceIP)
-        say("ready \(generator.connected.withLockedValue { $0 })")
+    }
+
+    /// Answers the orchestrator's commands on standard input until `exit` or its end.
+    private func answerCommands(_ generator: LoadGenerator) async throws {
         while let command = Swift.readLine() {
             switch command {
             case "report":
